@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds the local images sbx's tests and example suite use, from Debian's
+# packages, when they are missing. Idempotent: an image that exists is kept.
+#   sbx-busybox:latest   ~2 MB, busybox only: fast tests
+#   sbx-python:bookworm  Debian bookworm minbase + python3: the example suite
+# Environment: SBX_DOCKER (docker CLI), SBX_REBUILD=1 to rebuild anyway.
+set -euo pipefail
+
+DOCKER=${SBX_DOCKER:-docker}
+BUSYBOX_IMAGE=sbx-busybox:latest
+PYTHON_IMAGE=sbx-python:bookworm
+
+have_image() {
+  [ "${SBX_REBUILD:-0}" != 1 ] && "$DOCKER" image inspect "$1" >/dev/null 2>&1
+}
+
+apt_updated=0
+need_pkg() { # need_pkg COMMAND-PATH PACKAGE
+  if [ ! -e "$1" ]; then
+    if [ "$apt_updated" = 0 ]; then
+      DEBIAN_FRONTEND=noninteractive apt-get update -qq
+      apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+  fi
+}
+
+if ! "$DOCKER" info >/dev/null 2>&1; then
+  echo "build-images: the docker engine is not reachable (\`$DOCKER info\` failed)" >&2
+  exit 125
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if have_image "$BUSYBOX_IMAGE"; then
+  echo "build-images: $BUSYBOX_IMAGE present"
+else
+  need_pkg /bin/busybox busybox-static
+  # busybox-static's binary is static; check, since a dynamic one cannot run FROM scratch.
+  if ! file_out=$(LC_ALL=C ldd /bin/busybox 2>&1) || ! grep -q 'not a dynamic' <<<"$file_out"; then
+    need_pkg /usr/share/doc/busybox-static busybox-static
+  fi
+  root="$work/busybox"
+  mkdir -p "$root/bin" "$root/tmp" "$root/work"
+  cp /bin/busybox "$root/bin/busybox"
+  for applet in $(/bin/busybox --list); do
+    [ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
+  done
+  tar -C "$root" -c . | "$DOCKER" import \
+    --change 'ENV PATH=/bin' --change 'CMD ["/bin/sh"]' - "$BUSYBOX_IMAGE" >/dev/null
+  echo "build-images: built $BUSYBOX_IMAGE"
+fi
+
+if have_image "$PYTHON_IMAGE"; then
+  echo "build-images: $PYTHON_IMAGE present"
+else
+  need_pkg /usr/bin/mmdebstrap mmdebstrap
+  mmdebstrap --quiet --variant=minbase --include=python3 bookworm - \
+    | "$DOCKER" import --change 'CMD ["python3"]' - "$PYTHON_IMAGE" >/dev/null
+  echo "build-images: built $PYTHON_IMAGE"
+fi

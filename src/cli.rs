@@ -1,0 +1,153 @@
+//! Command-line types (clap). No I/O and no validation beyond parsing:
+//! `spec` turns these raw values into a validated request.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::compare::Mode;
+use crate::spec::{self, Pull};
+
+/// Run untrusted, AI-generated code in a locked-down Docker container and
+/// judge it against assertions written in advance.
+#[derive(Debug, Parser)]
+#[command(name = "sbx", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run FILE in the sandbox (a drop-in for run_sandboxed.sh FILE [IMAGE] [TIMEOUT]).
+    Run(RunArgs),
+    /// Run every task's generated candidate in the sandbox and judge its output.
+    Eval(EvalArgs),
+}
+
+/// Limits and engine options shared by every subcommand that starts containers.
+#[derive(Debug, Clone, Args)]
+pub struct SandboxArgs {
+    /// Memory cap of the container (docker --memory).
+    #[arg(long, default_value = spec::DEFAULT_MEMORY, value_name = "SIZE")]
+    pub memory: String,
+    /// CPU cap of the container (docker --cpus).
+    #[arg(long, default_value = spec::DEFAULT_CPUS, value_name = "N")]
+    pub cpus: String,
+    /// Maximum number of processes in the container (docker --pids-limit).
+    #[arg(long, default_value = spec::DEFAULT_PIDS_LIMIT, value_name = "N")]
+    pub pids_limit: String,
+    /// Size of the writable, noexec /tmp tmpfs.
+    #[arg(long, default_value = spec::DEFAULT_TMPFS_SIZE, value_name = "SIZE")]
+    pub tmpfs_size: String,
+    /// Network of the container (docker --network); `none` has only loopback.
+    #[arg(long, default_value = spec::DEFAULT_NETWORK, value_name = "NAME")]
+    pub network: String,
+    /// The docker-compatible CLI to use (podman works with the same argv).
+    #[arg(
+        long,
+        env = "SBX_DOCKER",
+        default_value = "docker",
+        value_name = "PATH"
+    )]
+    pub docker: OsString,
+    /// Pull a missing image before the clock starts (`missing`) or refuse (`never`).
+    #[arg(long, value_enum, default_value_t = Pull::Missing)]
+    pub pull: Pull,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The file to run; it is mounted read-only at /work/task.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The image to run it in [default: python:3.12-slim].
+    #[arg(value_name = "IMAGE")]
+    pub image_arg: Option<String>,
+    /// Wall-clock limit in seconds (GNU timeout syntax) [default: 10].
+    #[arg(value_name = "TIMEOUT")]
+    pub timeout_arg: Option<String>,
+    /// Same as the IMAGE argument.
+    #[arg(long = "image", value_name = "IMAGE")]
+    pub image_opt: Option<String>,
+    /// Same as the TIMEOUT argument.
+    #[arg(long = "timeout", value_name = "SECONDS")]
+    pub timeout_opt: Option<String>,
+    /// Run `CMD /work/task` instead of /work/task (for files without `#!`).
+    #[arg(long, value_name = "CMD")]
+    pub interpreter: Option<String>,
+    /// Print the docker argv as one JSON array instead of running it.
+    #[arg(long)]
+    pub print_argv: bool,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EvalArgs {
+    /// The tasks file: a JSON list of {id, prompt, stdin, expect}.
+    #[arg(long, default_value = "tasks.json", value_name = "FILE")]
+    pub tasks: PathBuf,
+    /// The folder of candidates, named <id>.py (or .sh, .js).
+    #[arg(long, default_value = "gen", value_name = "DIR")]
+    pub gen: PathBuf,
+    /// Image for tasks that do not set their own.
+    #[arg(long, default_value = spec::DEFAULT_IMAGE, value_name = "IMAGE")]
+    pub image: String,
+    /// Timeout per task in seconds, for tasks that do not set their own.
+    #[arg(long, default_value = spec::DEFAULT_TIMEOUT, value_name = "SECONDS")]
+    pub timeout: String,
+    /// Tasks run at once [default: twice the number of cores].
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Run every candidate as `CMD /work/task` (default: by extension).
+    #[arg(long, value_name = "CMD")]
+    pub interpreter: Option<String>,
+    /// How output is compared, for tasks that do not set `compare`.
+    #[arg(long, value_enum, default_value_t = Mode::Exact)]
+    pub compare: Mode,
+    /// Relative tolerance of `float` comparison.
+    #[arg(long, default_value_t = 1e-6, value_name = "X")]
+    pub rel_tol: f64,
+    /// Absolute tolerance of `float` comparison.
+    #[arg(long, default_value_t = 1e-9, value_name = "X")]
+    pub abs_tol: f64,
+    /// Bytes kept of each of stdout and stderr; more stops the candidate.
+    #[arg(long, default_value = "1MiB", value_name = "BYTES")]
+    pub max_output: String,
+    /// Also write a JUnit XML report to this file.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_positionals_like_the_script() {
+        let cli = Cli::try_parse_from(["sbx", "run", "f.py", "img:1", "3"]).unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("expected run")
+        };
+        assert_eq!(run.file, PathBuf::from("f.py"));
+        assert_eq!(run.image_arg.as_deref(), Some("img:1"));
+        assert_eq!(run.timeout_arg.as_deref(), Some("3"));
+        assert_eq!(run.sandbox.memory, "256m");
+    }
+
+    #[test]
+    fn hyphen_image_is_not_an_option_of_ours() {
+        let err = Cli::try_parse_from(["sbx", "run", "f.py", "--privileged"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+    }
+}

@@ -1,0 +1,284 @@
+//! The docker argv, as data: pure functions from a validated request to the
+//! exact argument vector. No process is started here.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use crate::spec::Limits;
+
+/// Where the candidate appears inside the container (the seed's path).
+pub const TASK_PATH: &str = "/work/task";
+/// The label every sbx container carries; its value is the run id.
+pub const RUN_LABEL: &str = "sbx.run";
+/// The prefix of every container name sbx gives.
+pub const NAME_PREFIX: &str = "sbx-";
+
+/// Everything that varies between two containers of sbx.
+#[derive(Debug, Clone, Copy)]
+pub struct Container<'a> {
+    /// Unique container name (`sbx-...`), used to remove it on every path.
+    pub name: &'a str,
+    /// The run id, the value of the `sbx.run` label.
+    pub run_id: &'a str,
+    /// Pass `-i` so the program gets sbx's stdin (never `-t`).
+    pub interactive: bool,
+    /// The staged copy of the candidate on the host, bound read-only.
+    pub staged: &'a Path,
+    pub image: &'a str,
+    pub limits: &'a Limits,
+    /// Interpreter words placed before `/work/task`; empty runs it directly.
+    pub interpreter: &'a [String],
+}
+
+/// The arguments after the docker program for one sandboxed run.
+///
+/// The security flags keep the seed script's order and values; sbx adds a
+/// name and label (so the container can always be found and removed),
+/// `--log-driver none` (no copy of the output on the host disk),
+/// `--pull never` (the image was checked before the clock started), and `--`
+/// before the image so that it can never be read as an option.
+pub fn run_args(c: &Container<'_>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::with_capacity(40);
+    let mut push = |s: &str| args.push(OsString::from(s));
+    push("run");
+    push("--rm");
+    if c.interactive {
+        push("-i");
+    }
+    push("--name");
+    push(c.name);
+    push("--label");
+    push(&format!("{RUN_LABEL}={}", c.run_id));
+    push("--log-driver");
+    push("none");
+    push("--pull");
+    push("never");
+    push("--network");
+    push(&c.limits.network);
+    push("--read-only");
+    push("--tmpfs");
+    push(&format!(
+        "/tmp:rw,noexec,nosuid,size={}",
+        c.limits.tmpfs_size
+    ));
+    push("--memory");
+    push(&c.limits.memory);
+    push("--cpus");
+    push(&c.limits.cpus);
+    push("--pids-limit");
+    push(&c.limits.pids_limit);
+    push("--cap-drop");
+    push("ALL");
+    push("--security-opt");
+    push("no-new-privileges");
+    push("-v");
+    let mut volume = c.staged.as_os_str().to_os_string();
+    volume.push(format!(":{TASK_PATH}:ro"));
+    args.push(volume);
+    args.push("--".into());
+    args.push(c.image.into());
+    args.extend(c.interpreter.iter().map(OsString::from));
+    args.push(TASK_PATH.into());
+    args
+}
+
+/// `docker image inspect`: prints the image ID when the image is present.
+pub fn image_inspect_args(image: &str) -> Vec<OsString> {
+    to_os(&["image", "inspect", "--format", "{{.Id}}", "--", image])
+}
+
+/// `docker pull`, run before any clock starts.
+pub fn pull_args(image: &str) -> Vec<OsString> {
+    to_os(&["pull", "--", image])
+}
+
+/// `docker rm -f NAME...`: exits 0 even when a name is already gone.
+pub fn remove_args(names: &[String]) -> Vec<OsString> {
+    let mut args = to_os(&["rm", "-f", "--"]);
+    args.extend(names.iter().map(OsString::from));
+    args
+}
+
+/// `docker ps -a` of the containers carrying the label of `run_id`.
+pub fn list_run_args(run_id: &str) -> Vec<OsString> {
+    to_os(&[
+        "ps",
+        "-a",
+        "-q",
+        "--no-trunc",
+        "--filter",
+        &format!("label={RUN_LABEL}={run_id}"),
+    ])
+}
+
+/// `docker events` for an `oom` event of container `name` between two Unix
+/// times (fractional seconds; the range is closed so the command returns).
+pub fn oom_events_args(name: &str, since: f64, until: f64) -> Vec<OsString> {
+    to_os(&[
+        "events",
+        "--since",
+        &format!("{since:.9}"),
+        "--until",
+        &format!("{until:.9}"),
+        "--filter",
+        &format!("container={name}"),
+        "--filter",
+        "event=oom",
+        "--format",
+        "{{.Status}}",
+    ])
+}
+
+fn to_os(args: &[&str]) -> Vec<OsString> {
+    args.iter().map(OsString::from).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[OsString]) -> Vec<String> {
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn seed_flags_in_seed_order() {
+        let limits = Limits::default();
+        let c = Container {
+            name: "sbx-abc-0",
+            run_id: "abc",
+            interactive: false,
+            staged: Path::new("/tmp/sbx-x/task"),
+            image: "python:3.12-slim",
+            limits: &limits,
+            interpreter: &[],
+        };
+        assert_eq!(
+            strings(&run_args(&c)),
+            [
+                "run",
+                "--rm",
+                "--name",
+                "sbx-abc-0",
+                "--label",
+                "sbx.run=abc",
+                "--log-driver",
+                "none",
+                "--pull",
+                "never",
+                "--network",
+                "none",
+                "--read-only",
+                "--tmpfs",
+                "/tmp:rw,noexec,nosuid,size=64m",
+                "--memory",
+                "256m",
+                "--cpus",
+                "0.5",
+                "--pids-limit",
+                "64",
+                "--cap-drop",
+                "ALL",
+                "--security-opt",
+                "no-new-privileges",
+                "-v",
+                "/tmp/sbx-x/task:/work/task:ro",
+                "--",
+                "python:3.12-slim",
+                "/work/task",
+            ]
+        );
+    }
+
+    #[test]
+    fn interactive_interpreter_and_limits() {
+        let limits = Limits::parse("512m", "1.5", "32", "16m", "bridge").unwrap();
+        let interp = vec!["python3".to_string(), "-u".to_string()];
+        let c = Container {
+            name: "sbx-r-1",
+            run_id: "r",
+            interactive: true,
+            staged: Path::new("/t/task"),
+            image: "img",
+            limits: &limits,
+            interpreter: &interp,
+        };
+        let args = strings(&run_args(&c));
+        assert_eq!(&args[..3], ["run", "--rm", "-i"]);
+        assert!(!args.iter().any(|a| a == "-t" || a == "--tty"));
+        assert_eq!(
+            &args[args.len() - 5..],
+            ["--", "img", "python3", "-u", "/work/task"]
+        );
+        for pair in [
+            ["--memory", "512m"],
+            ["--cpus", "1.5"],
+            ["--pids-limit", "32"],
+            ["--tmpfs", "/tmp:rw,noexec,nosuid,size=16m"],
+            ["--network", "bridge"],
+        ] {
+            assert!(args.windows(2).any(|w| w == pair), "missing {pair:?}");
+        }
+    }
+
+    #[test]
+    fn non_utf8_staged_path_survives() {
+        use std::os::unix::ffi::OsStrExt;
+        let limits = Limits::default();
+        let staged = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/\xff/task"));
+        let c = Container {
+            name: "n",
+            run_id: "r",
+            interactive: false,
+            staged,
+            image: "img",
+            limits: &limits,
+            interpreter: &[],
+        };
+        let args = run_args(&c);
+        let volume = args.iter().position(|a| a == "-v").unwrap() + 1;
+        assert_eq!(args[volume].as_bytes(), b"/tmp/\xff/task:/work/task:ro");
+    }
+
+    #[test]
+    fn control_commands() {
+        assert_eq!(
+            strings(&image_inspect_args("img")),
+            ["image", "inspect", "--format", "{{.Id}}", "--", "img"]
+        );
+        assert_eq!(strings(&pull_args("img")), ["pull", "--", "img"]);
+        assert_eq!(
+            strings(&remove_args(&["a".into(), "b".into()])),
+            ["rm", "-f", "--", "a", "b"]
+        );
+        assert_eq!(
+            strings(&list_run_args("r1")),
+            [
+                "ps",
+                "-a",
+                "-q",
+                "--no-trunc",
+                "--filter",
+                "label=sbx.run=r1"
+            ]
+        );
+        assert_eq!(
+            strings(&oom_events_args("sbx-1", 1.5, 2.25)),
+            [
+                "events",
+                "--since",
+                "1.500000000",
+                "--until",
+                "2.250000000",
+                "--filter",
+                "container=sbx-1",
+                "--filter",
+                "event=oom",
+                "--format",
+                "{{.Status}}"
+            ]
+        );
+    }
+}

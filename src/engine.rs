@@ -1,0 +1,87 @@
+//! Questions to the engine that come before or after a run: is the image
+//! here (and can it be pulled), was the container OOM-killed, what of a run
+//! is left. All through `supervise::control`.
+
+use std::ffi::OsStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::docker;
+use crate::error::{Error, Result};
+use crate::spec::Pull;
+use crate::supervise::{self, Control, CONTROL_TIMEOUT};
+
+/// How long a pull may take (it happens before any run's clock starts).
+const PULL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Makes sure `image` is present locally before any clock starts, pulling it
+/// when allowed. Returns the image ID.
+pub fn ensure_image(docker: &OsStr, image: &str, pull: Pull) -> Result<String> {
+    let inspect = supervise::control(docker, &docker::image_inspect_args(image), CONTROL_TIMEOUT)?;
+    if inspect.success() {
+        return Ok(inspect.stdout.trim().to_string());
+    }
+    if !is_missing_image(&inspect) {
+        return Err(Error::EngineUnreachable(inspect.stderr_line()));
+    }
+    if pull == Pull::Never {
+        return Err(Error::ImageMissing(image.to_string()));
+    }
+    eprintln!("sbx: image `{image}` is not present locally; pulling it before the clock starts");
+    let pulled = supervise::control(docker, &docker::pull_args(image), PULL_TIMEOUT)?;
+    if !pulled.success() {
+        return Err(Error::PullFailed {
+            image: image.to_string(),
+            message: pulled.stderr_line(),
+        });
+    }
+    let again = supervise::control(docker, &docker::image_inspect_args(image), CONTROL_TIMEOUT)?;
+    if again.success() {
+        Ok(again.stdout.trim().to_string())
+    } else {
+        Err(Error::PullFailed {
+            image: image.to_string(),
+            message: again.stderr_line(),
+        })
+    }
+}
+
+/// Whether a failed `image inspect` says "no such image" (as opposed to an
+/// engine that did not answer).
+fn is_missing_image(inspect: &Control) -> bool {
+    inspect.code == Some(1)
+        && inspect
+            .stderr
+            .to_ascii_lowercase()
+            .contains("no such image")
+}
+
+/// Whether the engine recorded an `oom` event for the container between
+/// `since` and now. `--rm` leaves nothing to inspect, but the event stays.
+pub fn oom_killed(docker: &OsStr, name: &str, since: SystemTime) -> bool {
+    let unix = |t: SystemTime| {
+        t.duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+    };
+    // A second of slack on each side: the engine's clock rounds.
+    let args = docker::oom_events_args(name, unix(since) - 1.0, unix(SystemTime::now()) + 0.001);
+    matches!(
+        supervise::control(docker, &args, CONTROL_TIMEOUT),
+        Ok(c) if c.success() && c.stdout.lines().any(|l| l.trim() == "oom")
+    )
+}
+
+/// Removes every container that carries the label of `run_id`, whatever its
+/// state. Returns how many were found.
+pub fn remove_run(docker: &OsStr, run_id: &str) -> Result<usize> {
+    let listed = supervise::control(docker, &docker::list_run_args(run_id), CONTROL_TIMEOUT)?;
+    if !listed.success() {
+        return Err(Error::EngineUnreachable(listed.stderr_line()));
+    }
+    let ids: Vec<String> = listed
+        .stdout
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    supervise::remove_containers(docker, &ids);
+    Ok(ids.len())
+}

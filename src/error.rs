@@ -1,0 +1,141 @@
+//! The one error type of sbx: each variant says what was being done, and
+//! maps to a documented exit code.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+use crate::exit;
+
+/// Everything that can stop sbx before or instead of judging a program.
+#[derive(Debug)]
+pub enum Error {
+    /// A bad argument or option value (exit 2).
+    Usage(String),
+    /// `run`: FILE is not a regular file (exit 64, the seed's message).
+    NoSuchFile(PathBuf),
+    /// `run`: FILE exists but cannot be read (exit 64).
+    Unreadable { path: PathBuf, source: io::Error },
+    /// `run`: FILE has no `#!` line and no interpreter was given (exit 126).
+    NotExecutable(PathBuf),
+    /// The docker CLI could not be found (exit 127).
+    DockerNotFound(OsString),
+    /// The docker CLI could not be started for another reason (exit 126).
+    DockerSpawn { docker: OsString, source: io::Error },
+    /// The engine did not answer (exit 125).
+    EngineUnreachable(String),
+    /// The image is not present and may not be pulled (exit 125).
+    ImageMissing(String),
+    /// Pulling the image failed (exit 125).
+    PullFailed { image: String, message: String },
+    /// A docker control command did not answer in time (exit 125).
+    EngineTimeout(String),
+    /// Local setup failed: temp dir, staging copy (exit 125).
+    Setup { what: String, source: io::Error },
+    /// `eval`: the tasks file is missing, unreadable or malformed (exit 2).
+    Tasks { path: PathBuf, message: String },
+    /// Writing a report failed (exit 2).
+    Write { what: String, source: io::Error },
+}
+
+impl Error {
+    /// The documented exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) | Error::Tasks { .. } | Error::Write { .. } => exit::USAGE,
+            Error::NoSuchFile(_) | Error::Unreadable { .. } => exit::NO_SUCH_FILE,
+            Error::NotExecutable(_) | Error::DockerSpawn { .. } => exit::CANNOT_EXECUTE,
+            Error::DockerNotFound(_) => exit::NOT_FOUND,
+            Error::EngineUnreachable(_)
+            | Error::ImageMissing(_)
+            | Error::PullFailed { .. }
+            | Error::EngineTimeout(_)
+            | Error::Setup { .. } => exit::ENGINE,
+        }
+    }
+
+    /// A short machine-readable code, used as the `reason` of `error` results.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Usage(_) => "usage",
+            Error::NoSuchFile(_) => "no_such_file",
+            Error::Unreadable { .. } => "unreadable",
+            Error::NotExecutable(_) => "not_executable",
+            Error::DockerNotFound(_) => "docker_not_found",
+            Error::DockerSpawn { .. } => "docker_spawn",
+            Error::EngineUnreachable(_) => "engine_unreachable",
+            Error::ImageMissing(_) => "image_missing",
+            Error::PullFailed { .. } => "pull_failed",
+            Error::EngineTimeout(_) => "engine_timeout",
+            Error::Setup { .. } => "setup",
+            Error::Tasks { .. } => "tasks",
+            Error::Write { .. } => "write",
+        }
+    }
+
+    /// The line printed on stderr. `NoSuchFile` keeps the seed script's exact
+    /// message so that callers matching on it keep working.
+    pub fn to_line(&self) -> String {
+        match self {
+            Error::NoSuchFile(_) => self.to_string(),
+            _ => format!("sbx: {self}"),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(msg) => write!(f, "{msg}"),
+            Error::NoSuchFile(path) => write!(f, "No such file: {}", path.display()),
+            Error::Unreadable { path, source } => {
+                write!(f, "cannot read `{}`: {source}", path.display())
+            }
+            Error::NotExecutable(path) => write!(
+                f,
+                "`{}` has no `#!` line, so the container cannot execute it; pass --interpreter (for example `--interpreter python3`)",
+                path.display()
+            ),
+            Error::DockerNotFound(docker) => write!(
+                f,
+                "docker CLI `{}` not found; install docker or set SBX_DOCKER / --docker",
+                docker.to_string_lossy()
+            ),
+            Error::DockerSpawn { docker, source } => write!(
+                f,
+                "failed to start docker CLI `{}`: {source}",
+                docker.to_string_lossy()
+            ),
+            Error::EngineUnreachable(msg) => write!(f, "docker engine unreachable: {msg}"),
+            Error::ImageMissing(image) => write!(
+                f,
+                "image `{image}` is not present locally and --pull never forbids pulling it; build or pull it first"
+            ),
+            Error::PullFailed { image, message } => {
+                write!(f, "image `{image}` is not present locally and pulling it failed: {message}")
+            }
+            Error::EngineTimeout(what) => write!(f, "docker did not answer in time: {what}"),
+            Error::Setup { what, source } => write!(f, "failed to {what}: {source}"),
+            Error::Tasks { path, message } => {
+                write!(f, "bad tasks file `{}`: {message}", path.display())
+            }
+            Error::Write { what, source } => write!(f, "failed to write {what}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Unreadable { source, .. }
+            | Error::DockerSpawn { source, .. }
+            | Error::Setup { source, .. }
+            | Error::Write { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Shorthand for results in sbx.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,605 @@
+//! `sbx eval`: the eval_loop.py driver. Tasks in (validated before anything
+//! runs), candidates through the same sandbox as `sbx run`, results out in
+//! task order.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::cli::EvalArgs;
+use crate::compare::{Matcher, Mode, Tolerance};
+use crate::engine;
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::outcome;
+use crate::report::{self, Status, TaskResult};
+use crate::sandbox::{Candidate, Session};
+use crate::signals;
+use crate::spec::{self, Limits, Sandbox};
+use crate::supervise::{Ended, OutputSink, StdinSource};
+
+/// The fields a task may have.
+const TASK_FIELDS: [&str; 7] = [
+    "id", "prompt", "stdin", "expect", "timeout", "image", "compare",
+];
+/// The fields a task must have (what the original reads).
+const REQUIRED_FIELDS: [&str; 3] = ["id", "stdin", "expect"];
+
+/// One validated task.
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub id: String,
+    pub stdin: Arc<[u8]>,
+    pub matcher: Matcher,
+    pub timeout: Duration,
+    pub image: String,
+}
+
+/// A validated `sbx eval` request.
+#[derive(Debug, Clone)]
+pub struct EvalRequest {
+    pub tasks: Vec<Task>,
+    pub gen: PathBuf,
+    pub jobs: usize,
+    pub interpreter: Option<Vec<String>>,
+    pub max_output: usize,
+    pub junit: Option<PathBuf>,
+    pub sandbox: Sandbox,
+}
+
+/// Defaults that a task's own fields override.
+#[derive(Debug, Clone)]
+pub struct TaskDefaults {
+    pub image: String,
+    pub timeout: Duration,
+    pub compare: Mode,
+    pub tolerance: Tolerance,
+}
+
+impl EvalRequest {
+    /// Validates the options and reads and validates the whole tasks file.
+    pub fn from_args(args: EvalArgs) -> Result<EvalRequest> {
+        let s = args.sandbox;
+        let sandbox = Sandbox {
+            docker: s.docker,
+            limits: Limits::parse(&s.memory, &s.cpus, &s.pids_limit, &s.tmpfs_size, &s.network)?,
+            pull: s.pull,
+        };
+        for (name, tol) in [("--rel-tol", args.rel_tol), ("--abs-tol", args.abs_tol)] {
+            if !(tol >= 0.0 && tol.is_finite()) {
+                return Err(Error::Usage(format!(
+                    "invalid {name} `{tol}`: expected a number >= 0"
+                )));
+            }
+        }
+        let defaults = TaskDefaults {
+            image: spec::parse_image(&args.image)?,
+            timeout: spec::parse_timeout(&args.timeout)?,
+            compare: args.compare,
+            tolerance: Tolerance {
+                rel: args.rel_tol,
+                abs: args.abs_tol,
+            },
+        };
+        let jobs = match args.jobs {
+            Some(0) => return Err(Error::Usage("invalid -j `0`: expected at least 1".into())),
+            Some(n) => n,
+            None => default_jobs(),
+        };
+        let text = fs::read_to_string(&args.tasks).map_err(|e| Error::Tasks {
+            path: args.tasks.clone(),
+            message: e.to_string(),
+        })?;
+        let tasks = parse_tasks(&text, &defaults).map_err(|message| Error::Tasks {
+            path: args.tasks.clone(),
+            message,
+        })?;
+        if !args.gen.is_dir() {
+            return Err(Error::Usage(format!(
+                "candidates folder `{}` is not a directory",
+                args.gen.display()
+            )));
+        }
+        Ok(EvalRequest {
+            tasks,
+            gen: args.gen,
+            jobs,
+            interpreter: args
+                .interpreter
+                .as_deref()
+                .map(spec::parse_interpreter)
+                .transpose()?,
+            max_output: spec::parse_bytes("--max-output", &args.max_output)?,
+            junit: args.junit,
+            sandbox,
+        })
+    }
+}
+
+/// What the machine can take: the engine saturates at a few container starts
+/// at once, and each container is capped at half a core by default.
+pub fn default_jobs() -> usize {
+    thread::available_parallelism().map_or(2, |n| n.get()) * 2
+}
+
+/// Parses and validates a tasks file: a JSON list of task objects.
+pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let Value::Array(items) = value else {
+        return Err("expected a JSON list of tasks".into());
+    };
+    let mut seen = HashSet::new();
+    let mut tasks = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let n = i + 1;
+        let Value::Object(fields) = item else {
+            return Err(format!("task #{n} is not a JSON object"));
+        };
+        let id = match fields.get("id") {
+            Some(Value::String(id)) => id.clone(),
+            Some(_) => return Err(format!("task #{n}: field `id` must be a string")),
+            None => return Err(format!("task #{n}: missing field `id`")),
+        };
+        let at = format!("task `{}` (#{n})", id.escape_debug());
+        validate_id(&id).map_err(|why| format!("{at}: {why}"))?;
+        if !seen.insert(id.clone()) {
+            return Err(format!("{at}: duplicate id"));
+        }
+        if let Some(unknown) = fields.keys().find(|k| !TASK_FIELDS.contains(&k.as_str())) {
+            return Err(format!("{at}: unknown field `{}`", unknown.escape_debug()));
+        }
+        if let Some(missing) = REQUIRED_FIELDS.iter().find(|f| !fields.contains_key(**f)) {
+            return Err(format!("{at}: missing field `{missing}`"));
+        }
+        let string = |name: &str| -> Result<Option<String>, String> {
+            match fields.get(name) {
+                None => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(format!("{at}: field `{name}` must be a string")),
+            }
+        };
+        string("prompt")?;
+        let stdin = string("stdin")?.unwrap_or_default();
+        let expect = string("expect")?.unwrap_or_default();
+        let image = match string("image")? {
+            Some(image) => spec::parse_image(&image).map_err(|e| format!("{at}: {e}"))?,
+            None => defaults.image.clone(),
+        };
+        let timeout = match fields.get("timeout") {
+            None => Ok(defaults.timeout),
+            Some(Value::Number(n)) => spec::parse_timeout(&n.to_string()),
+            Some(Value::String(s)) => spec::parse_timeout(s),
+            Some(_) => return Err(format!("{at}: field `timeout` must be a number of seconds")),
+        }
+        .map_err(|e| format!("{at}: {e}"))?;
+        let mode = match string("compare")? {
+            None => defaults.compare,
+            Some(m) => <Mode as clap::ValueEnum>::from_str(&m, false).map_err(|_| {
+                format!(
+                    "{at}: unknown compare mode `{}` (exact, trim, tokens, float, regex)",
+                    m.escape_debug()
+                )
+            })?,
+        };
+        let matcher =
+            Matcher::new(mode, &expect, defaults.tolerance).map_err(|e| format!("{at}: {e}"))?;
+        tasks.push(Task {
+            id,
+            stdin: Arc::from(stdin.into_bytes()),
+            matcher,
+            timeout,
+            image,
+        });
+    }
+    Ok(tasks)
+}
+
+/// An id names a file in the gen folder: a plain file name only.
+fn validate_id(id: &str) -> Result<(), &'static str> {
+    if id.is_empty() {
+        Err("id is empty")
+    } else if id.starts_with('.') {
+        Err("id must not start with `.`")
+    } else if id.contains(['/', '\\']) {
+        Err("id must not contain `/` or `\\`")
+    } else if id.chars().any(char::is_control) {
+        Err("id must not contain control characters")
+    } else if id.len() > 200 {
+        Err("id is longer than 200 bytes")
+    } else {
+        Ok(())
+    }
+}
+
+/// What was found for a task in the gen folder.
+#[derive(Debug)]
+enum Found {
+    Missing,
+    Refused {
+        reason: &'static str,
+        message: String,
+    },
+    Ready {
+        bytes: Vec<u8>,
+        interpreter: Vec<String>,
+    },
+}
+
+/// Looks for `<id>.py`, `<id>.sh`, `<id>.js` in that order. A symlink that
+/// leads outside the gen folder is refused, never read.
+fn find_candidate(gen_root: &Path, id: &str, interpreter: Option<&Vec<String>>) -> Found {
+    for ext in spec::CANDIDATE_EXTENSIONS {
+        let path = gen_root.join(format!("{id}.{ext}"));
+        if fs::symlink_metadata(&path).is_err() {
+            continue;
+        }
+        let refused = |reason, message: String| Found::Refused { reason, message };
+        let real = match fs::canonicalize(&path) {
+            Ok(real) => real,
+            Err(e) => {
+                return refused(
+                    "unreadable_candidate",
+                    format!("cannot resolve `{}`: {e}", path.display()),
+                )
+            }
+        };
+        if !real.starts_with(gen_root) {
+            return refused(
+                "candidate_outside_gen",
+                format!(
+                    "`{}` leads outside the candidates folder; not followed",
+                    path.display()
+                ),
+            );
+        }
+        if !real.is_file() {
+            return refused(
+                "not_a_file",
+                format!("`{}` is not a regular file", path.display()),
+            );
+        }
+        let bytes = match fs::read(&real) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                return refused(
+                    "unreadable_candidate",
+                    format!("cannot read `{}`: {e}", path.display()),
+                )
+            }
+        };
+        let interpreter = match interpreter {
+            Some(words) => words.clone(),
+            None => spec::interpreter_for_extension(ext)
+                .expect("every candidate extension has an interpreter"),
+        };
+        return Found::Ready { bytes, interpreter };
+    }
+    Found::Missing
+}
+
+/// Runs the eval and returns the exit code. The report goes to stdout.
+pub fn eval(req: EvalRequest) -> Result<i32> {
+    let clock = Instant::now();
+    let gen_root = fs::canonicalize(&req.gen)
+        .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display())))?;
+    let session = Session::new(req.sandbox.clone())?;
+
+    // Each image is checked (and pulled if allowed) once, before any clock.
+    let mut images: BTreeMap<&str, Option<(String, String)>> = BTreeMap::new();
+    for task in &req.tasks {
+        if !images.contains_key(task.image.as_str()) {
+            let check =
+                engine::ensure_image(&session.sandbox.docker, &task.image, session.sandbox.pull)
+                    .err()
+                    .map(|e| (e.code().to_string(), e.to_string()));
+            images.insert(&task.image, check);
+        }
+    }
+
+    let slots: Vec<Mutex<Option<TaskResult>>> =
+        req.tasks.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let progress = std::io::stderr().is_terminal();
+    let total = req.tasks.len();
+    let workers = req.jobs.min(total).max(1);
+    thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                if signals::received().is_some() {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(task) = req.tasks.get(i) else { return };
+                let result = match &images[task.image.as_str()] {
+                    Some((code, message)) => {
+                        Some(TaskResult::error(&task.id, code, message.clone()))
+                    }
+                    None => judge(&session, &req, &gen_root, task),
+                };
+                if let Some(result) = result {
+                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
+                }
+                let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
+                if progress {
+                    eprint!("\r\x1b[Ksbx: {finished}/{total} tasks judged");
+                }
+            });
+        }
+    });
+    if progress {
+        eprint!("\r\x1b[K");
+    }
+
+    // Whatever happened, nothing of this run stays on the engine.
+    let leftover = engine::remove_run(&session.sandbox.docker, &session.run_id);
+    if let Some(signal) = signals::received() {
+        let removed = leftover.map_or_else(
+            |e| format!("cleanup failed: {e}"),
+            |n| format!("{n} leftover containers removed"),
+        );
+        eprintln!("sbx: interrupted; every container of this eval was stopped ({removed})");
+        return Ok(exit::for_signal(signal));
+    }
+
+    let results: Vec<TaskResult> = slots
+        .into_iter()
+        .zip(&req.tasks)
+        .map(|(slot, task)| {
+            slot.into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(|| {
+                    TaskResult::error(&task.id, "not_run", "the task was not run".into())
+                })
+        })
+        .collect();
+
+    if let Some(path) = &req.junit {
+        report::write_junit(path, &results, clock.elapsed())?;
+    }
+    report::write_json(&results)?;
+    let summary = report::Summary::of(&results);
+    eprintln!("{}", summary.line(clock.elapsed()));
+    Ok(summary.exit_code())
+}
+
+/// Judges one task. `None` when the eval was interrupted during the run.
+fn judge(session: &Session, req: &EvalRequest, gen_root: &Path, task: &Task) -> Option<TaskResult> {
+    let (bytes, interpreter) = match find_candidate(gen_root, &task.id, req.interpreter.as_ref()) {
+        Found::Missing => return Some(TaskResult::missing(&task.id)),
+        Found::Refused { reason, message } => {
+            return Some(TaskResult::error(&task.id, reason, message))
+        }
+        Found::Ready { bytes, interpreter } => (bytes, interpreter),
+    };
+    let run = session
+        .prepare(&Candidate {
+            bytes: &bytes,
+            image: &task.image,
+            interpreter: &interpreter,
+            interactive: true,
+        })
+        .and_then(|prepared| {
+            session
+                .execute(
+                    prepared.clone(),
+                    StdinSource::Bytes(Arc::clone(&task.stdin)),
+                    OutputSink::Capture {
+                        max: req.max_output,
+                    },
+                    task.timeout,
+                )
+                .map(|finished| (prepared, finished))
+        });
+    let (prepared, finished) = match run {
+        Ok(run) => run,
+        Err(e) => return Some(TaskResult::error(&task.id, e.code(), e.to_string())),
+    };
+    let mut result = TaskResult::from_run(&task.id, &finished);
+    let fail = |result: &mut TaskResult, reason: &str| {
+        result.status = Status::Fail;
+        result.reason = Some(reason.to_string());
+    };
+    match finished.ended {
+        Ended::Interrupted(_) => return None,
+        Ended::TimedOut => fail(&mut result, "timeout"),
+        Ended::OutputLimit => fail(&mut result, "output_limit"),
+        Ended::Exited(status) => {
+            if let Some(message) = outcome::docker_failure(&finished) {
+                return Some(TaskResult::error(&task.id, "start_failed", message));
+            }
+            let stdout = String::from_utf8_lossy(&finished.stdout.bytes);
+            let mismatch = task.matcher.mismatch(&stdout);
+            if status.code() == Some(0) && mismatch.is_none() {
+                result.status = Status::Pass;
+                result.stderr_tail.clear();
+                return Some(result);
+            }
+            if engine::oom_killed(&session.sandbox.docker, &prepared.name, finished.started) {
+                fail(&mut result, "oom");
+            } else if status.code() != Some(0) {
+                fail(&mut result, "exit_code");
+            } else {
+                fail(&mut result, "wrong_output");
+                result.diff = mismatch;
+            }
+        }
+    }
+    Some(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defaults() -> TaskDefaults {
+        TaskDefaults {
+            image: "python:3.12-slim".into(),
+            timeout: Duration::from_secs(10),
+            compare: Mode::Exact,
+            tolerance: Tolerance::default(),
+        }
+    }
+
+    fn parse(text: &str) -> Result<Vec<Task>, String> {
+        parse_tasks(text, &defaults())
+    }
+
+    #[test]
+    fn original_schema_parses() {
+        let tasks =
+            parse(r#"[{"id": "fizzbuzz", "prompt": "p", "stdin": "", "expect": "1\n"}]"#).unwrap();
+        assert_eq!(tasks.len(), 1);
+        assert_eq!(tasks[0].id, "fizzbuzz");
+        assert_eq!(tasks[0].timeout, Duration::from_secs(10));
+        assert_eq!(tasks[0].image, "python:3.12-slim");
+        assert!(tasks[0].matcher.mismatch("1\n").is_none());
+    }
+
+    #[test]
+    fn task_overrides() {
+        let tasks = parse(
+            r#"[{"id": "a", "stdin": "x", "expect": "1 2", "timeout": 2.5, "image": "sbx-busybox:latest", "compare": "tokens"},
+                {"id": "b", "stdin": "", "expect": "", "timeout": "1m"}]"#,
+        )
+        .unwrap();
+        assert_eq!(tasks[0].timeout, Duration::from_millis(2500));
+        assert_eq!(tasks[0].image, "sbx-busybox:latest");
+        assert_eq!(&*tasks[0].stdin, b"x");
+        assert!(tasks[0].matcher.mismatch("1\n2\n").is_none());
+        assert_eq!(tasks[1].timeout, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn bad_files_are_refused_with_a_reason() {
+        for (text, needle) in [
+            ("", "not valid JSON"),
+            ("{", "not valid JSON"),
+            (r#"{"id": "a"}"#, "expected a JSON list"),
+            ("[1]", "task #1 is not a JSON object"),
+            (
+                r#"[{"stdin": "", "expect": ""}]"#,
+                "task #1: missing field `id`",
+            ),
+            (
+                r#"[{"id": 3, "stdin": "", "expect": ""}]"#,
+                "`id` must be a string",
+            ),
+            (
+                r#"[{"id": "a", "expect": ""}]"#,
+                "task `a` (#1): missing field `stdin`",
+            ),
+            (r#"[{"id": "a", "stdin": ""}]"#, "missing field `expect`"),
+            (
+                r#"[{"id": "a", "stdin": "", "expect": "", "extra": 1}]"#,
+                "task `a` (#1): unknown field `extra`",
+            ),
+            (
+                r#"[{"id": "a", "stdin": "", "expect": ""}, {"id": "a", "stdin": "", "expect": ""}]"#,
+                "task `a` (#2): duplicate id",
+            ),
+            (
+                r#"[{"id": "../etc/passwd", "stdin": "", "expect": ""}]"#,
+                "must not start with `.`",
+            ),
+            (
+                r#"[{"id": "a/b", "stdin": "", "expect": ""}]"#,
+                "must not contain `/`",
+            ),
+            (
+                r#"[{"id": ".hidden", "stdin": "", "expect": ""}]"#,
+                "must not start with `.`",
+            ),
+            (
+                r#"[{"id": "..", "stdin": "", "expect": ""}]"#,
+                "must not start with `.`",
+            ),
+            (r#"[{"id": "", "stdin": "", "expect": ""}]"#, "id is empty"),
+            (
+                r#"[{"id": "a", "stdin": 1, "expect": ""}]"#,
+                "`stdin` must be a string",
+            ),
+            (
+                r#"[{"id": "a", "stdin": "", "expect": "", "timeout": 0}]"#,
+                "invalid timeout",
+            ),
+            (
+                r#"[{"id": "a", "stdin": "", "expect": "", "timeout": true}]"#,
+                "`timeout` must be a number",
+            ),
+            (
+                r#"[{"id": "a", "stdin": "", "expect": "", "image": "--privileged"}]"#,
+                "invalid image reference",
+            ),
+            (
+                r#"[{"id": "a", "stdin": "", "expect": "", "compare": "fuzzy"}]"#,
+                "unknown compare mode `fuzzy`",
+            ),
+            (
+                r#"[{"id": "a", "stdin": "", "expect": "(", "compare": "regex"}]"#,
+                "invalid regex",
+            ),
+        ] {
+            let err = parse(text).expect_err(text);
+            assert!(
+                err.contains(needle),
+                "{text}: {err} should contain {needle}"
+            );
+        }
+    }
+
+    #[test]
+    fn candidates_are_found_by_extension_and_symlinks_stay_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let gen = dir.path().join("gen");
+        fs::create_dir(&gen).unwrap();
+        fs::write(gen.join("a.py"), "print(1)\n").unwrap();
+        fs::write(gen.join("b.sh"), "echo 1\n").unwrap();
+        fs::write(dir.path().join("secret.py"), "s").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret.py"), gen.join("c.py")).unwrap();
+        std::os::unix::fs::symlink(gen.join("a.py"), gen.join("d.py")).unwrap();
+        fs::create_dir(gen.join("e.py")).unwrap();
+        let root = fs::canonicalize(&gen).unwrap();
+
+        match find_candidate(&root, "a", None) {
+            Found::Ready { bytes, interpreter } => {
+                assert_eq!(bytes, b"print(1)\n");
+                assert_eq!(interpreter, ["python3"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(find_candidate(&root, "b", None), Found::Ready { interpreter, .. } if interpreter == ["sh"])
+        );
+        let custom = vec!["python3".to_string(), "-u".to_string()];
+        assert!(
+            matches!(find_candidate(&root, "b", Some(&custom)), Found::Ready { interpreter, .. } if interpreter == custom)
+        );
+        assert!(matches!(
+            find_candidate(&root, "c", None),
+            Found::Refused {
+                reason: "candidate_outside_gen",
+                ..
+            }
+        ));
+        assert!(matches!(
+            find_candidate(&root, "d", None),
+            Found::Ready { .. }
+        ));
+        assert!(matches!(
+            find_candidate(&root, "e", None),
+            Found::Refused {
+                reason: "not_a_file",
+                ..
+            }
+        ));
+        assert!(matches!(find_candidate(&root, "zz", None), Found::Missing));
+    }
+}

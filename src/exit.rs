@@ -1,0 +1,33 @@
+//! Exit codes: the one table of them, shared by every subcommand.
+//!
+//! `sbx run` keeps the seed script's contract (the program's code passes
+//! through, 124 on timeout, 64 for a missing file); `sbx eval` exits 0 when
+//! every task passed, 1 when any did not, 2 for usage or setup errors.
+
+/// Everything passed (eval) or the program exited 0 (run).
+pub const SUCCESS: i32 = 0;
+/// `eval`: at least one task failed or had no candidate.
+pub const NOT_ALL_PASSED: i32 = 1;
+/// Usage error: bad arguments, bad tasks file, invalid image reference;
+/// for `eval` also any task that sbx could not judge (status `error`).
+pub const USAGE: i32 = 2;
+/// `run`: FILE is not a regular file (the seed script's code).
+pub const NO_SUCH_FILE: i32 = 64;
+/// `run`: the program hit the timeout and was killed (GNU timeout's code).
+pub const TIMEOUT: i32 = 124;
+/// The engine could not run the container: daemon unreachable, image
+/// missing, docker refused the request.
+pub const ENGINE: i32 = 125;
+/// The command in the container could not be executed.
+pub const CANNOT_EXECUTE: i32 = 126;
+/// The docker CLI itself was not found (or the command in the container).
+pub const NOT_FOUND: i32 = 127;
+/// Interrupted by SIGINT, after cleanup.
+pub const SIGINT: i32 = 130;
+/// Interrupted by SIGTERM, after cleanup.
+pub const SIGTERM: i32 = 143;
+
+/// The exit code for a process that was stopped by `signal`.
+pub fn for_signal(signal: i32) -> i32 {
+    128 + signal
+}

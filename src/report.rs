@@ -1,0 +1,312 @@
+//! Results out: the per-task result record, the JSON report (a superset of
+//! eval_loop.py's), JUnit XML, and the one-line summary.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::supervise::{Ended, Finished};
+
+/// How many characters of stderr the report keeps (the original's 300).
+pub const STDERR_TAIL_CHARS: usize = 300;
+
+/// A task's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Exit 0 and the output matched.
+    Pass,
+    /// The candidate ran and did not pass: its own failure.
+    Fail,
+    /// No candidate file for the task.
+    Missing,
+    /// sbx could not judge the candidate; never the model's failure.
+    Error,
+}
+
+/// One entry of the report. `id`, `status` and `stderr_tail` are the
+/// original's fields; the rest say why and how.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskResult {
+    pub id: String,
+    pub status: Status,
+    pub stderr_tail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+impl TaskResult {
+    /// A result filled from a run; the caller sets status and reason.
+    pub fn from_run(id: &str, finished: &Finished) -> TaskResult {
+        let exit_code = match finished.ended {
+            Ended::Exited(status) => status.code(),
+            _ => None,
+        };
+        TaskResult {
+            id: id.to_string(),
+            status: Status::Fail,
+            stderr_tail: tail(
+                &String::from_utf8_lossy(&finished.stderr.bytes),
+                STDERR_TAIL_CHARS,
+            ),
+            reason: None,
+            message: None,
+            exit_code,
+            duration_ms: u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
+            diff: None,
+        }
+    }
+
+    /// No candidate was found.
+    pub fn missing(id: &str) -> TaskResult {
+        TaskResult {
+            id: id.to_string(),
+            status: Status::Missing,
+            stderr_tail: String::new(),
+            reason: Some("no_candidate".into()),
+            message: None,
+            exit_code: None,
+            duration_ms: 0,
+            diff: None,
+        }
+    }
+
+    /// sbx could not judge the candidate.
+    pub fn error(id: &str, code: &str, message: String) -> TaskResult {
+        TaskResult {
+            id: id.to_string(),
+            status: Status::Error,
+            stderr_tail: String::new(),
+            reason: Some(code.to_string()),
+            message: Some(message),
+            exit_code: None,
+            duration_ms: 0,
+            diff: None,
+        }
+    }
+}
+
+/// The last `n` characters of `s`.
+pub fn tail(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    s.chars().skip(count.saturating_sub(n)).collect()
+}
+
+/// Counts per status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub missing: usize,
+    pub errors: usize,
+}
+
+impl Summary {
+    pub fn of(results: &[TaskResult]) -> Summary {
+        let mut s = Summary::default();
+        for r in results {
+            match r.status {
+                Status::Pass => s.passed += 1,
+                Status::Fail => s.failed += 1,
+                Status::Missing => s.missing += 1,
+                Status::Error => s.errors += 1,
+            }
+        }
+        s
+    }
+
+    /// `N passed, N failed, N missing, N errors in T s`.
+    pub fn line(&self, elapsed: Duration) -> String {
+        format!(
+            "{} passed, {} failed, {} missing, {} errors in {:.1} s",
+            self.passed,
+            self.failed,
+            self.missing,
+            self.errors,
+            elapsed.as_secs_f64()
+        )
+    }
+
+    /// 0 when everything passed; 2 when sbx could not judge some task (an
+    /// infrastructure problem, not the model's); 1 when any task failed or
+    /// had no candidate.
+    pub fn exit_code(&self) -> i32 {
+        if self.errors > 0 {
+            exit::USAGE
+        } else if self.failed + self.missing > 0 {
+            exit::NOT_ALL_PASSED
+        } else {
+            exit::SUCCESS
+        }
+    }
+}
+
+/// The report as the original printed it: a pretty JSON list.
+pub fn to_json(results: &[TaskResult]) -> String {
+    serde_json::to_string_pretty(results).expect("results serialize")
+}
+
+/// Writes the JSON report to stdout. A closed stdout (`sbx eval | head`)
+/// ends quietly.
+pub fn write_json(results: &[TaskResult]) -> Result<()> {
+    let mut out = io::stdout().lock();
+    match writeln!(out, "{}", to_json(results)).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(source) => Err(Error::Write {
+            what: "the report to stdout".into(),
+            source,
+        }),
+    }
+}
+
+/// JUnit XML: one testcase per task; `fail` and `missing` are failures,
+/// `error` is an error.
+pub fn to_junit(results: &[TaskResult], elapsed: Duration) -> String {
+    let mut suite = TestSuite::new("sbx eval");
+    for r in results {
+        let status = match r.status {
+            Status::Pass => TestCaseStatus::success(),
+            Status::Fail | Status::Missing | Status::Error => {
+                let kind = if r.status == Status::Error {
+                    NonSuccessKind::Error
+                } else {
+                    NonSuccessKind::Failure
+                };
+                let mut status = TestCaseStatus::non_success(kind);
+                let reason = r.reason.clone().unwrap_or_default();
+                status.set_type(reason.clone());
+                let detail = r.message.as_ref().or(r.diff.as_ref());
+                status.set_message(match detail {
+                    Some(d) => format!("{reason}: {d}"),
+                    None => reason,
+                });
+                if !r.stderr_tail.is_empty() {
+                    status.set_description(r.stderr_tail.clone());
+                }
+                status
+            }
+        };
+        let mut case = TestCase::new(r.id.clone(), status);
+        case.set_classname("sbx")
+            .set_time(Duration::from_millis(r.duration_ms));
+        suite.add_test_case(case);
+    }
+    suite.set_time(elapsed);
+    let mut report = Report::new("sbx");
+    report.add_test_suite(suite);
+    report.to_string().expect("a JUnit report serializes")
+}
+
+pub fn write_junit(path: &Path, results: &[TaskResult], elapsed: Duration) -> Result<()> {
+    fs::write(path, to_junit(results, elapsed)).map_err(|source| Error::Write {
+        what: format!("the JUnit report `{}`", path.display()),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn failing(id: &str) -> TaskResult {
+        TaskResult {
+            id: id.into(),
+            status: Status::Fail,
+            stderr_tail: "Traceback".into(),
+            reason: Some("wrong_output".into()),
+            message: None,
+            exit_code: Some(0),
+            duration_ms: 420,
+            diff: Some("line 1: expected \"a\", got \"b\"".into()),
+        }
+    }
+
+    #[test]
+    fn json_shape_extends_the_original() {
+        let value: serde_json::Value = serde_json::from_str(&to_json(&[
+            failing("a"),
+            TaskResult::missing("b"),
+            TaskResult::error("c", "image_missing", "no image".into()),
+        ]))
+        .unwrap();
+        assert_eq!(
+            value,
+            json!([
+                {"id": "a", "status": "fail", "stderr_tail": "Traceback", "reason": "wrong_output",
+                 "exit_code": 0, "duration_ms": 420, "diff": "line 1: expected \"a\", got \"b\""},
+                {"id": "b", "status": "missing", "stderr_tail": "", "reason": "no_candidate",
+                 "exit_code": null, "duration_ms": 0},
+                {"id": "c", "status": "error", "stderr_tail": "", "reason": "image_missing",
+                 "message": "no image", "exit_code": null, "duration_ms": 0}
+            ])
+        );
+        // Pretty, two-space indented like json.dumps(indent=2).
+        assert!(to_json(&[TaskResult::missing("b")]).starts_with("[\n  {\n    \"id\": \"b\""));
+    }
+
+    #[test]
+    fn tail_counts_characters() {
+        assert_eq!(tail("abcdef", 3), "def");
+        assert_eq!(tail("ab", 3), "ab");
+        assert_eq!(tail("ééé", 2), "éé");
+    }
+
+    #[test]
+    fn summary_and_exit_codes() {
+        let pass = TaskResult {
+            status: Status::Pass,
+            ..failing("p")
+        };
+        let s = Summary::of(&[pass.clone(), failing("f"), TaskResult::missing("m")]);
+        assert_eq!(
+            s,
+            Summary {
+                passed: 1,
+                failed: 1,
+                missing: 1,
+                errors: 0
+            }
+        );
+        assert_eq!(
+            s.line(Duration::from_millis(4200)),
+            "1 passed, 1 failed, 1 missing, 0 errors in 4.2 s"
+        );
+        assert_eq!(s.exit_code(), 1);
+        assert_eq!(Summary::of(std::slice::from_ref(&pass)).exit_code(), 0);
+        assert_eq!(Summary::of(&[]).exit_code(), 0);
+        assert_eq!(
+            Summary::of(&[pass, TaskResult::error("e", "x", "y".into())]).exit_code(),
+            2
+        );
+    }
+
+    #[test]
+    fn junit_distinguishes_failures_and_errors() {
+        let xml = to_junit(
+            &[
+                failing("a"),
+                TaskResult::error("c", "image_missing", "no image".into()),
+            ],
+            Duration::from_secs(1),
+        );
+        assert!(xml.contains("<failure"), "{xml}");
+        assert!(xml.contains("<error"), "{xml}");
+        assert!(xml.contains("tests=\"2\""), "{xml}");
+        assert!(xml.contains("failures=\"1\""), "{xml}");
+        assert!(xml.contains("errors=\"1\""), "{xml}");
+    }
+}

@@ -1,0 +1,125 @@
+//! `sbx run FILE [IMAGE] [TIMEOUT]`: the drop-in for run_sandboxed.sh.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::RunArgs;
+use crate::engine;
+use crate::error::{Error, Result};
+use crate::outcome;
+use crate::sandbox::{self, Candidate, Session};
+use crate::spec::{self, Limits, Sandbox};
+use crate::supervise::{OutputSink, StdinSource};
+
+/// A validated `sbx run` request.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub file: PathBuf,
+    pub image: String,
+    pub timeout: Duration,
+    pub interpreter: Vec<String>,
+    pub print_argv: bool,
+    pub sandbox: Sandbox,
+}
+
+impl RunRequest {
+    /// Validates the raw arguments (positionals and options agree, values
+    /// are well-formed).
+    pub fn from_args(args: RunArgs) -> Result<RunRequest> {
+        let image = pick("IMAGE", args.image_arg, args.image_opt, spec::DEFAULT_IMAGE)?;
+        let timeout = pick(
+            "TIMEOUT",
+            args.timeout_arg,
+            args.timeout_opt,
+            spec::DEFAULT_TIMEOUT,
+        )?;
+        let s = args.sandbox;
+        Ok(RunRequest {
+            file: args.file,
+            image: spec::parse_image(&image)?,
+            timeout: spec::parse_timeout(&timeout)?,
+            interpreter: args
+                .interpreter
+                .as_deref()
+                .map(spec::parse_interpreter)
+                .transpose()?
+                .unwrap_or_default(),
+            print_argv: args.print_argv,
+            sandbox: Sandbox {
+                docker: s.docker,
+                limits: Limits::parse(
+                    &s.memory,
+                    &s.cpus,
+                    &s.pids_limit,
+                    &s.tmpfs_size,
+                    &s.network,
+                )?,
+                pull: s.pull,
+            },
+        })
+    }
+}
+
+/// A value given as a positional, an option, or neither; both must agree.
+fn pick(
+    what: &str,
+    positional: Option<String>,
+    option: Option<String>,
+    default: &str,
+) -> Result<String> {
+    match (positional, option) {
+        (Some(p), Some(o)) if p != o => Err(Error::Usage(format!(
+            "{what} given twice with different values (`{p}` and `{o}`)"
+        ))),
+        (Some(v), _) | (None, Some(v)) => Ok(v),
+        (None, None) => Ok(default.to_string()),
+    }
+}
+
+/// Runs the request and returns sbx's exit code.
+pub fn run(req: RunRequest) -> Result<i32> {
+    let bytes = sandbox::read_candidate(&req.file)?;
+    if req.interpreter.is_empty() && !sandbox::is_directly_executable(&bytes) {
+        return Err(Error::NotExecutable(req.file));
+    }
+    let interactive = !std::io::stdin().is_terminal();
+    let session = Session::new(req.sandbox)?;
+    let prepared = session.prepare(&Candidate {
+        bytes: &bytes,
+        image: &req.image,
+        interpreter: &req.interpreter,
+        interactive,
+    })?;
+
+    if req.print_argv {
+        let mut argv = vec![session.sandbox.docker.to_string_lossy().into_owned()];
+        argv.extend(
+            prepared
+                .args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned()),
+        );
+        let line = serde_json::to_string(&argv).expect("a list of strings serializes");
+        // The argv names the staged copy, so keep it for whoever runs the argv.
+        session.keep_stage();
+        let mut out = std::io::stdout().lock();
+        return match writeln!(out, "{line}").and_then(|()| out.flush()) {
+            Ok(()) => Ok(crate::exit::SUCCESS),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(crate::exit::SUCCESS),
+            Err(source) => Err(Error::Write {
+                what: "the argv".into(),
+                source,
+            }),
+        };
+    }
+
+    engine::ensure_image(&session.sandbox.docker, &req.image, session.sandbox.pull)?;
+    let stdin = if interactive {
+        StdinSource::Inherit
+    } else {
+        StdinSource::Null
+    };
+    let finished = session.execute(prepared, stdin, OutputSink::Inherit, req.timeout)?;
+    Ok(outcome::run_exit_code(&finished.ended))
+}

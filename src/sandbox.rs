@@ -1,0 +1,176 @@
+//! A sandbox session: one run id, one private staging directory, and the
+//! path from a candidate file to a supervised container. `sbx run` and
+//! `sbx eval` both go through here.
+
+use std::collections::hash_map::RandomState;
+use std::ffi::OsString;
+use std::fs;
+use std::hash::{BuildHasher, Hasher};
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tempfile::TempDir;
+
+use crate::docker::{self, Container, NAME_PREFIX};
+use crate::error::{Error, Result};
+use crate::spec::Sandbox;
+use crate::supervise::{self, Finished, Job, OutputSink, StdinSource};
+
+/// A group of containers started by one sbx invocation.
+#[derive(Debug)]
+pub struct Session {
+    pub sandbox: Sandbox,
+    /// The value of the `sbx.run` label on every container of this session.
+    pub run_id: String,
+    stage: TempDir,
+    counter: AtomicUsize,
+}
+
+/// A container ready to start: its name and the exact docker arguments.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub name: String,
+    pub args: Vec<OsString>,
+}
+
+/// What `prepare` needs to know about one candidate.
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate<'a> {
+    /// The bytes of the candidate, as read once from its file.
+    pub bytes: &'a [u8],
+    pub image: &'a str,
+    /// Words before `/work/task`; empty runs `/work/task` itself.
+    pub interpreter: &'a [String],
+    /// Whether the program gets a stdin (`-i`).
+    pub interactive: bool,
+}
+
+impl Session {
+    /// Creates the session's private staging directory.
+    pub fn new(sandbox: Sandbox) -> Result<Session> {
+        let stage = tempfile::Builder::new()
+            .prefix("sbx-")
+            .tempdir()
+            .map_err(|source| Error::Setup {
+                what: "create a staging directory".into(),
+                source,
+            })?;
+        // Readable by any uid (a `--user` in the container), writable only by us.
+        fs::set_permissions(stage.path(), fs::Permissions::from_mode(0o755)).map_err(|source| {
+            Error::Setup {
+                what: format!("set permissions on `{}`", stage.path().display()),
+                source,
+            }
+        })?;
+        // `-v SRC:DST:ro` splits on `:`; our own path must not contain one.
+        if stage
+            .path()
+            .as_os_str()
+            .to_string_lossy()
+            .contains([':', ','])
+        {
+            return Err(Error::Usage(format!(
+                "the temporary directory `{}` contains `:` or `,`, which docker cannot bind; set TMPDIR to a plain path",
+                stage.path().display()
+            )));
+        }
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        let run_id = format!("{:016x}", hasher.finish());
+        Ok(Session {
+            sandbox,
+            run_id,
+            stage,
+            counter: AtomicUsize::new(0),
+        })
+    }
+
+    /// Stages a copy of the candidate (mode 0755, so a `#!` file runs even
+    /// without its exec bit) and builds the argv for its container.
+    pub fn prepare(&self, candidate: &Candidate<'_>) -> Result<Prepared> {
+        let n = self.counter.fetch_add(1, Ordering::SeqCst);
+        let staged = self.stage.path().join(format!("task-{n}"));
+        let write = || -> std::io::Result<()> {
+            fs::write(&staged, candidate.bytes)?;
+            fs::set_permissions(&staged, fs::Permissions::from_mode(0o755))
+        };
+        write().map_err(|source| Error::Setup {
+            what: format!("stage the candidate at `{}`", staged.display()),
+            source,
+        })?;
+        let name = format!("{NAME_PREFIX}{}-{n}", self.run_id);
+        let args = docker::run_args(&Container {
+            name: &name,
+            run_id: &self.run_id,
+            interactive: candidate.interactive,
+            staged: &staged,
+            image: candidate.image,
+            limits: &self.sandbox.limits,
+            interpreter: candidate.interpreter,
+        });
+        Ok(Prepared { name, args })
+    }
+
+    /// Runs a prepared container under supervision.
+    pub fn execute(
+        &self,
+        prepared: Prepared,
+        stdin: StdinSource,
+        output: OutputSink,
+        timeout: Duration,
+    ) -> Result<Finished> {
+        supervise::supervise(Job {
+            docker: &self.sandbox.docker,
+            args: prepared.args,
+            container: &prepared.name,
+            stdin,
+            output,
+            timeout,
+        })
+    }
+
+    /// Keeps the staging directory after sbx exits (for `--print-argv`,
+    /// whose argv names the staged copy) and returns its path.
+    pub fn keep_stage(self) -> PathBuf {
+        self.stage.keep()
+    }
+}
+
+/// Reads a candidate: it must be a regular file (symlinks followed).
+pub fn read_candidate(path: &Path) -> Result<Vec<u8>> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        _ => return Err(Error::NoSuchFile(path.to_path_buf())),
+    }
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|source| Error::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(bytes)
+}
+
+/// Whether the kernel can execute these bytes directly: a `#!` script or an
+/// ELF binary.
+pub fn is_directly_executable(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"#!") || bytes.starts_with(b"\x7fELF")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn executable_headers() {
+        assert!(is_directly_executable(b"#!/bin/sh\necho hi\n"));
+        assert!(is_directly_executable(b"\x7fELF\x02\x01"));
+        assert!(!is_directly_executable(b"print('hi')\n"));
+        assert!(!is_directly_executable(b""));
+        assert!(!is_directly_executable(b" #!/bin/sh"));
+    }
+}

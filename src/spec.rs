@@ -1,0 +1,345 @@
+//! Validated requests: raw option strings become a `Sandbox` (image, limits,
+//! engine, interpreter) here, once. Everything downstream assumes valid input.
+
+use std::ffi::OsString;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use regex::Regex;
+
+use crate::error::{Error, Result};
+
+/// The seed script's defaults.
+pub const DEFAULT_IMAGE: &str = "python:3.12-slim";
+pub const DEFAULT_TIMEOUT: &str = "10";
+pub const DEFAULT_MEMORY: &str = "256m";
+pub const DEFAULT_CPUS: &str = "0.5";
+pub const DEFAULT_PIDS_LIMIT: &str = "64";
+pub const DEFAULT_TMPFS_SIZE: &str = "64m";
+pub const DEFAULT_NETWORK: &str = "none";
+
+/// Resource and isolation limits of one container, already validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    pub memory: String,
+    pub cpus: String,
+    pub pids_limit: String,
+    pub tmpfs_size: String,
+    pub network: String,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory: DEFAULT_MEMORY.into(),
+            cpus: DEFAULT_CPUS.into(),
+            pids_limit: DEFAULT_PIDS_LIMIT.into(),
+            tmpfs_size: DEFAULT_TMPFS_SIZE.into(),
+            network: DEFAULT_NETWORK.into(),
+        }
+    }
+}
+
+/// Whether a missing image may be pulled before the clock starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pull {
+    /// Pull only when the image is not present locally (docker's default).
+    Missing,
+    /// Never pull: a missing image is an error.
+    Never,
+}
+
+/// How sbx reaches the engine and what every container of a request shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The docker-compatible CLI to run.
+    pub docker: OsString,
+    pub limits: Limits,
+    pub pull: Pull,
+}
+
+impl Limits {
+    /// Validates each limit, so that no value can smuggle in another option
+    /// (a `,` in the tmpfs size would add mount options, a leading `-` would
+    /// be read as a flag).
+    pub fn parse(
+        memory: &str,
+        cpus: &str,
+        pids_limit: &str,
+        tmpfs_size: &str,
+        network: &str,
+    ) -> Result<Limits> {
+        Ok(Limits {
+            memory: parse_size("--memory", memory)?,
+            cpus: parse_cpus(cpus)?,
+            pids_limit: parse_pids(pids_limit)?,
+            tmpfs_size: parse_size("--tmpfs-size", tmpfs_size)?,
+            network: parse_network(network)?,
+        })
+    }
+}
+
+fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pattern).expect("static regex is valid"))
+}
+
+/// A byte size as docker takes it: digits and an optional unit (b, k, m, g).
+pub fn parse_size(option: &str, value: &str) -> Result<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = regex(&RE, r"^[0-9]{1,12}[bkmgBKMG]?$");
+    if re.is_match(value) && value.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
+        Ok(value.to_string())
+    } else {
+        Err(Error::Usage(format!(
+            "invalid {option} `{value}`: expected a positive size such as 256m"
+        )))
+    }
+}
+
+fn parse_cpus(value: &str) -> Result<String> {
+    match value.parse::<f64>() {
+        Ok(n)
+            if n > 0.0
+                && n.is_finite()
+                && value.bytes().all(|b| b.is_ascii_digit() || b == b'.') =>
+        {
+            Ok(value.to_string())
+        }
+        _ => Err(Error::Usage(format!(
+            "invalid --cpus `{value}`: expected a positive number such as 0.5"
+        ))),
+    }
+}
+
+fn parse_pids(value: &str) -> Result<String> {
+    match value.parse::<u32>() {
+        Ok(n) if n > 0 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(n.to_string()),
+        _ => Err(Error::Usage(format!(
+            "invalid --pids-limit `{value}`: expected a positive integer such as 64"
+        ))),
+    }
+}
+
+fn parse_network(value: &str) -> Result<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = regex(&RE, r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
+    if re.is_match(value) {
+        Ok(value.to_string())
+    } else {
+        Err(Error::Usage(format!(
+            "invalid --network `{value}`: expected a network name such as none"
+        )))
+    }
+}
+
+/// A byte count: digits with an optional binary unit (K, KiB, M, MiB, G, GiB).
+pub fn parse_bytes(option: &str, value: &str) -> Result<usize> {
+    let digits = value.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let scale: u64 = match &value[digits.len()..] {
+        "" | "B" => 1,
+        "K" | "k" | "KiB" => 1 << 10,
+        "M" | "m" | "MiB" => 1 << 20,
+        "G" | "g" | "GiB" => 1 << 30,
+        _ => 0,
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .filter(|n| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && *n > 0)
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|n| *n > 0)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "invalid {option} `{value}`: expected a positive byte count such as 1MiB"
+            ))
+        })
+}
+
+/// A timeout as GNU `timeout` takes it: a positive number with an optional
+/// unit `s`, `m`, `h` or `d`.
+pub fn parse_timeout(value: &str) -> Result<Duration> {
+    let bad = || {
+        Error::Usage(format!(
+            "invalid timeout `{value}`: expected a positive number of seconds (optionally with s, m, h or d)"
+        ))
+    };
+    let (number, scale) = match value.chars().last() {
+        Some('s') => (&value[..value.len() - 1], 1.0),
+        Some('m') => (&value[..value.len() - 1], 60.0),
+        Some('h') => (&value[..value.len() - 1], 3600.0),
+        Some('d') => (&value[..value.len() - 1], 86400.0),
+        _ => (value, 1.0),
+    };
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(bad());
+    }
+    let seconds = number.parse::<f64>().map_err(|_| bad())? * scale;
+    if seconds.is_nan() || seconds <= 0.0 || !seconds.is_finite() || seconds > 1e9 {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// A docker image reference (`[registry[:port]/]path[:tag][@digest]`) or an
+/// image ID. Anything else, in particular a value starting with `-`, is
+/// refused, so an image argument can never become a docker option.
+pub fn parse_image(value: &str) -> Result<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = regex(
+        &RE,
+        r"(?x)^
+        (?:sha256:[0-9a-f]{64}
+        |
+          (?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?))*(?::[0-9]+)?/)?
+          [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*
+          (?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*
+          (?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?
+          (?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?
+        )$",
+    );
+    if value.len() <= 512 && re.is_match(value) {
+        Ok(value.to_string())
+    } else {
+        Err(Error::Usage(format!(
+            "invalid image reference `{}`: expected NAME[:TAG][@DIGEST], such as python:3.12-slim",
+            value.escape_debug()
+        )))
+    }
+}
+
+/// An interpreter command line such as `python3` or `python3 -u`, split on
+/// whitespace. Each word is passed as its own argument, never through a shell.
+pub fn parse_interpreter(value: &str) -> Result<Vec<String>> {
+    let words: Vec<String> = value.split_whitespace().map(str::to_string).collect();
+    if words.is_empty() || words[0].starts_with('-') {
+        return Err(Error::Usage(format!(
+            "invalid --interpreter `{}`: expected a command such as python3",
+            value.escape_debug()
+        )));
+    }
+    Ok(words)
+}
+
+/// The interpreter `eval` uses for a candidate, by its file extension.
+pub fn interpreter_for_extension(extension: &str) -> Option<Vec<String>> {
+    let cmd = match extension {
+        "py" => "python3",
+        "sh" => "sh",
+        "js" => "node",
+        _ => return None,
+    };
+    Some(vec![cmd.to_string()])
+}
+
+/// The candidate extensions `eval` looks for, in order of preference.
+pub const CANDIDATE_EXTENSIONS: [&str; 3] = ["py", "sh", "js"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_accepted() {
+        for ok in [
+            "python:3.12-slim",
+            "sbx-busybox:latest",
+            "busybox",
+            "library/python",
+            "docker.io/library/python:3.12",
+            "localhost:5000/team/img:v1.2_3",
+            "my-registry.example/a/b/c",
+            "img@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+            "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+            "a__b",
+        ] {
+            assert_eq!(parse_image(ok).expect(ok), ok);
+        }
+    }
+
+    #[test]
+    fn images_refused() {
+        for bad in [
+            "",
+            "--privileged",
+            "-h",
+            "--help",
+            "Python",
+            "img:",
+            "img:-tag",
+            "a b",
+            "img;rm -rf /",
+            "../x",
+            "/abs",
+            "img:tag@",
+            "img\n",
+            "-v=/:/host",
+        ] {
+            assert!(parse_image(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn timeouts() {
+        assert_eq!(parse_timeout("10").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_timeout("2.5").unwrap(), Duration::from_millis(2500));
+        assert_eq!(parse_timeout("1m").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_timeout("3s").unwrap(), Duration::from_secs(3));
+        for bad in [
+            "0", "-1", "abc", "", "s", "1e3", "inf", "NaN", "0.0", "1x", " 1",
+        ] {
+            assert!(parse_timeout(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn limits() {
+        assert_eq!(
+            Limits::parse("256m", "0.5", "64", "64m", "none").unwrap(),
+            Limits::default()
+        );
+        for (mem, cpus, pids, tmpfs, net) in [
+            ("256m,exec", "0.5", "64", "64m", "none"),
+            ("256m", "0.5", "64", "64m,exec", "none"),
+            ("0", "0.5", "64", "64m", "none"),
+            ("256m", "0", "64", "64m", "none"),
+            ("256m", "-1", "64", "64m", "none"),
+            ("256m", "0.5", "-1", "64m", "none"),
+            ("256m", "0.5", "0", "64m", "none"),
+            ("256m", "0.5", "64", "64m", "--privileged"),
+            ("256m", "0.5", "64", "64m", "container:x"),
+            ("-256m", "0.5", "64", "64m", "none"),
+        ] {
+            assert!(
+                Limits::parse(mem, cpus, pids, tmpfs, net).is_err(),
+                "{mem} {cpus} {pids} {tmpfs} {net} should be refused"
+            );
+        }
+    }
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_bytes("x", "1MiB").unwrap(), 1 << 20);
+        assert_eq!(parse_bytes("x", "1048576").unwrap(), 1 << 20);
+        assert_eq!(parse_bytes("x", "64K").unwrap(), 64 << 10);
+        assert_eq!(parse_bytes("x", "2g").unwrap(), 2 << 30);
+        for bad in ["", "0", "MiB", "1TiB", "-1", "1.5M", "1 M"] {
+            assert!(parse_bytes("x", bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn interpreters() {
+        assert_eq!(parse_interpreter("python3").unwrap(), ["python3"]);
+        assert_eq!(
+            parse_interpreter(" python3  -u ").unwrap(),
+            ["python3", "-u"]
+        );
+        assert!(parse_interpreter("").is_err());
+        assert!(parse_interpreter("--x").is_err());
+        assert_eq!(interpreter_for_extension("py").unwrap(), ["python3"]);
+        assert_eq!(interpreter_for_extension("sh").unwrap(), ["sh"]);
+        assert_eq!(interpreter_for_extension("js").unwrap(), ["node"]);
+        assert!(interpreter_for_extension("rb").is_none());
+    }
+}
