@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::outcome;
 use crate::sandbox::{self, Candidate, Session};
 use crate::spec::{self, Limits, Sandbox};
-use crate::supervise::{OutputSink, StdinSource};
+use crate::supervise::{Ended, OutputSink, StdinSource};
 
 /// A validated `sbx run` request.
 #[derive(Debug, Clone)]
@@ -121,5 +121,15 @@ pub fn run(req: RunRequest) -> Result<i32> {
         StdinSource::Null
     };
     let finished = session.execute(prepared, stdin, OutputSink::Inherit, req.timeout)?;
+    match finished.ended {
+        Ended::TimedOut => eprintln!(
+            "sbx: timed out after {} s; the program was killed and its container removed",
+            req.timeout.as_secs_f64()
+        ),
+        Ended::Interrupted(signal) => eprintln!(
+            "sbx: interrupted by signal {signal}; the program was killed and its container removed"
+        ),
+        Ended::Exited(_) | Ended::OutputLimit => {}
+    }
     Ok(outcome::run_exit_code(&finished.ended))
 }

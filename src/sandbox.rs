@@ -19,6 +19,28 @@ use crate::error::{Error, Result};
 use crate::spec::Sandbox;
 use crate::supervise::{self, Finished, Job, OutputSink, StdinSource};
 
+/// Sets the run id instead of a random one, so that a test or a script can
+/// find (and remove) the containers of one sbx invocation by name or label.
+pub const RUN_ID_ENV: &str = "SBX_RUN_ID";
+
+/// A run id becomes part of container names: `[a-z0-9][a-z0-9_.-]*`, short.
+pub fn validate_run_id(id: &str) -> Result<String> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_.-".contains(c));
+    if ok {
+        Ok(id.to_string())
+    } else {
+        Err(Error::Usage(format!(
+            "invalid {RUN_ID_ENV} `{}`: expected lowercase letters, digits, `_`, `.` or `-`",
+            id.escape_debug()
+        )))
+    }
+}
+
 /// A group of containers started by one sbx invocation.
 #[derive(Debug)]
 pub struct Session {
@@ -77,9 +99,14 @@ impl Session {
                 stage.path().display()
             )));
         }
-        let mut hasher = RandomState::new().build_hasher();
-        hasher.write_u32(std::process::id());
-        let run_id = format!("{:016x}", hasher.finish());
+        let run_id = match std::env::var(RUN_ID_ENV) {
+            Ok(id) => validate_run_id(&id)?,
+            Err(_) => {
+                let mut hasher = RandomState::new().build_hasher();
+                hasher.write_u32(std::process::id());
+                format!("{:016x}", hasher.finish())
+            }
+        };
         Ok(Session {
             sandbox,
             run_id,
@@ -164,6 +191,14 @@ pub fn is_directly_executable(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_ids() {
+        assert_eq!(validate_run_id("t-timeout.1").unwrap(), "t-timeout.1");
+        for bad in ["", "-x", "A", "a b", "a/b", "a:b", &"a".repeat(65)] {
+            assert!(validate_run_id(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
 
     #[test]
     fn executable_headers() {
