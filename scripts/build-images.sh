@@ -15,13 +15,13 @@ have_image() {
 }
 
 apt_updated=0
-need_pkg() { # need_pkg COMMAND-PATH PACKAGE
-  if [ ! -e "$1" ]; then
+need_pkg() { # need_pkg PACKAGE: install a Debian package unless it is installed
+  if ! dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; then
     if [ "$apt_updated" = 0 ]; then
       DEBIAN_FRONTEND=noninteractive apt-get update -qq
       apt_updated=1
     fi
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
   fi
 }
 
@@ -36,11 +36,7 @@ trap 'rm -rf "$work"' EXIT
 if have_image "$BUSYBOX_IMAGE"; then
   echo "build-images: $BUSYBOX_IMAGE present"
 else
-  need_pkg /bin/busybox busybox-static
-  # busybox-static's binary is static; check, since a dynamic one cannot run FROM scratch.
-  if ! file_out=$(LC_ALL=C ldd /bin/busybox 2>&1) || ! grep -q 'not a dynamic' <<<"$file_out"; then
-    need_pkg /usr/share/doc/busybox-static busybox-static
-  fi
+  need_pkg busybox-static # static, so it runs FROM scratch
   root="$work/busybox"
   mkdir -p "$root/bin" "$root/tmp" "$root/work"
   cp /bin/busybox "$root/bin/busybox"
@@ -55,7 +51,7 @@ fi
 if have_image "$PYTHON_IMAGE"; then
   echo "build-images: $PYTHON_IMAGE present"
 else
-  need_pkg /usr/bin/mmdebstrap mmdebstrap
+  need_pkg mmdebstrap
   mmdebstrap --quiet --variant=minbase --include=python3 bookworm - \
     | "$DOCKER" import --change 'CMD ["python3"]' - "$PYTHON_IMAGE" >/dev/null
   echo "build-images: built $PYTHON_IMAGE"

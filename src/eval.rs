@@ -18,12 +18,12 @@ use crate::compare::{Matcher, Mode, Tolerance};
 use crate::engine;
 use crate::error::{Error, Result};
 use crate::exit;
-use crate::outcome;
+use crate::outcome::{self, FailReason, Verdict};
 use crate::report::{self, Status, TaskResult};
 use crate::sandbox::{Candidate, Session};
 use crate::signals;
 use crate::spec::{self, Limits, Sandbox};
-use crate::supervise::{Ended, OutputSink, StdinSource};
+use crate::supervise::{OutputSink, StdinSource};
 
 /// The fields a task may have.
 const TASK_FIELDS: [&str; 7] = [
@@ -403,32 +403,25 @@ fn judge(session: &Session, req: &EvalRequest, gen_root: &Path, task: &Task) -> 
         Err(e) => return Some(TaskResult::error(&task.id, e.code(), e.to_string())),
     };
     let mut result = TaskResult::from_run(&task.id, &finished);
-    let fail = |result: &mut TaskResult, reason: &str| {
-        result.status = Status::Fail;
-        result.reason = Some(reason.to_string());
-    };
-    match finished.ended {
-        Ended::Interrupted(_) => return None,
-        Ended::TimedOut => fail(&mut result, "timeout"),
-        Ended::OutputLimit => fail(&mut result, "output_limit"),
-        Ended::Exited(status) => {
-            if let Some(message) = outcome::docker_failure(&finished) {
-                return Some(TaskResult::error(&task.id, "start_failed", message));
-            }
-            let stdout = String::from_utf8_lossy(&finished.stdout.bytes);
-            let mismatch = task.matcher.mismatch(&stdout);
-            if status.code() == Some(0) && mismatch.is_none() {
-                result.status = Status::Pass;
-                result.stderr_tail.clear();
-                return Some(result);
-            }
-            if engine::oom_killed(&session.sandbox.docker, &prepared.name, finished.started) {
-                fail(&mut result, "oom");
-            } else if status.code() != Some(0) {
-                fail(&mut result, "exit_code");
-            } else {
-                fail(&mut result, "wrong_output");
-                result.diff = mismatch;
+    let verdict = outcome::judge(
+        &finished,
+        |stdout| task.matcher.mismatch(stdout),
+        || engine::oom_killed(&session.sandbox.docker, &prepared.name, finished.started),
+    );
+    match verdict {
+        Verdict::Interrupted => return None,
+        Verdict::DockerError(message) => {
+            return Some(TaskResult::error(&task.id, "start_failed", message))
+        }
+        Verdict::Pass => {
+            result.status = Status::Pass;
+            result.stderr_tail.clear();
+        }
+        Verdict::Fail(reason) => {
+            result.status = Status::Fail;
+            result.reason = Some(reason.code().to_string());
+            if let FailReason::WrongOutput(diff) = reason {
+                result.diff = Some(diff);
             }
         }
     }

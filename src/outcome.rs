@@ -43,6 +43,70 @@ pub fn docker_failure(finished: &Finished) -> Option<String> {
         .map(str::to_string)
 }
 
+/// What a finished run says about the candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Exit 0 and the output matched.
+    Pass,
+    /// The candidate ran and did not pass.
+    Fail(FailReason),
+    /// Docker could not run the container (its message); not the candidate's fault.
+    DockerError(String),
+    /// sbx was interrupted during the run.
+    Interrupted,
+}
+
+/// Why a candidate failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailReason {
+    /// Exit 0, but the output did not match: the first difference.
+    WrongOutput(String),
+    ExitCode,
+    Timeout,
+    /// The engine reported an `oom` event: the memory cap was hit.
+    Oom,
+    OutputLimit,
+}
+
+impl FailReason {
+    /// The `reason` field of the report.
+    pub fn code(&self) -> &'static str {
+        match self {
+            FailReason::WrongOutput(_) => "wrong_output",
+            FailReason::ExitCode => "exit_code",
+            FailReason::Timeout => "timeout",
+            FailReason::Oom => "oom",
+            FailReason::OutputLimit => "output_limit",
+        }
+    }
+}
+
+/// Judges a finished run. `mismatch` compares stdout with the expectation
+/// (`None` when it matches); `oom` asks the engine whether the container hit
+/// its memory cap, and is only called for runs that did not pass on their own.
+pub fn judge(
+    finished: &Finished,
+    mismatch: impl FnOnce(&str) -> Option<String>,
+    oom: impl FnOnce() -> bool,
+) -> Verdict {
+    let status = match finished.ended {
+        Ended::Interrupted(_) => return Verdict::Interrupted,
+        Ended::TimedOut => return Verdict::Fail(FailReason::Timeout),
+        Ended::OutputLimit => return Verdict::Fail(FailReason::OutputLimit),
+        Ended::Exited(status) => status,
+    };
+    if let Some(message) = docker_failure(finished) {
+        return Verdict::DockerError(message);
+    }
+    let difference = mismatch(&String::from_utf8_lossy(&finished.stdout.bytes));
+    match (status.code(), difference) {
+        (Some(0), None) => Verdict::Pass,
+        _ if oom() => Verdict::Fail(FailReason::Oom),
+        (Some(0), Some(diff)) => Verdict::Fail(FailReason::WrongOutput(diff)),
+        _ => Verdict::Fail(FailReason::ExitCode),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +140,57 @@ mod tests {
         assert_eq!(run_exit_code(&Ended::TimedOut), 124);
         assert_eq!(run_exit_code(&Ended::Interrupted(2)), 130);
         assert_eq!(run_exit_code(&Ended::Interrupted(15)), 143);
+    }
+
+    #[test]
+    fn verdicts() {
+        let same = |_: &str| None;
+        let differs = |_: &str| Some("line 1".to_string());
+        let never = || false;
+        assert_eq!(judge(&finished(0, ""), same, never), Verdict::Pass);
+        assert_eq!(
+            judge(&finished(0, ""), differs, never),
+            Verdict::Fail(FailReason::WrongOutput("line 1".into()))
+        );
+        assert_eq!(
+            judge(&finished(1, ""), same, never),
+            Verdict::Fail(FailReason::ExitCode)
+        );
+        assert_eq!(
+            judge(&finished(137, ""), same, || true),
+            Verdict::Fail(FailReason::Oom)
+        );
+        // A child OOM-killed while PID 1 survives: exit 0, wrong output, oom.
+        assert_eq!(
+            judge(&finished(0, ""), differs, || true),
+            Verdict::Fail(FailReason::Oom)
+        );
+        // A pass never asks the engine.
+        assert_eq!(
+            judge(&finished(0, ""), same, || panic!("asked")),
+            Verdict::Pass
+        );
+        assert_eq!(
+            judge(
+                &finished(125, "docker: Error response from daemon: x"),
+                same,
+                || panic!("asked")
+            ),
+            Verdict::DockerError("docker: Error response from daemon: x".into())
+        );
+        let mut timed_out = finished(0, "");
+        timed_out.ended = Ended::TimedOut;
+        assert_eq!(
+            judge(&timed_out, same, || panic!("asked")),
+            Verdict::Fail(FailReason::Timeout)
+        );
+        timed_out.ended = Ended::OutputLimit;
+        assert_eq!(
+            judge(&timed_out, same, never),
+            Verdict::Fail(FailReason::OutputLimit)
+        );
+        timed_out.ended = Ended::Interrupted(2);
+        assert_eq!(judge(&timed_out, same, never), Verdict::Interrupted);
     }
 
     #[test]
