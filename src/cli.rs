@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::compare::Mode;
-use crate::spec::{self, Pull};
+use crate::spec::{self, Profile, Pull};
 
 /// Run untrusted, AI-generated code in a locked-down Docker container and
 /// judge it against assertions written in advance.
@@ -24,6 +24,43 @@ pub enum Command {
     Run(RunArgs),
     /// Run every task's generated candidate in the sandbox and judge its output.
     Eval(EvalArgs),
+    /// Prove that the sandbox holds on this host, with adversarial probes.
+    Doctor(DoctorArgs),
+    /// Remove containers that sbx started and that were left behind.
+    Gc(GcArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// The image to probe with (it needs `sh`; the memory probe needs python3).
+    #[arg(long, default_value = spec::DEFAULT_IMAGE, value_name = "IMAGE")]
+    pub image: String,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 0 even when checks were skipped because the image lacks a tool.
+    #[arg(long)]
+    pub allow_skips: bool,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GcArgs {
+    /// Only containers created at least this long ago (such as 30m, 2h, 1d).
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: Option<String>,
+    /// List what would be removed, remove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The docker-compatible CLI to use.
+    #[arg(
+        long,
+        env = "SBX_DOCKER",
+        default_value = "docker",
+        value_name = "PATH"
+    )]
+    pub docker: OsString,
 }
 
 /// Limits and engine options shared by every subcommand that starts containers.
@@ -55,6 +92,21 @@ pub struct SandboxArgs {
     /// Pull a missing image before the clock starts (`missing`) or refuse (`never`).
     #[arg(long, value_enum, default_value_t = Pull::Missing)]
     pub pull: Pull,
+    /// Run the program as this user, such as 65534:65534 (docker --user).
+    #[arg(long, value_name = "UID[:GID]")]
+    pub user: Option<String>,
+    /// Use another OCI runtime, such as gVisor's runsc (docker --runtime).
+    #[arg(long, value_name = "NAME")]
+    pub runtime: Option<String>,
+    /// Extra confinement: seccomp=PROFILE, apparmor=PROFILE or label=... (repeatable).
+    #[arg(long = "security-opt", value_name = "OPT")]
+    pub security_opt: Vec<String>,
+    /// Set NAME=VALUE in the container (repeatable); no host variable is passed otherwise.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
+    /// `strict` adds a non-root user, --ipc none, a file-size ulimit and no swap.
+    #[arg(long, value_enum, default_value_t = Profile::Default)]
+    pub profile: Profile,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use crate::spec::Limits;
+use crate::spec::{Hardening, Limits};
 
 /// Where the candidate appears inside the container (the seed's path).
 pub const TASK_PATH: &str = "/work/task";
@@ -26,6 +26,7 @@ pub struct Container<'a> {
     pub staged: &'a Path,
     pub image: &'a str,
     pub limits: &'a Limits,
+    pub hardening: &'a Hardening,
     /// Interpreter words placed before `/work/task`; empty runs it directly.
     pub interpreter: &'a [String],
 }
@@ -57,8 +58,17 @@ pub fn run_args(c: &Container<'_>) -> Vec<OsString> {
     push(&c.limits.network);
     push("--read-only");
     push("--tmpfs");
+    // The tmpfs is root-owned 0755 (engines ignore `mode=` here, measured):
+    // a non-root user gets it as its owner, so /tmp stays writable.
+    let owner = match c.hardening.user.as_deref() {
+        Some(user) => {
+            let (uid, gid) = user.split_once(':').unwrap_or((user, user));
+            format!(",uid={uid},gid={gid}")
+        }
+        None => String::new(),
+    };
     push(&format!(
-        "/tmp:rw,noexec,nosuid,size={}",
+        "/tmp:rw,noexec,nosuid,size={}{owner}",
         c.limits.tmpfs_size
     ));
     push("--memory");
@@ -71,6 +81,35 @@ pub fn run_args(c: &Container<'_>) -> Vec<OsString> {
     push("ALL");
     push("--security-opt");
     push("no-new-privileges");
+    let h = c.hardening;
+    if let Some(user) = &h.user {
+        push("--user");
+        push(user);
+    }
+    if let Some(runtime) = &h.runtime {
+        push("--runtime");
+        push(runtime);
+    }
+    for opt in &h.security_opts {
+        push("--security-opt");
+        push(opt);
+    }
+    if h.ipc_none {
+        push("--ipc");
+        push("none");
+    }
+    if let Some(fsize) = h.fsize {
+        push("--ulimit");
+        push(&format!("fsize={fsize}"));
+    }
+    if let Some(swap) = &h.memory_swap {
+        push("--memory-swap");
+        push(swap);
+    }
+    for env in &h.env {
+        push("--env");
+        push(env);
+    }
     push("-v");
     let mut volume = c.staged.as_os_str().to_os_string();
     volume.push(format!(":{TASK_PATH}:ro"));
@@ -108,6 +147,20 @@ pub fn list_run_args(run_id: &str) -> Vec<OsString> {
         "--no-trunc",
         "--filter",
         &format!("label={RUN_LABEL}={run_id}"),
+    ])
+}
+
+/// `docker ps -a` of every container that carries the `sbx.run` label, one
+/// tab-separated line each: ID, name, creation time, run id.
+pub fn list_labelled_args() -> Vec<OsString> {
+    to_os(&[
+        "ps",
+        "-a",
+        "--no-trunc",
+        "--filter",
+        &format!("label={RUN_LABEL}"),
+        "--format",
+        &format!("{{{{.ID}}}}\t{{{{.Names}}}}\t{{{{.CreatedAt}}}}\t{{{{.Label \"{RUN_LABEL}\"}}}}"),
     ])
 }
 
@@ -153,6 +206,7 @@ mod tests {
             staged: Path::new("/tmp/sbx-x/task"),
             image: "python:3.12-slim",
             limits: &limits,
+            hardening: &Hardening::default(),
             interpreter: &[],
         };
         assert_eq!(
@@ -203,6 +257,7 @@ mod tests {
             staged: Path::new("/t/task"),
             image: "img",
             limits: &limits,
+            hardening: &Hardening::default(),
             interpreter: &interp,
         };
         let args = strings(&run_args(&c));
@@ -224,6 +279,61 @@ mod tests {
     }
 
     #[test]
+    fn hardening_goes_after_the_seed_flags() {
+        let limits = Limits::default();
+        let hardening = Hardening {
+            user: Some("65534:65534".into()),
+            runtime: Some("runsc".into()),
+            security_opts: vec!["seccomp=/p.json".into()],
+            ipc_none: true,
+            fsize: Some(64 << 20),
+            memory_swap: Some("256m".into()),
+            env: vec!["A=1".into()],
+        };
+        let c = Container {
+            name: "n",
+            run_id: "r",
+            interactive: false,
+            staged: Path::new("/t/task"),
+            image: "img",
+            limits: &limits,
+            hardening: &hardening,
+            interpreter: &[],
+        };
+        let args = strings(&run_args(&c));
+        assert!(args.windows(2).any(|w| w
+            == [
+                "--tmpfs",
+                "/tmp:rw,noexec,nosuid,size=64m,uid=65534,gid=65534"
+            ]));
+        let start = args.iter().position(|a| a == "no-new-privileges").unwrap() + 1;
+        assert_eq!(
+            &args[start..],
+            [
+                "--user",
+                "65534:65534",
+                "--runtime",
+                "runsc",
+                "--security-opt",
+                "seccomp=/p.json",
+                "--ipc",
+                "none",
+                "--ulimit",
+                "fsize=67108864",
+                "--memory-swap",
+                "256m",
+                "--env",
+                "A=1",
+                "-v",
+                "/t/task:/work/task:ro",
+                "--",
+                "img",
+                "/work/task"
+            ]
+        );
+    }
+
+    #[test]
     fn non_utf8_staged_path_survives() {
         use std::os::unix::ffi::OsStrExt;
         let limits = Limits::default();
@@ -235,6 +345,7 @@ mod tests {
             staged,
             image: "img",
             limits: &limits,
+            hardening: &Hardening::default(),
             interpreter: &[],
         };
         let args = run_args(&c);
@@ -262,6 +373,18 @@ mod tests {
                 "--no-trunc",
                 "--filter",
                 "label=sbx.run=r1"
+            ]
+        );
+        assert_eq!(
+            strings(&list_labelled_args()),
+            [
+                "ps",
+                "-a",
+                "--no-trunc",
+                "--filter",
+                "label=sbx.run",
+                "--format",
+                "{{.ID}}\t{{.Names}}\t{{.CreatedAt}}\t{{.Label \"sbx.run\"}}"
             ]
         );
         assert_eq!(

@@ -22,7 +22,7 @@ use crate::outcome::{self, FailReason, Verdict};
 use crate::report::{self, Status, TaskResult};
 use crate::sandbox::{Candidate, Session};
 use crate::signals;
-use crate::spec::{self, Limits, Sandbox};
+use crate::spec::{self, Sandbox};
 use crate::supervise::{OutputSink, StdinSource};
 
 /// The fields a task may have.
@@ -66,12 +66,7 @@ pub struct TaskDefaults {
 impl EvalRequest {
     /// Validates the options and reads and validates the whole tasks file.
     pub fn from_args(args: EvalArgs) -> Result<EvalRequest> {
-        let s = args.sandbox;
-        let sandbox = Sandbox {
-            docker: s.docker,
-            limits: Limits::parse(&s.memory, &s.cpus, &s.pids_limit, &s.tmpfs_size, &s.network)?,
-            pull: s.pull,
-        };
+        let sandbox = Sandbox::from_args(args.sandbox)?;
         for (name, tol) in [("--rel-tol", args.rel_tol), ("--abs-tol", args.abs_tol)] {
             if !(tol >= 0.0 && tol.is_finite()) {
                 return Err(Error::Usage(format!(

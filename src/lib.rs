@@ -8,10 +8,12 @@
 pub mod cli;
 pub mod compare;
 pub mod docker;
+pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod exit;
+pub mod gc;
 pub mod outcome;
 pub mod report;
 pub mod run;
@@ -22,7 +24,16 @@ pub mod supervise;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, DoctorArgs};
+
+fn doctor_request(args: DoctorArgs) -> error::Result<doctor::DoctorRequest> {
+    Ok(doctor::DoctorRequest {
+        image: spec::parse_image(&args.image)?,
+        sandbox: spec::Sandbox::from_args(args.sandbox)?,
+        json: args.json,
+        allow_skips: args.allow_skips,
+    })
+}
 
 /// Parses the command line, runs the subcommand, and returns the exit code.
 /// Errors are printed here as one line on stderr.
@@ -41,6 +52,13 @@ pub fn main_impl() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run::RunRequest::from_args(args).and_then(run::run),
         Command::Eval(args) => eval::EvalRequest::from_args(args).and_then(eval::eval),
+        Command::Doctor(args) => doctor_request(args).and_then(doctor::doctor),
+        Command::Gc(args) => args
+            .older_than
+            .as_deref()
+            .map(spec::parse_timeout)
+            .transpose()
+            .and_then(|older_than| gc::gc(&args.docker, older_than, args.dry_run)),
     };
     match result {
         Ok(code) => code,

@@ -9,7 +9,7 @@ use crate::engine;
 use crate::error::{Error, Result};
 use crate::outcome;
 use crate::sandbox::{self, Candidate, Session};
-use crate::spec::{self, Limits, Sandbox};
+use crate::spec::{self, Sandbox};
 use crate::supervise::{Ended, OutputSink, StdinSource};
 
 /// A validated `sbx run` request.
@@ -34,7 +34,6 @@ impl RunRequest {
             args.timeout_opt,
             spec::DEFAULT_TIMEOUT,
         )?;
-        let s = args.sandbox;
         Ok(RunRequest {
             file: args.file,
             image: spec::parse_image(&image)?,
@@ -46,17 +45,7 @@ impl RunRequest {
                 .transpose()?
                 .unwrap_or_default(),
             print_argv: args.print_argv,
-            sandbox: Sandbox {
-                docker: s.docker,
-                limits: Limits::parse(
-                    &s.memory,
-                    &s.cpus,
-                    &s.pids_limit,
-                    &s.tmpfs_size,
-                    &s.network,
-                )?,
-                pull: s.pull,
-            },
+            sandbox: Sandbox::from_args(args.sandbox)?,
         })
     }
 }

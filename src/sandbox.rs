@@ -136,6 +136,7 @@ impl Session {
             staged: &staged,
             image: candidate.image,
             limits: &self.sandbox.limits,
+            hardening: &self.sandbox.hardening,
             interpreter: candidate.interpreter,
         });
         Ok(Prepared { name, args })

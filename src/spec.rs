@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use regex::Regex;
 
+use crate::cli::SandboxArgs;
 use crate::error::{Error, Result};
 
 /// The seed script's defaults.
@@ -55,7 +56,162 @@ pub struct Sandbox {
     /// The docker-compatible CLI to run.
     pub docker: OsString,
     pub limits: Limits,
+    pub hardening: Hardening,
     pub pull: Pull,
+}
+
+impl Sandbox {
+    /// Validates the options every container-starting subcommand shares.
+    pub fn from_args(args: SandboxArgs) -> Result<Sandbox> {
+        let limits = Limits::parse(
+            &args.memory,
+            &args.cpus,
+            &args.pids_limit,
+            &args.tmpfs_size,
+            &args.network,
+        )?;
+        let hardening = Hardening::parse(&args, &limits)?;
+        Ok(Sandbox {
+            docker: args.docker,
+            limits,
+            hardening,
+            pull: args.pull,
+        })
+    }
+}
+
+/// A named set of hardening defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Profile {
+    /// The seed script's flags.
+    Default,
+    /// The defaults plus a non-root user (65534:65534 unless --user is
+    /// given), `--ipc none`, a file-size ulimit of the /tmp size, and
+    /// `--memory-swap` equal to `--memory` (no swap).
+    Strict,
+}
+
+/// The user the strict profile runs as (nobody:nogroup).
+pub const STRICT_USER: &str = "65534:65534";
+
+/// Opt-in hardening on top of the seed's flags, validated.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hardening {
+    /// `--user UID[:GID]`, numeric: it also owns the /tmp tmpfs.
+    pub user: Option<String>,
+    /// `--runtime NAME`, for example gVisor's `runsc`.
+    pub runtime: Option<String>,
+    /// Extra `--security-opt` values (seccomp=, apparmor=, label=).
+    pub security_opts: Vec<String>,
+    /// `--ipc none`.
+    pub ipc_none: bool,
+    /// `--ulimit fsize=BYTES`.
+    pub fsize: Option<u64>,
+    /// `--memory-swap` value.
+    pub memory_swap: Option<String>,
+    /// `--env NAME=VALUE` pairs; nothing from the host unless listed here.
+    pub env: Vec<String>,
+}
+
+impl Hardening {
+    fn parse(args: &SandboxArgs, limits: &Limits) -> Result<Hardening> {
+        let strict = args.profile == Profile::Strict;
+        let user = match (&args.user, strict) {
+            (Some(user), _) => Some(parse_user(user)?),
+            (None, true) => Some(STRICT_USER.to_string()),
+            (None, false) => None,
+        };
+        let runtime = args.runtime.as_deref().map(parse_runtime).transpose()?;
+        let security_opts = args
+            .security_opt
+            .iter()
+            .map(|o| parse_security_opt(o))
+            .collect::<Result<Vec<_>>>()?;
+        let env = args
+            .env
+            .iter()
+            .map(|e| parse_env(e))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Hardening {
+            user,
+            runtime,
+            security_opts,
+            ipc_none: strict,
+            fsize: strict.then(|| size_in_bytes(&limits.tmpfs_size)),
+            memory_swap: strict.then(|| limits.memory.clone()),
+            env,
+        })
+    }
+}
+
+/// The bytes of a validated size such as `64m`.
+pub fn size_in_bytes(size: &str) -> u64 {
+    let (digits, unit) = match size.chars().last() {
+        Some(c) if c.is_ascii_alphabetic() => (&size[..size.len() - 1], c.to_ascii_lowercase()),
+        _ => (size, 'b'),
+    };
+    let n: u64 = digits.parse().unwrap_or(0);
+    let scale: u64 = match unit {
+        'k' => 1 << 10,
+        'm' => 1 << 20,
+        'g' => 1 << 30,
+        _ => 1,
+    };
+    n.saturating_mul(scale)
+}
+
+fn parse_user(value: &str) -> Result<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = regex(&RE, r"^[0-9]{1,10}(?::[0-9]{1,10})?$");
+    if re.is_match(value) {
+        Ok(value.to_string())
+    } else {
+        Err(Error::Usage(format!(
+            "invalid --user `{}`: expected UID[:GID] such as 65534:65534",
+            value.escape_debug()
+        )))
+    }
+}
+
+fn parse_runtime(value: &str) -> Result<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    if regex(&RE, r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$").is_match(value) {
+        Ok(value.to_string())
+    } else {
+        Err(Error::Usage(format!(
+            "invalid --runtime `{}`: expected a runtime name such as runsc",
+            value.escape_debug()
+        )))
+    }
+}
+
+/// Only options that add confinement pass through; anything else (such as
+/// `no-new-privileges=false` or `seccomp=unconfined`) is refused.
+fn parse_security_opt(value: &str) -> Result<String> {
+    let allowed = ["seccomp=", "apparmor=", "label="]
+        .iter()
+        .any(|p| value.starts_with(p) && value.len() > p.len());
+    let weakening = value.ends_with("=unconfined") || value == "label=disable";
+    if allowed && !weakening && !value.contains('\n') {
+        Ok(value.to_string())
+    } else {
+        Err(Error::Usage(format!(
+            "invalid --security-opt `{}`: expected seccomp=PROFILE, apparmor=PROFILE or label=...; options that remove confinement are refused",
+            value.escape_debug()
+        )))
+    }
+}
+
+fn parse_env(value: &str) -> Result<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    if regex(&RE, r"(?s)^[A-Za-z_][A-Za-z0-9_]*=.*$").is_match(value) && !value.contains('\0') {
+        Ok(value.to_string())
+    } else {
+        Err(Error::Usage(format!(
+            "invalid --env `{}`: expected NAME=VALUE (the host environment is never passed)",
+            value.escape_debug()
+        )))
+    }
 }
 
 impl Limits {
@@ -315,6 +471,85 @@ mod tests {
                 "{mem} {cpus} {pids} {tmpfs} {net} should be refused"
             );
         }
+    }
+
+    fn sandbox_args(extra: &[&str]) -> SandboxArgs {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            sandbox: SandboxArgs,
+        }
+        let argv = std::iter::once("sbx").chain(extra.iter().copied());
+        Wrap::try_parse_from(argv).unwrap().sandbox
+    }
+
+    #[test]
+    fn profiles() {
+        let plain = Sandbox::from_args(sandbox_args(&[])).unwrap();
+        assert_eq!(plain.hardening, Hardening::default());
+        let strict =
+            Sandbox::from_args(sandbox_args(&["--profile", "strict", "--memory", "128m"])).unwrap();
+        assert_eq!(
+            strict.hardening,
+            Hardening {
+                user: Some(STRICT_USER.into()),
+                ipc_none: true,
+                fsize: Some(64 << 20),
+                memory_swap: Some("128m".into()),
+                ..Hardening::default()
+            }
+        );
+        let own_user =
+            Sandbox::from_args(sandbox_args(&["--profile", "strict", "--user", "1000"])).unwrap();
+        assert_eq!(own_user.hardening.user.as_deref(), Some("1000"));
+        assert!(
+            Sandbox::from_args(sandbox_args(&["--security-opt", "seccomp=unconfined"])).is_err()
+        );
+        assert!(Sandbox::from_args(sandbox_args(&["--env", "HOME"])).is_err());
+    }
+
+    #[test]
+    fn hardening_values() {
+        assert!(parse_user("65534:65534").is_ok());
+        assert!(parse_user("1000").is_ok());
+        for bad in [
+            "",
+            "-1",
+            "0:",
+            "a b",
+            "--privileged",
+            "1:2:3",
+            "nobody",
+            "1:x",
+        ] {
+            assert!(parse_user(bad).is_err(), "{bad:?} should be refused");
+        }
+        assert!(parse_runtime("runsc").is_ok());
+        assert!(parse_runtime("--x").is_err());
+        assert!(parse_security_opt("seccomp=/etc/profile.json").is_ok());
+        assert!(parse_security_opt("apparmor=docker-default").is_ok());
+        for bad in [
+            "seccomp=unconfined",
+            "apparmor=unconfined",
+            "no-new-privileges=false",
+            "label=disable",
+            "seccomp=",
+            "privileged",
+        ] {
+            assert!(
+                parse_security_opt(bad).is_err(),
+                "{bad:?} should be refused"
+            );
+        }
+        assert!(parse_env("A=1").is_ok());
+        assert!(parse_env("A=").is_ok());
+        for bad in ["A", "=1", "1A=2", "-e=1"] {
+            assert!(parse_env(bad).is_err(), "{bad:?} should be refused");
+        }
+        assert_eq!(size_in_bytes("64m"), 64 << 20);
+        assert_eq!(size_in_bytes("2g"), 2 << 30);
+        assert_eq!(size_in_bytes("100"), 100);
     }
 
     #[test]

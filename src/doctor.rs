@@ -1,0 +1,637 @@
+//! `sbx doctor`: adversarial probes through the real sandbox (the same argv
+//! and supervision as `sbx run`), one check each, to prove on this host that
+//! the isolation holds. No probe sends network traffic: isolation is shown
+//! by what the container can see.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::docker;
+use crate::engine;
+use crate::error::Result;
+use crate::exit;
+use crate::outcome::{self, FailReason, Verdict};
+use crate::sandbox::{Candidate, Session};
+use crate::spec::{self, Pull, Sandbox};
+use crate::supervise::{self, Ended, Finished, OutputSink, StdinSource, CONTROL_TIMEOUT};
+
+/// Time for probes that should finish (generous: the host may be loaded).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The deadline of the timeout probe, and the slack allowed for cleanup.
+const TIMEOUT_PROBE: Duration = Duration::from_secs(2);
+const TIMEOUT_SLACK: Duration = Duration::from_secs(3);
+/// Output kept by the output-cap probe.
+const OUTPUT_CAP: usize = 64 << 10;
+
+/// A validated `sbx doctor` request.
+#[derive(Debug, Clone)]
+pub struct DoctorRequest {
+    pub image: String,
+    pub sandbox: Sandbox,
+    pub json: bool,
+    pub allow_skips: bool,
+}
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Ok,
+    Failed,
+    Skipped,
+}
+
+/// One line of the doctor's report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub state: State,
+    /// What the probe saw.
+    pub detail: String,
+}
+
+impl Check {
+    fn new(name: &'static str, state: State, detail: impl Into<String>) -> Check {
+        Check {
+            name,
+            state,
+            detail: detail.into(),
+        }
+    }
+
+    /// `ok` when `held`, `FAILED` otherwise.
+    fn held(name: &'static str, held: bool, detail: impl Into<String>) -> Check {
+        Check::new(name, if held { State::Ok } else { State::Failed }, detail)
+    }
+}
+
+/// The doctor's whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub ok: bool,
+    pub checks: Vec<Check>,
+    pub summary: String,
+}
+
+impl Report {
+    pub fn new(checks: Vec<Check>, allow_skips: bool) -> Report {
+        let count = |s| checks.iter().filter(|c| c.state == s).count();
+        let (ok, failed, skipped) = (
+            count(State::Ok),
+            count(State::Failed),
+            count(State::Skipped),
+        );
+        Report {
+            ok: failed == 0 && (skipped == 0 || allow_skips),
+            summary: format!("{ok} ok, {failed} failed, {skipped} skipped"),
+            checks,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for c in &self.checks {
+            let state = match c.state {
+                State::Ok => "ok",
+                State::Failed => "FAILED",
+                State::Skipped => "skipped",
+            };
+            out.push_str(&format!("{state:<8}{}: {}\n", c.name, c.detail));
+        }
+        let verdict = if self.checks.iter().any(|c| c.state == State::Failed) {
+            "the sandbox does NOT fully hold on this host"
+        } else if self.ok {
+            "the sandbox holds on this host"
+        } else {
+            "some checks were skipped (--allow-skips accepts that)"
+        };
+        out.push_str(&format!("doctor: {}; {verdict}\n", self.summary));
+        out
+    }
+}
+
+/// Runs every check and prints the report; exit 0 only if every check held.
+pub fn doctor(req: DoctorRequest) -> Result<i32> {
+    let checks = run_checks(&req)?;
+    let report = Report::new(checks, req.allow_skips);
+    if req.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("the report serializes")
+        );
+    } else {
+        print!("{}", report.text());
+    }
+    Ok(if report.ok {
+        exit::SUCCESS
+    } else {
+        exit::NOT_ALL_PASSED
+    })
+}
+
+/// The container probes, in order: name, script (run with `sh`), what to
+/// make of the result.
+fn run_checks(req: &DoctorRequest) -> Result<Vec<Check>> {
+    let session = Session::new(req.sandbox.clone())?;
+    let docker_cli = session.sandbox.docker.clone();
+    let mut checks = Vec::new();
+
+    let engine = engine_facts(&docker_cli);
+    let reachable = engine.state == State::Ok;
+    checks.push(engine);
+    let image = match reachable {
+        false => Check::new("image", State::Failed, "not checked: the engine is unreachable"),
+        true => match engine::ensure_image(&docker_cli, &req.image, Pull::Never) {
+            Ok(id) => Check::new("image", State::Ok, format!("{} present ({})", req.image, short_id(&id))),
+            Err(e) => Check::new(
+                "image",
+                State::Failed,
+                format!("{e}; build the local test images with scripts/build-images.sh, or `docker pull {}` where a registry is reachable", req.image),
+            ),
+        },
+    };
+    let usable = image.state == State::Ok;
+    checks.push(image);
+    let names = [
+        "network",
+        "read-only root",
+        "/tmp",
+        "capabilities",
+        "memory cap",
+        "pids cap",
+        "timeout",
+        "output cap",
+    ];
+    if !usable {
+        for name in names {
+            checks.push(Check::new(
+                name,
+                State::Failed,
+                "not run: no usable engine and image",
+            ));
+        }
+        return Ok(checks);
+    }
+
+    let p = Prober {
+        session: &session,
+        image: &req.image,
+    };
+    checks.push(p.network());
+    checks.push(p.read_only_root());
+    checks.push(p.tmp());
+    checks.push(p.capabilities());
+    checks.push(p.memory());
+    checks.push(p.pids());
+    checks.push(p.timeout());
+    checks.push(p.output_cap());
+    checks.push(nothing_left(&docker_cli, &session.run_id));
+    Ok(checks)
+}
+
+fn short_id(id: &str) -> &str {
+    let id = id.trim_start_matches("sha256:");
+    &id[..id.len().min(12)]
+}
+
+fn engine_facts(docker_cli: &std::ffi::OsStr) -> Check {
+    let args = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
+    let version = supervise::control(
+        docker_cli,
+        &args(&[
+            "version",
+            "--format",
+            "{{.Client.Version}}|{{.Server.Version}}",
+        ]),
+        CONTROL_TIMEOUT,
+    );
+    let version = match version {
+        Ok(v) if v.success() => v.stdout.trim().to_string(),
+        Ok(v) => {
+            return Check::new(
+                "engine",
+                State::Failed,
+                format!("unreachable: {}", v.stderr_line()),
+            )
+        }
+        Err(e) => return Check::new("engine", State::Failed, e.to_string()),
+    };
+    let info = supervise::control(
+        docker_cli,
+        &args(&[
+            "info",
+            "--format",
+            "{{.CgroupVersion}}|{{.DefaultRuntime}}|{{.Driver}}",
+        ]),
+        CONTROL_TIMEOUT,
+    )
+    .map(|i| i.stdout.trim().to_string())
+    .unwrap_or_default();
+    let v: Vec<&str> = version.split('|').collect();
+    let i: Vec<&str> = info.split('|').collect();
+    let get = |v: &[&str], n: usize| v.get(n).copied().unwrap_or("?").to_string();
+    Check::new(
+        "engine",
+        State::Ok,
+        format!(
+            "CLI {}, engine {}, cgroup v{}, runtime {}, storage {}",
+            get(&v, 0),
+            get(&v, 1),
+            get(&i, 0),
+            get(&i, 1),
+            get(&i, 2)
+        ),
+    )
+}
+
+struct Prober<'a> {
+    session: &'a Session,
+    image: &'a str,
+}
+
+/// What a probe run gave: the run, or why it could not be judged.
+enum Probe {
+    Ran(Finished, String),
+    Skip(String),
+    Broken(String),
+}
+
+impl Prober<'_> {
+    /// Runs `script` with `sh` in the sandbox, exactly as `sbx run` would.
+    fn run(&self, script: &str, timeout: Duration, max_output: usize) -> Probe {
+        let sh = vec!["sh".to_string()];
+        let run = self
+            .session
+            .prepare(&Candidate {
+                bytes: script.as_bytes(),
+                image: self.image,
+                interpreter: &sh,
+                interactive: false,
+            })
+            .and_then(|prepared| {
+                let name = prepared.name.clone();
+                self.session
+                    .execute(
+                        prepared,
+                        StdinSource::Null,
+                        OutputSink::Capture { max: max_output },
+                        timeout,
+                    )
+                    .map(|f| (f, name))
+            });
+        match run {
+            Err(e) => Probe::Broken(e.to_string()),
+            Ok((finished, name)) => match outcome::docker_failure(&finished) {
+                Some(msg)
+                    if msg.contains("executable file not found")
+                        || msg.contains("no such file") =>
+                {
+                    Probe::Skip("image has no sh".into())
+                }
+                Some(msg) => Probe::Broken(msg),
+                None => Probe::Ran(finished, name),
+            },
+        }
+    }
+
+    /// Runs a probe and turns its stdout into a check with `judge`.
+    fn check(&self, name: &'static str, script: &str, judge: impl FnOnce(&str) -> Check) -> Check {
+        match self.run(script, PROBE_TIMEOUT, OUTPUT_CAP) {
+            Probe::Ran(f, _) if f.ended == Ended::TimedOut => {
+                Check::new(name, State::Failed, "the probe did not finish in time")
+            }
+            Probe::Ran(f, _) => judge(&String::from_utf8_lossy(&f.stdout.bytes)),
+            Probe::Skip(why) => Check::new(name, State::Skipped, why),
+            Probe::Broken(why) => Check::new(
+                name,
+                State::Failed,
+                format!("the probe could not run: {why}"),
+            ),
+        }
+    }
+
+    fn network(&self) -> Check {
+        self.check("network", "ls /sys/class/net\n", |out| {
+            let interfaces: Vec<&str> = out.split_whitespace().collect();
+            Check::held(
+                "network",
+                interfaces == ["lo"],
+                format!("interfaces in /sys/class/net: {}", interfaces.join(" ")),
+            )
+        })
+    }
+
+    fn read_only_root(&self) -> Check {
+        let script =
+            "if touch /sbx-probe 2>/dev/null; then echo WRITABLE; else echo READONLY; fi\n";
+        self.check("read-only root", script, |out| {
+            Check::held(
+                "read-only root",
+                out.trim() == "READONLY",
+                if out.contains("WRITABLE") {
+                    "writing /sbx-probe succeeded"
+                } else {
+                    "writing under / fails"
+                },
+            )
+        })
+    }
+
+    fn tmp(&self) -> Check {
+        let script = "printf '#!/bin/sh\\necho EXECUTED\\n' > /tmp/sbx-probe && chmod +x /tmp/sbx-probe && echo WRITABLE\n\
+                      /tmp/sbx-probe 2>/dev/null || echo NOEXEC\n";
+        self.check("/tmp", script, |out| {
+            let writable = out.contains("WRITABLE");
+            let noexec = out.contains("NOEXEC") && !out.contains("EXECUTED");
+            Check::held(
+                "/tmp",
+                writable && noexec,
+                format!(
+                    "{}, {}",
+                    if writable { "writable" } else { "NOT writable" },
+                    if noexec {
+                        "not executable"
+                    } else {
+                        "a file in /tmp EXECUTED"
+                    }
+                ),
+            )
+        })
+    }
+
+    fn capabilities(&self) -> Check {
+        let script = "echo x > /tmp/sbx-cap; if chown 1:1 /tmp/sbx-cap 2>/dev/null; then echo CHOWNED; else echo DENIED; fi\n\
+                      grep CapEff /proc/self/status\n";
+        self.check("capabilities", script, |out| {
+            let denied = out.contains("DENIED");
+            let cap_eff = out
+                .lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .map(str::trim)
+                .unwrap_or("?")
+                .to_string();
+            let none = cap_eff.chars().all(|c| c == '0') && !cap_eff.is_empty();
+            Check::held(
+                "capabilities",
+                denied && none,
+                format!(
+                    "chown {}, CapEff {cap_eff}",
+                    if denied { "fails" } else { "SUCCEEDED" }
+                ),
+            )
+        })
+    }
+
+    fn memory(&self) -> Check {
+        let cap = spec::size_in_bytes(&self.session.sandbox.limits.memory);
+        if cap > 4 << 30 {
+            return Check::new(
+                "memory cap",
+                State::Skipped,
+                format!(
+                    "cap {} is too large to probe safely",
+                    self.session.sandbox.limits.memory
+                ),
+            );
+        }
+        let target_mib = ((cap * 2) >> 20) + 64;
+        let script = format!(
+            "command -v python3 >/dev/null 2>&1 || {{ echo NOPYTHON; exit 0; }}\n\
+             exec python3 -c 'chunks = []\nfor _ in range({n}):\n    chunks.append(b\"x\" * (16 << 20))\nprint(\"ALLOCATED\", len(chunks) * 16)'\n",
+            n = target_mib / 16
+        );
+        let name = "memory cap";
+        match self.run(&script, PROBE_TIMEOUT, OUTPUT_CAP) {
+            Probe::Skip(why) => Check::new(name, State::Skipped, why),
+            Probe::Broken(why) => Check::new(
+                name,
+                State::Failed,
+                format!("the probe could not run: {why}"),
+            ),
+            Probe::Ran(f, _) if String::from_utf8_lossy(&f.stdout.bytes).contains("NOPYTHON") => {
+                Check::new(name, State::Skipped, "image has no python3")
+            }
+            Probe::Ran(f, container) => {
+                let docker_cli = &self.session.sandbox.docker;
+                let verdict = outcome::judge(
+                    &f,
+                    |_| None,
+                    || engine::oom_killed(docker_cli, &container, f.started),
+                );
+                let limit = &self.session.sandbox.limits.memory;
+                match verdict {
+                    Verdict::Fail(FailReason::Oom) => Check::new(
+                        name,
+                        State::Ok,
+                        format!("allocating {target_mib} MiB under --memory {limit} was killed and reported as oom"),
+                    ),
+                    Verdict::Pass => Check::new(
+                        name,
+                        State::Failed,
+                        format!("allocated {target_mib} MiB under --memory {limit} without being killed"),
+                    ),
+                    other => Check::new(name, State::Failed, format!("expected an oom kill, saw {other:?}")),
+                }
+            }
+        }
+    }
+
+    fn pids(&self) -> Check {
+        // A real fork bomb for 2 s, then stopped from inside. A count of
+        // processes at one instant proves little (shells die when fork
+        // fails); the kernel's own count of refused forks does.
+        let script = "bomb() { bomb & bomb & wait; }\n\
+                      bomb 2>/dev/null &\n\
+                      sleep 2\n\
+                      cd /sys/fs/cgroup/pids 2>/dev/null || cd /sys/fs/cgroup\n\
+                      echo MAX $(cat pids.max)\n\
+                      echo REFUSED $(sed -n 's/^max //p' pids.events)\n\
+                      kill -9 -1 2>/dev/null\n";
+        let limit = self.session.sandbox.limits.pids_limit.clone();
+        let check = self.check("pids cap", script, |out| {
+            let field = |key: &str| {
+                out.lines()
+                    .find_map(|l| l.strip_prefix(key))
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or("?")
+                    .to_string()
+            };
+            let (max, refused) = (field("MAX "), field("REFUSED "));
+            let held = max == limit && refused.parse::<u64>().is_ok_and(|n| n > 0);
+            Check::held(
+                "pids cap",
+                held,
+                format!("a fork bomb had {refused} forks refused at pids.max {max} (--pids-limit {limit})"),
+            )
+        });
+        // The host must still be able to start processes.
+        if check.state == State::Ok && std::process::Command::new("true").status().is_err() {
+            return Check::new(
+                "pids cap",
+                State::Failed,
+                "the host cannot start processes after the fork bomb",
+            );
+        }
+        check
+    }
+
+    fn timeout(&self) -> Check {
+        let name = "timeout";
+        let script = "trap '' TERM\nwhile :; do :; done\n";
+        match self.run(script, TIMEOUT_PROBE, OUTPUT_CAP) {
+            Probe::Skip(why) => Check::new(name, State::Skipped, why),
+            Probe::Broken(why) => Check::new(
+                name,
+                State::Failed,
+                format!("the probe could not run: {why}"),
+            ),
+            Probe::Ran(f, container) => {
+                let gone = container_gone(&self.session.sandbox.docker, &container);
+                let in_time = f.duration < TIMEOUT_PROBE + TIMEOUT_SLACK;
+                Check::held(
+                    name,
+                    f.ended == Ended::TimedOut && in_time && gone,
+                    format!(
+                        "a loop ignoring SIGTERM with a {} s timeout ended as {:?} after {:.1} s; container {}",
+                        TIMEOUT_PROBE.as_secs(),
+                        f.ended,
+                        f.duration.as_secs_f64(),
+                        if gone { "gone" } else { "STILL PRESENT" }
+                    ),
+                )
+            }
+        }
+    }
+
+    fn output_cap(&self) -> Check {
+        let name = "output cap";
+        let flood = match self.run("yes\n", PROBE_TIMEOUT, OUTPUT_CAP) {
+            Probe::Skip(why) => return Check::new(name, State::Skipped, why),
+            Probe::Broken(why) => {
+                return Check::new(
+                    name,
+                    State::Failed,
+                    format!("the probe could not run: {why}"),
+                )
+            }
+            Probe::Ran(f, _) => f,
+        };
+        let cut = flood.ended == Ended::OutputLimit && flood.stdout.bytes.len() <= OUTPUT_CAP;
+        let log = self.log_driver();
+        Check::held(
+            name,
+            cut && log.as_deref() == Ok("none"),
+            format!(
+                "a flood was {} after {:.1} s ({} bytes kept); log driver {}",
+                if cut { "cut at the limit" } else { "NOT cut" },
+                flood.duration.as_secs_f64(),
+                flood.stdout.bytes.len(),
+                match &log {
+                    Ok(driver) => driver.clone(),
+                    Err(e) => format!("unknown ({e})"),
+                }
+            ),
+        )
+    }
+
+    /// The log driver the engine records for a container of this argv:
+    /// created (never started) with the same argv, inspected, removed.
+    fn log_driver(&self) -> std::result::Result<String, String> {
+        let sh = vec!["sh".to_string()];
+        let prepared = self
+            .session
+            .prepare(&Candidate {
+                bytes: b"true\n",
+                image: self.image,
+                interpreter: &sh,
+                interactive: false,
+            })
+            .map_err(|e| e.to_string())?;
+        let docker_cli = &self.session.sandbox.docker;
+        let mut args = prepared.args.clone();
+        args[0] = "create".into();
+        let created =
+            supervise::control(docker_cli, &args, CONTROL_TIMEOUT).map_err(|e| e.to_string())?;
+        let inspected = supervise::control(
+            docker_cli,
+            &[
+                "inspect",
+                "--format",
+                "{{.HostConfig.LogConfig.Type}}",
+                "--",
+                &prepared.name,
+            ]
+            .iter()
+            .map(OsString::from)
+            .collect::<Vec<_>>(),
+            CONTROL_TIMEOUT,
+        );
+        supervise::remove_containers(docker_cli, std::slice::from_ref(&prepared.name));
+        if !created.success() {
+            return Err(created.stderr_line());
+        }
+        match inspected {
+            Ok(i) if i.success() => Ok(i.stdout.trim().to_string()),
+            Ok(i) => Err(i.stderr_line()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+/// Whether no container of this name exists, in any state.
+fn container_gone(docker_cli: &std::ffi::OsStr, name: &str) -> bool {
+    let args: Vec<OsString> = ["ps", "-a", "-q", "--filter", &format!("name=^/{name}$")]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    matches!(supervise::control(docker_cli, &args, CONTROL_TIMEOUT), Ok(c) if c.success() && c.stdout.trim().is_empty())
+}
+
+fn nothing_left(docker_cli: &std::ffi::OsStr, run_id: &str) -> Check {
+    let name = "nothing left";
+    match supervise::control(docker_cli, &docker::list_run_args(run_id), CONTROL_TIMEOUT) {
+        Ok(c) if c.success() => {
+            let left = c.stdout.split_whitespace().count();
+            Check::held(
+                name,
+                left == 0,
+                format!("{left} container(s) labelled sbx.run={run_id} remain"),
+            )
+        }
+        Ok(c) => Check::new(name, State::Failed, c.stderr_line()),
+        Err(e) => Check::new(name, State::Failed, e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_verdicts() {
+        let ok = Check::new("a", State::Ok, "x");
+        let skipped = Check::new("b", State::Skipped, "image has no python3");
+        let failed = Check::new("c", State::Failed, "interfaces: lo eth0");
+        assert!(Report::new(vec![ok.clone()], false).ok);
+        assert!(!Report::new(vec![ok.clone(), skipped.clone()], false).ok);
+        assert!(Report::new(vec![ok.clone(), skipped.clone()], true).ok);
+        let bad = Report::new(vec![ok, skipped, failed], true);
+        assert!(!bad.ok);
+        assert_eq!(bad.summary, "1 ok, 1 failed, 1 skipped");
+        let text = bad.text();
+        assert!(text.contains("FAILED  c: interfaces: lo eth0\n"), "{text}");
+        assert!(text.contains("skipped b: image has no python3\n"), "{text}");
+        assert!(text.ends_with(
+            "doctor: 1 ok, 1 failed, 1 skipped; the sandbox does NOT fully hold on this host\n"
+        ));
+        let json: serde_json::Value = serde_json::to_value(&bad).unwrap();
+        assert_eq!(
+            json["checks"][2],
+            serde_json::json!({"name": "c", "state": "failed", "detail": "interfaces: lo eth0"})
+        );
+        assert_eq!(json["ok"], false);
+    }
+}

@@ -1,0 +1,192 @@
+//! `sbx gc`: removes containers that sbx started and that were left behind
+//! (sbx itself SIGKILLed, a crashed host). Only containers that carry the
+//! `sbx.run` label are ever listed, so nothing else can be touched.
+
+use std::ffi::OsStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::docker::{self, RUN_LABEL};
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::supervise::{self, CONTROL_TIMEOUT};
+
+/// One leftover container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leftover {
+    pub id: String,
+    pub name: String,
+    pub run_id: String,
+    /// Creation time, seconds since the Unix epoch.
+    pub created: Option<u64>,
+    pub created_text: String,
+}
+
+/// Parses one line of `docker ps --format` as built by `docker::list_labelled_args`.
+pub fn parse_line(line: &str) -> Option<Leftover> {
+    let mut fields = line.split('\t');
+    let id = fields.next()?.trim().to_string();
+    let name = fields.next()?.trim().to_string();
+    let created_text = fields.next()?.trim().to_string();
+    let run_id = fields.next()?.trim().to_string();
+    if id.is_empty() || run_id.is_empty() {
+        return None;
+    }
+    Some(Leftover {
+        id,
+        name,
+        run_id,
+        created: parse_created_at(&created_text),
+        created_text,
+    })
+}
+
+/// Parses docker's `CreatedAt`, such as `2026-11-29 15:40:27 +0000 UTC`,
+/// into seconds since the Unix epoch.
+pub fn parse_created_at(text: &str) -> Option<u64> {
+    let mut parts = text.split_whitespace();
+    let date = parts.next()?;
+    let time = parts.next()?;
+    let offset = parts.next()?;
+    let d: Vec<i64> = date
+        .split('-')
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let t: Vec<i64> = time
+        .split(':')
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    if d.len() != 3 || t.len() != 3 || offset.len() != 5 {
+        return None;
+    }
+    let sign = match offset.as_bytes()[0] {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let off_h: i64 = offset[1..3].parse().ok()?;
+    let off_m: i64 = offset[3..5].parse().ok()?;
+    let days = days_from_civil(d[0], d[1], d[2]);
+    let local = days * 86_400 + t[0] * 3600 + t[1] * 60 + t[2];
+    u64::try_from(local - sign * (off_h * 3600 + off_m * 60)).ok()
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Which leftovers are old enough to remove.
+pub fn select(leftovers: Vec<Leftover>, older_than: Option<Duration>, now: u64) -> Vec<Leftover> {
+    leftovers
+        .into_iter()
+        .filter(|l| match older_than {
+            None => true,
+            // Unknown age: kept, since we cannot tell it is old enough.
+            Some(age) => l
+                .created
+                .is_some_and(|c| now.saturating_sub(c) >= age.as_secs()),
+        })
+        .collect()
+}
+
+/// Lists (and unless `dry_run`, removes) the leftovers; returns the exit code.
+pub fn gc(docker_cli: &OsStr, older_than: Option<Duration>, dry_run: bool) -> Result<i32> {
+    let listed = supervise::control(docker_cli, &docker::list_labelled_args(), CONTROL_TIMEOUT)?;
+    if !listed.success() {
+        return Err(Error::EngineUnreachable(listed.stderr_line()));
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let chosen = select(
+        listed.stdout.lines().filter_map(parse_line).collect(),
+        older_than,
+        now,
+    );
+    for l in &chosen {
+        let verb = if dry_run { "would remove" } else { "removing" };
+        println!(
+            "{verb} {} ({} {}={}, created {})",
+            l.id, l.name, RUN_LABEL, l.run_id, l.created_text
+        );
+    }
+    if dry_run || chosen.is_empty() {
+        eprintln!(
+            "sbx gc: {} container(s) {}",
+            chosen.len(),
+            if dry_run {
+                "would be removed"
+            } else {
+                "to remove"
+            }
+        );
+        return Ok(exit::SUCCESS);
+    }
+    let ids: Vec<String> = chosen.iter().map(|l| l.id.clone()).collect();
+    if supervise::remove_containers(docker_cli, &ids) {
+        eprintln!("sbx gc: {} container(s) removed", ids.len());
+        Ok(exit::SUCCESS)
+    } else {
+        Err(Error::EngineUnreachable(
+            "`docker rm -f` of the leftovers failed".into(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn created_at_parses_with_offsets() {
+        assert_eq!(parse_created_at("1970-01-01 00:00:00 +0000 UTC"), Some(0));
+        assert_eq!(
+            parse_created_at("2026-11-29 15:40:27 +0000 UTC"),
+            Some(1_795_966_827)
+        );
+        assert_eq!(
+            parse_created_at("2026-11-29 16:40:27 +0100 CET"),
+            Some(1_795_966_827)
+        );
+        assert_eq!(
+            parse_created_at("2000-02-29 12:00:00 -0230 X"),
+            Some(951_834_600)
+        );
+        assert_eq!(parse_created_at("garbage"), None);
+        assert_eq!(parse_created_at("2026-11-29 15:40 +0000 UTC"), None);
+    }
+
+    #[test]
+    fn lines_and_selection() {
+        let line = "abc123\tsbx-r1-0\t2026-11-29 15:40:27 +0000 UTC\tr1";
+        let l = parse_line(line).unwrap();
+        assert_eq!(
+            (l.id.as_str(), l.name.as_str(), l.run_id.as_str()),
+            ("abc123", "sbx-r1-0", "r1")
+        );
+        // No label value: not ours to touch.
+        assert!(parse_line("abc\tname\t2026-11-29 15:40:27 +0000 UTC\t").is_none());
+        let created = l.created.unwrap();
+        let young = select(
+            vec![l.clone()],
+            Some(Duration::from_secs(3600)),
+            created + 60,
+        );
+        assert!(young.is_empty());
+        let old = select(
+            vec![l.clone()],
+            Some(Duration::from_secs(3600)),
+            created + 3600,
+        );
+        assert_eq!(old.len(), 1);
+        assert_eq!(select(vec![l], None, 0).len(), 1);
+    }
+}
