@@ -1,0 +1,241 @@
+"""sbx benchmark: per-run overhead, eval throughput, peak memory, timeout
+precision. Every comparison is measured side by side in this one run, with
+the variants interleaved, and reported as medians and ratios."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SBX = str(ROOT / "target" / "release" / "sbx")
+SEED = ROOT.parent / "shared" / "seed"
+BUSYBOX = "sbx-busybox:latest"
+PYTHON = "sbx-python:bookworm"
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 11
+RUN_LABEL = "sbx.run"
+
+
+def wall(cmd, **kw):
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+    took = time.perf_counter() - start
+    return took, proc.returncode, proc.stderr
+
+
+def cleanup(label_value=None):
+    flt = f"label={RUN_LABEL}" + (f"={label_value}" if label_value else "")
+    ids = subprocess.run(["docker", "ps", "-aq", "--filter", flt], capture_output=True, text=True).stdout.split()
+    if ids:
+        subprocess.run(["docker", "rm", "-f", *ids], capture_output=True)
+
+
+def median(xs):
+    return statistics.median(xs)
+
+
+def per_run_overhead(work):
+    prog = work / "hi.sh"
+    prog.write_text("#!/bin/sh\necho hi\n")
+    argv = json.loads(subprocess.run(
+        [SBX, "run", "--pull", "never", "--print-argv", str(prog), BUSYBOX, "30"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, check=True).stdout)
+    name_at = argv.index("--name") + 1
+    label_at = argv.index("--label") + 1
+    sbx_times, raw_times = [], []
+    for i in range(RUNS):
+        raw = list(argv)
+        raw[name_at] = f"sbx-bench-raw-{os.getpid()}-{i}"
+        raw[label_at] = f"{RUN_LABEL}=bench-raw"
+        t_sbx, rc1, err1 = wall([SBX, "run", "--pull", "never", str(prog), BUSYBOX, "30"], stdin=subprocess.DEVNULL)
+        t_raw, rc2, err2 = wall(raw, stdin=subprocess.DEVNULL)
+        if rc1 != 0 or rc2 != 0:
+            raise SystemExit(f"per-run overhead: a run failed: sbx rc={rc1} {err1[-200:]!r}, raw rc={rc2} {err2[-200:]!r}")
+        sbx_times.append(t_sbx)
+        raw_times.append(t_raw)
+    cleanup("bench-raw")
+    m_sbx, m_raw = median(sbx_times), median(raw_times)
+    return {"sbx_run_median_s": m_sbx, "raw_docker_run_median_s": m_raw,
+            "overhead_ratio": m_sbx / m_raw, "runs": RUNS, "target": "< 1.05"}
+
+
+def make_suite(work, n=24):
+    """24 quick tasks the original can finish: no stdin, shebang, exec bit."""
+    suite = work / "suite"
+    gen = suite / "gen"
+    gen.mkdir(parents=True)
+    tasks = []
+    for i in range(n):
+        tid = f"t{i:02d}"
+        cand = gen / f"{tid}.py"
+        cand.write_text(f"#!/usr/bin/env python3\nprint(sum(range({i + 1})))\n")
+        cand.chmod(0o755)
+        tasks.append({"id": tid, "prompt": "sum", "stdin": "", "expect": f"{sum(range(i + 1))}\n"})
+    (suite / "tasks.json").write_text(json.dumps(tasks))
+    # The original scripts, verbatim but for the image name (no registry here).
+    for name in ("run_sandboxed.sh", "eval_loop.py"):
+        text = (SEED / name).read_text().replace("python:3.12-slim", PYTHON)
+        (suite / name).write_text(text)
+        (suite / name).chmod(0o755)
+    return suite
+
+
+def eval_throughput(work):
+    suite = make_suite(work)
+    argv = json.loads(subprocess.run(
+        [SBX, "run", "--pull", "never", "--print-argv", str(suite / "gen" / "t00.py"), PYTHON, "30"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, check=True).stdout)
+    name_at = argv.index("--name") + 1
+    label_at = argv.index("--label") + 1
+    raw_script = work / "raw_one.sh"
+    # One raw run per task: the same argv, each with its own name and candidate.
+    raw_script.write_text(
+        "#!/bin/sh\nexec " + " ".join("'" + a.replace("'", "'\\''") + "'" for a in argv)
+        .replace(f"'{argv[name_at]}'", "\"sbx-bench-x4-$1\"")
+        .replace(f"'{argv[label_at]}'", f"'{RUN_LABEL}=bench-x4'") + " >/dev/null\n")
+    raw_script.chmod(0o755)
+    rounds = max(3, RUNS // 3)
+    variants = {
+        "sbx_eval_default_j": [SBX, "eval", "--pull", "never", "--image", PYTHON, "--tasks", "tasks.json", "--gen", "gen"],
+        "sbx_eval_j1": [SBX, "eval", "--pull", "never", "--image", PYTHON, "--tasks", "tasks.json", "--gen", "gen", "-j", "1"],
+        "original_eval_loop": [sys.executable, "eval_loop.py"],
+        "raw_docker_run_x4": ["sh", "-c", f"seq 0 23 | xargs -P 4 -n 1 {raw_script}"],
+    }
+    times = {k: [] for k in variants}
+    for _ in range(rounds):
+        for key, cmd in variants.items():
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=suite, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            took = time.perf_counter() - start
+            if key.startswith("sbx") or key.startswith("original"):
+                report = json.loads(proc.stdout)
+                passed = sum(1 for r in report if r["status"] == "pass")
+                if passed != 24:
+                    raise SystemExit(f"{key}: only {passed}/24 passed: {proc.stdout[-400:]} {proc.stderr[-400:]}")
+            elif proc.returncode != 0:
+                raise SystemExit(f"{key}: rc={proc.returncode} {proc.stderr[-400:]}")
+            times[key].append(took)
+    cleanup("bench-x4")
+    med = {k: median(v) for k, v in times.items()}
+    return {
+        "medians_s": med,
+        "rounds": rounds,
+        "default_vs_engine_limit": med["sbx_eval_default_j"] / med["raw_docker_run_x4"],
+        "speedup_vs_original": med["original_eval_loop"] / med["sbx_eval_default_j"],
+        "speedup_vs_j1": med["sbx_eval_j1"] / med["sbx_eval_default_j"],
+        "targets": {"default_vs_engine_limit": "< 1.15", "speedup_vs_original": ">= 1.6"},
+    }
+
+
+def peak_rss(work):
+    suite = work / "flood"
+    (suite / "gen").mkdir(parents=True)
+    (suite / "gen" / "flood.py").write_text(
+        "import sys\nchunk = b'x' * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.buffer.write(chunk)\n")
+    (suite / "tasks.json").write_text(json.dumps([{"id": "flood", "stdin": "", "expect": ""}]))
+    results = {}
+    for label, extra in (("default_max_output_1MiB", []), ("max_output_1GiB", ["--max-output", "1GiB"])):
+        proc = subprocess.Popen([SBX, "eval", "--pull", "never", "--image", PYTHON, "--timeout", "60", *extra],
+                                cwd=suite, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        hwm = 0
+        status = Path(f"/proc/{proc.pid}/status")
+        out = b""
+        import threading
+        def drain():
+            nonlocal out
+            out = proc.stdout.read()
+        t = threading.Thread(target=drain)
+        t.start()
+        while proc.poll() is None:
+            try:
+                m = re.search(r"VmHWM:\s+(\d+) kB", status.read_text())
+                if m:
+                    hwm = max(hwm, int(m.group(1)))
+            except OSError:
+                pass
+            time.sleep(0.02)
+        t.join()
+        report = json.loads(out)
+        results[label] = {"peak_rss_mib": hwm / 1024, "status": report[0]["status"], "reason": report[0].get("reason")}
+    results["target"] = "< 32 MiB"
+    return results
+
+
+def timeout_precision(work):
+    busy = work / "busy.py"
+    busy.write_text("while True:\n    pass\n")
+    stubborn = work / "stubborn.sh"
+    stubborn.write_text("#!/bin/sh\ntrap '' TERM\nwhile :; do :; done\n")
+    res = {}
+    for label, cmd in (
+        ("busy_loop_python", [SBX, "run", "--pull", "never", "--interpreter", "python3", str(busy), PYTHON, "2"]),
+        ("ignores_sigterm_sh", [SBX, "run", "--pull", "never", str(stubborn), BUSYBOX, "2"]),
+    ):
+        took = []
+        for _ in range(3):
+            t, rc, err = wall(cmd, stdin=subprocess.DEVNULL)
+            if rc != 124:
+                raise SystemExit(f"{label}: expected 124, got {rc}: {err[-300:]!r}")
+            took.append(t)
+        res[label] = {"median_s": median(took), "max_s": max(took)}
+    res["target"] = "< 3 s"
+    return res
+
+
+def main():
+    if not Path(SBX).exists():
+        raise SystemExit("build first: cargo build --release")
+    with tempfile.TemporaryDirectory(prefix="sbx-bench-") as tmp:
+        work = Path(tmp)
+        data = {
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "cores": os.cpu_count(),
+            "docker": subprocess.run(["docker", "version", "--format", "{{.Client.Version}} / {{.Server.Version}}"],
+                                     capture_output=True, text=True).stdout.strip(),
+            "per_run": per_run_overhead(work),
+            "eval": eval_throughput(work),
+            "memory": peak_rss(work),
+            "timeout": timeout_precision(work),
+        }
+    left = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={RUN_LABEL}"], capture_output=True, text=True).stdout.split()
+    data["containers_left"] = len(left)
+    out_dir = ROOT / "bench-results"
+    out_dir.mkdir(exist_ok=True)
+    (out_dir / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
+
+    p, e, m, t = data["per_run"], data["eval"], data["memory"], data["timeout"]
+    ok = lambda b: "met" if b else "NOT met"
+    rows = [
+        ("per-run: sbx run vs raw docker run (median)", f"{p['sbx_run_median_s']:.3f} s vs {p['raw_docker_run_median_s']:.3f} s",
+         f"x{p['overhead_ratio']:.3f}", f"< x1.05: {ok(p['overhead_ratio'] < 1.05)}"),
+        ("eval 24 tasks: sbx eval (default -j)", f"{e['medians_s']['sbx_eval_default_j']:.2f} s", "", ""),
+        ("eval 24 tasks: sbx eval -j 1", f"{e['medians_s']['sbx_eval_j1']:.2f} s", f"x{e['speedup_vs_j1']:.2f} slower", ""),
+        ("eval 24 tasks: original eval_loop.py", f"{e['medians_s']['original_eval_loop']:.2f} s",
+         f"x{e['speedup_vs_original']:.2f} slower", f">= x1.6: {ok(e['speedup_vs_original'] >= 1.6)}"),
+        ("eval 24 tasks: raw docker run, 4 at a time", f"{e['medians_s']['raw_docker_run_x4']:.2f} s",
+         f"sbx at x{e['default_vs_engine_limit']:.3f}", f"< x1.15: {ok(e['default_vs_engine_limit'] < 1.15)}"),
+        ("peak RSS, 1 GiB flood, --max-output 1MiB", f"{m['default_max_output_1MiB']['peak_rss_mib']:.1f} MiB", "",
+         f"< 32 MiB: {ok(m['default_max_output_1MiB']['peak_rss_mib'] < 32)}"),
+        ("peak RSS, 1 GiB flood, --max-output 1GiB", f"{m['max_output_1GiB']['peak_rss_mib']:.1f} MiB", "", "(keeps what it is told to)"),
+        ("timeout 2 s: busy loop", f"{t['busy_loop_python']['median_s']:.2f} s (max {t['busy_loop_python']['max_s']:.2f})", "",
+         f"< 3 s: {ok(t['busy_loop_python']['max_s'] < 3)}"),
+        ("timeout 2 s: ignores SIGTERM", f"{t['ignores_sigterm_sh']['median_s']:.2f} s (max {t['ignores_sigterm_sh']['max_s']:.2f})", "",
+         f"< 3 s: {ok(t['ignores_sigterm_sh']['max_s'] < 3)}"),
+    ]
+    print(f"sbx benchmark, {data['date']}, {data['cores']} cores, docker {data['docker']}, {RUNS} runs per per-run median")
+    print("| measurement | result | ratio | target |")
+    print("|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    print(f"containers left: {data['containers_left']}; JSON: bench-results/bench.json")
+
+
+if __name__ == "__main__":
+    main()
