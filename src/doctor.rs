@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::console;
 use crate::docker;
 use crate::engine;
 use crate::error::Result;
@@ -116,14 +117,12 @@ impl Report {
 pub fn doctor(req: DoctorRequest) -> Result<i32> {
     let checks = run_checks(&req)?;
     let report = Report::new(checks, req.allow_skips);
-    if req.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("the report serializes")
-        );
+    let text = if req.json {
+        serde_json::to_string_pretty(&report).expect("the report serializes") + "\n"
     } else {
-        print!("{}", report.text());
-    }
+        report.text()
+    };
+    console::out(&text, "the doctor report")?;
     Ok(if report.ok {
         exit::SUCCESS
     } else {

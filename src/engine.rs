@@ -5,6 +5,7 @@
 use std::ffi::OsStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::console;
 use crate::docker;
 use crate::error::{Error, Result};
 use crate::spec::Pull;
@@ -16,7 +17,11 @@ const PULL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// Makes sure `image` is present locally before any clock starts, pulling it
 /// when allowed. Returns the image ID.
 pub fn ensure_image(docker: &OsStr, image: &str, pull: Pull) -> Result<String> {
-    let inspect = supervise::control(docker, &docker::image_inspect_args(image), CONTROL_TIMEOUT)?;
+    let inspect = supervise::control_interruptible(
+        docker,
+        &docker::image_inspect_args(image),
+        CONTROL_TIMEOUT,
+    )?;
     if inspect.success() {
         return Ok(inspect.stdout.trim().to_string());
     }
@@ -26,15 +31,21 @@ pub fn ensure_image(docker: &OsStr, image: &str, pull: Pull) -> Result<String> {
     if pull == Pull::Never {
         return Err(Error::ImageMissing(image.to_string()));
     }
-    eprintln!("sbx: image `{image}` is not present locally; pulling it before the clock starts");
-    let pulled = supervise::control(docker, &docker::pull_args(image), PULL_TIMEOUT)?;
+    console::note(&format!(
+        "sbx: image `{image}` is not present locally; pulling it before the clock starts"
+    ));
+    let pulled = supervise::control_interruptible(docker, &docker::pull_args(image), PULL_TIMEOUT)?;
     if !pulled.success() {
         return Err(Error::PullFailed {
             image: image.to_string(),
             message: pulled.stderr_line(),
         });
     }
-    let again = supervise::control(docker, &docker::image_inspect_args(image), CONTROL_TIMEOUT)?;
+    let again = supervise::control_interruptible(
+        docker,
+        &docker::image_inspect_args(image),
+        CONTROL_TIMEOUT,
+    )?;
     if again.success() {
         Ok(again.stdout.trim().to_string())
     } else {

@@ -37,6 +37,8 @@ pub enum Error {
     Tasks { path: PathBuf, message: String },
     /// Writing a report failed (exit 2).
     Write { what: String, source: io::Error },
+    /// SIGINT or SIGTERM arrived before any program started (exit 130/143).
+    Interrupted(i32),
 }
 
 impl Error {
@@ -44,6 +46,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) | Error::Tasks { .. } | Error::Write { .. } => exit::USAGE,
+            Error::Interrupted(signal) => exit::for_signal(*signal),
             Error::NoSuchFile(_) | Error::Unreadable { .. } => exit::NO_SUCH_FILE,
             Error::NotExecutable(_) | Error::DockerSpawn { .. } => exit::CANNOT_EXECUTE,
             Error::DockerNotFound(_) => exit::NOT_FOUND,
@@ -71,6 +74,7 @@ impl Error {
             Error::Setup { .. } => "setup",
             Error::Tasks { .. } => "tasks",
             Error::Write { .. } => "write",
+            Error::Interrupted(_) => "interrupted",
         }
     }
 
@@ -121,6 +125,10 @@ impl fmt::Display for Error {
                 write!(f, "bad tasks file `{}`: {message}", path.display())
             }
             Error::Write { what, source } => write!(f, "failed to write {what}: {source}"),
+            Error::Interrupted(signal) => write!(
+                f,
+                "interrupted by signal {signal} before any program started; nothing is left running"
+            ),
         }
     }
 }

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::cli::EvalArgs;
 use crate::compare::{Matcher, Mode, Tolerance};
+use crate::console;
 use crate::engine;
 use crate::error::{Error, Result};
 use crate::exit;
@@ -290,10 +291,16 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     let mut images: BTreeMap<&str, Option<(String, String)>> = BTreeMap::new();
     for task in &req.tasks {
         if !images.contains_key(task.image.as_str()) {
-            let check =
-                engine::ensure_image(&session.sandbox.docker, &task.image, session.sandbox.pull)
-                    .err()
-                    .map(|e| (e.code().to_string(), e.to_string()));
+            let check = match engine::ensure_image(
+                &session.sandbox.docker,
+                &task.image,
+                session.sandbox.pull,
+            ) {
+                Ok(_) => None,
+                // Nothing has started yet: stop here.
+                Err(Error::Interrupted(signal)) => return Err(Error::Interrupted(signal)),
+                Err(e) => Some((e.code().to_string(), e.to_string())),
+            };
             images.insert(&task.image, check);
         }
     }
@@ -324,13 +331,13 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                 }
                 let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
                 if progress {
-                    eprint!("\r\x1b[Ksbx: {finished}/{total} tasks judged");
+                    console::progress(&format!("\r\x1b[Ksbx: {finished}/{total} tasks judged"));
                 }
             });
         }
     });
     if progress {
-        eprint!("\r\x1b[K");
+        console::progress("\r\x1b[K");
     }
 
     // Whatever happened, nothing of this run stays on the engine.
@@ -340,7 +347,9 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
             |e| format!("cleanup failed: {e}"),
             |n| format!("{n} leftover containers removed"),
         );
-        eprintln!("sbx: interrupted; every container of this eval was stopped ({removed})");
+        console::note(&format!(
+            "sbx: interrupted; every container of this eval was stopped ({removed})"
+        ));
         return Ok(exit::for_signal(signal));
     }
 
@@ -361,7 +370,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     }
     report::write_json(&results)?;
     let summary = report::Summary::of(&results);
-    eprintln!("{}", summary.line(clock.elapsed()));
+    console::note(&summary.line(clock.elapsed()));
     Ok(summary.exit_code())
 }
 

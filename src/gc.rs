@@ -5,6 +5,7 @@
 use std::ffi::OsStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::console;
 use crate::docker::{self, RUN_LABEL};
 use crate::error::{Error, Result};
 use crate::exit;
@@ -111,28 +112,29 @@ pub fn gc(docker_cli: &OsStr, older_than: Option<Duration>, dry_run: bool) -> Re
         older_than,
         now,
     );
-    for l in &chosen {
-        let verb = if dry_run { "would remove" } else { "removing" };
-        println!(
-            "{verb} {} ({} {}={}, created {})",
-            l.id, l.name, RUN_LABEL, l.run_id, l.created_text
-        );
-    }
+    let verb = if dry_run { "would remove" } else { "removing" };
+    let listing: String = chosen
+        .iter()
+        .map(|l| {
+            format!(
+                "{verb} {} ({} {}={}, created {})\n",
+                l.id, l.name, RUN_LABEL, l.run_id, l.created_text
+            )
+        })
+        .collect();
+    console::out(&listing, "the list of leftovers")?;
     if dry_run || chosen.is_empty() {
-        eprintln!(
-            "sbx gc: {} container(s) {}",
-            chosen.len(),
-            if dry_run {
-                "would be removed"
-            } else {
-                "to remove"
-            }
-        );
+        let what = if dry_run {
+            "would be removed"
+        } else {
+            "to remove"
+        };
+        console::note(&format!("sbx gc: {} container(s) {what}", chosen.len()));
         return Ok(exit::SUCCESS);
     }
     let ids: Vec<String> = chosen.iter().map(|l| l.id.clone()).collect();
     if supervise::remove_containers(docker_cli, &ids) {
-        eprintln!("sbx gc: {} container(s) removed", ids.len());
+        console::note(&format!("sbx gc: {} container(s) removed", ids.len()));
         Ok(exit::SUCCESS)
     } else {
         Err(Error::EngineUnreachable(

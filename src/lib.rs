@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod compare;
+pub mod console;
 pub mod docker;
 pub mod doctor;
 pub mod engine;
@@ -46,7 +47,7 @@ pub fn main_impl() -> i32 {
         }
     };
     if let Err(err) = signals::install() {
-        eprintln!("sbx: failed to install signal handlers: {err}");
+        console::note(&format!("sbx: failed to install signal handlers: {err}"));
         return exit::ENGINE;
     }
     let result = match cli.command {
@@ -63,7 +64,7 @@ pub fn main_impl() -> i32 {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("{}", err.to_line());
+            console::note(&err.to_line());
             err.exit_code()
         }
     }

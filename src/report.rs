@@ -2,13 +2,13 @@
 //! eval_loop.py's), JUnit XML, and the one-line summary.
 
 use std::fs;
-use std::io::{self, Write};
 use std::path::Path;
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use serde::Serialize;
 
+use crate::console;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::supervise::{Ended, Finished};
@@ -161,15 +161,7 @@ pub fn to_json(results: &[TaskResult]) -> String {
 /// Writes the JSON report to stdout. A closed stdout (`sbx eval | head`)
 /// ends quietly.
 pub fn write_json(results: &[TaskResult]) -> Result<()> {
-    let mut out = io::stdout().lock();
-    match writeln!(out, "{}", to_json(results)).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(source) => Err(Error::Write {
-            what: "the report to stdout".into(),
-            source,
-        }),
-    }
+    console::out(&format!("{}\n", to_json(results)), "the report to stdout")
 }
 
 /// JUnit XML: one testcase per task; `fail` and `missing` are failures,

@@ -1,10 +1,11 @@
 //! `sbx run FILE [IMAGE] [TIMEOUT]`: the drop-in for run_sandboxed.sh.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::RunArgs;
+use crate::console;
 use crate::engine;
 use crate::error::{Error, Result};
 use crate::outcome;
@@ -92,15 +93,8 @@ pub fn run(req: RunRequest) -> Result<i32> {
         let line = serde_json::to_string(&argv).expect("a list of strings serializes");
         // The argv names the staged copy, so keep it for whoever runs the argv.
         session.keep_stage();
-        let mut out = std::io::stdout().lock();
-        return match writeln!(out, "{line}").and_then(|()| out.flush()) {
-            Ok(()) => Ok(crate::exit::SUCCESS),
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(crate::exit::SUCCESS),
-            Err(source) => Err(Error::Write {
-                what: "the argv".into(),
-                source,
-            }),
-        };
+        console::out(&format!("{line}\n"), "the argv")?;
+        return Ok(crate::exit::SUCCESS);
     }
 
     engine::ensure_image(&session.sandbox.docker, &req.image, session.sandbox.pull)?;
@@ -111,13 +105,13 @@ pub fn run(req: RunRequest) -> Result<i32> {
     };
     let finished = session.execute(prepared, stdin, OutputSink::Inherit, req.timeout)?;
     match finished.ended {
-        Ended::TimedOut => eprintln!(
+        Ended::TimedOut => console::note(&format!(
             "sbx: timed out after {} s; the program was killed and its container removed",
             req.timeout.as_secs_f64()
-        ),
-        Ended::Interrupted(signal) => eprintln!(
+        )),
+        Ended::Interrupted(signal) => console::note(&format!(
             "sbx: interrupted by signal {signal}; the program was killed and its container removed"
-        ),
+        )),
         Ended::Exited(_) | Ended::OutputLimit => {}
     }
     Ok(outcome::run_exit_code(&finished.ended))

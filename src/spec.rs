@@ -334,7 +334,11 @@ pub fn parse_timeout(value: &str) -> Result<Duration> {
     if seconds.is_nan() || seconds <= 0.0 || !seconds.is_finite() || seconds > 1e9 {
         return Err(bad());
     }
-    Ok(Duration::from_secs_f64(seconds))
+    let timeout = Duration::from_secs_f64(seconds);
+    if timeout < Duration::from_millis(1) {
+        return Err(bad());
+    }
+    Ok(timeout)
 }
 
 /// A docker image reference (`[registry[:port]/]path[:tag][@digest]`) or an
@@ -442,7 +446,18 @@ mod tests {
         assert_eq!(parse_timeout("1m").unwrap(), Duration::from_secs(60));
         assert_eq!(parse_timeout("3s").unwrap(), Duration::from_secs(3));
         for bad in [
-            "0", "-1", "abc", "", "s", "1e3", "inf", "NaN", "0.0", "1x", " 1",
+            "0",
+            "-1",
+            "abc",
+            "",
+            "s",
+            "1e3",
+            "inf",
+            "NaN",
+            "0.0",
+            "1x",
+            " 1",
+            "0.0000000001",
         ] {
             assert!(parse_timeout(bad).is_err(), "{bad:?} should be refused");
         }

@@ -8,7 +8,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -371,9 +371,30 @@ impl Control {
     }
 }
 
-/// Runs a short docker control command (`image inspect`, `rm -f`, `pull`,
-/// `events`, `ps`) with stdin closed, both outputs captured, and a timeout.
+/// Runs a short docker control command (`rm -f`, `events`, `ps`) with stdin
+/// closed, both outputs captured, and a timeout. Signals do not stop it:
+/// cleanup must finish after a Ctrl-C.
 pub fn control(docker: &OsStr, args: &[OsString], timeout: Duration) -> Result<Control> {
+    run_control(docker, args, timeout, false)
+}
+
+/// Like `control`, for commands that come before any program runs (`image
+/// inspect`, `pull`): SIGINT or SIGTERM kills the command and returns
+/// `Error::Interrupted` at once.
+pub fn control_interruptible(
+    docker: &OsStr,
+    args: &[OsString],
+    timeout: Duration,
+) -> Result<Control> {
+    run_control(docker, args, timeout, true)
+}
+
+fn run_control(
+    docker: &OsStr,
+    args: &[OsString],
+    timeout: Duration,
+    interruptible: bool,
+) -> Result<Control> {
     let mut cmd = Command::new(docker);
     cmd.args(args)
         .process_group(0)
@@ -383,30 +404,43 @@ pub fn control(docker: &OsStr, args: &[OsString], timeout: Duration) -> Result<C
     let mut child = spawn(&mut cmd, docker)?;
     let never = Arc::new(AtomicBool::new(false));
     let readers = Readers::start(child.stdout.take(), child.stderr.take(), 1 << 20, &never);
-    let status = match child.wait_timeout(timeout) {
-        Ok(Some(status)) => status,
-        Ok(None) | Err(_) => {
-            let _ = child.kill();
-            let _ = child.wait();
+    let deadline = Instant::now() + timeout;
+    let stop = |child: &mut Child, error: Error| {
+        let _ = child.kill();
+        let _ = child.wait();
+        Err(error)
+    };
+    let status = loop {
+        if let Some(signal) = signals::received().filter(|_| interruptible) {
+            return stop(&mut child, Error::Interrupted(signal));
+        }
+        let now = Instant::now();
+        if now >= deadline {
             let words: Vec<String> = args
                 .iter()
                 .take(2)
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
-            return Err(Error::EngineTimeout(format!(
+            let what = format!(
                 "`{} {}` took longer than {} s",
                 docker.to_string_lossy(),
                 words.join(" "),
                 timeout.as_secs()
-            )));
+            );
+            return stop(&mut child, Error::EngineTimeout(what));
+        }
+        match child.wait_timeout(POLL.min(deadline - now)) {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(source) => {
+                let what = "wait for a docker control command".to_string();
+                return stop(&mut child, Error::Setup { what, source });
+            }
         }
     };
     let (stdout, stderr) = readers.finish();
     Ok(Control {
-        code: status
-            .code()
-            .or_else(|| status.signal().map(|_| -1))
-            .filter(|&c| c >= 0),
+        code: status.code(),
         stdout: String::from_utf8_lossy(&stdout.bytes).into_owned(),
         stderr: String::from_utf8_lossy(&stderr.bytes).into_owned(),
     })

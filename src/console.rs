@@ -1,0 +1,34 @@
+//! sbx's own stdout and stderr. Writes never panic: a closed stderr
+//! (`sbx run f 2>&1 | head`) or a full disk must not turn a documented exit
+//! code into a panic, and a closed stdout (`sbx eval | head`) ends quietly.
+
+use std::io::{self, Write};
+
+use crate::error::{Error, Result};
+
+/// Writes one line to stderr; failures are ignored (there is nowhere left
+/// to report them).
+pub fn note(line: &str) {
+    let mut err = io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
+/// Writes text to stderr as is (progress lines); failures are ignored.
+pub fn progress(text: &str) {
+    let mut err = io::stderr().lock();
+    let _ = write!(err, "{text}").and_then(|()| err.flush());
+}
+
+/// Writes `text` to stdout. A closed stdout is not an error; any other
+/// failure is, naming `what` was being written.
+pub fn out(text: &str, what: &str) -> Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(source) => Err(Error::Write {
+            what: what.to_string(),
+            source,
+        }),
+    }
+}

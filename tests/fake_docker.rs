@@ -1,0 +1,1367 @@
+//! Supervision tests with a fake docker CLI: a small shell script that logs
+//! every invocation's argv and plays the engine. Nothing here talks to a
+//! real engine or the network, and every run is bounded by a timeout.
+//!
+//! The fake's `run` finds the staged copy of the candidate from the `-v`
+//! argument and executes it with `/bin/sh` (after writing its own pid to
+//! `pid-<container name>`), so each candidate's body decides how "the
+//! container" behaves: `exec sleep 20`, `exec cat`, `exec yes`, print and
+//! exit N, or print docker's own start failure and exit 125. The engine side
+//! (`image inspect`, `pull`, `events`) is chosen with `FAKE_*` environment
+//! variables, which pass through sbx to the docker CLI.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitStatus, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+/// The separator between the arguments of one logged call.
+const SEP: u8 = 0x1f;
+/// Upper bound for any one sbx invocation: a hang fails instead of hanging CI.
+const LIMIT: Duration = Duration::from_secs(20);
+/// How long a "hanging" candidate sleeps: far beyond every timeout used
+/// here, yet bounded, so that a process sbx failed to kill cannot hold a
+/// test's pipes for ever.
+const SLEEPER: &str = "#!/bin/sh\nexec sleep 20\n";
+
+const FAKE_DOCKER: &str = r#"#!/bin/sh
+# Fake docker CLI for sbx's tests: logs its argv, then plays the engine.
+dir='@DIR@'
+[ "$1" = __probe ] && exit 0
+sep=$(printf '\037')
+line=
+n=0
+for a in "$@"; do
+  if [ "$n" -eq 0 ]; then line=$a; else line=$line$sep$a; fi
+  n=$((n + 1))
+done
+printf '%s\n' "$line" >> "$dir/log"
+case "$1" in
+image)
+  if [ "$FAKE_DAEMON" = down ]; then
+    echo 'Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?' >&2
+    exit 1
+  fi
+  if [ "$FAKE_IMAGE" = missing ] && [ ! -e "$dir/pulled" ]; then
+    echo 'Error response from daemon: No such image: x' >&2
+    exit 1
+  fi
+  echo sha256:fake
+  exit 0 ;;
+pull)
+  if [ -n "$FAKE_PULL_SLEEP" ]; then
+    echo $$ > "$dir/pull.pid.tmp" && mv "$dir/pull.pid.tmp" "$dir/pull.pid"
+    exec sleep "$FAKE_PULL_SLEEP"
+  fi
+  if [ "$FAKE_PULL" = fail ]; then
+    echo 'Error response from daemon: pull access denied for x' >&2
+    exit 1
+  fi
+  : > "$dir/pulled"
+  exit 0 ;;
+run)
+  name= vol= prev= interactive=
+  for a in "$@"; do
+    [ "$a" = -- ] && break
+    [ "$a" = -i ] && interactive=1
+    case $prev in
+      --name) name=$a ;;
+      -v) vol=$a ;;
+    esac
+    prev=$a
+  done
+  # Like docker: without -i the program's stdin is empty.
+  [ -n "$interactive" ] || exec </dev/null
+  echo $$ > "$dir/pid-$name.tmp" && mv "$dir/pid-$name.tmp" "$dir/pid-$name"
+  exec /bin/sh "${vol%:/work/task:ro}" ;;
+events)
+  [ "$FAKE_OOM" = 1 ] && echo oom
+  exit 0 ;;
+rm|ps)
+  exit 0 ;;
+*)
+  echo "fake docker: unexpected command: $1" >&2
+  exit 99 ;;
+esac
+"#;
+
+/// One fake engine: a temp dir with the fake CLI, its log, its pid files,
+/// the TMPDIR given to sbx (so staged copies are findable) and candidates.
+struct Fake {
+    dir: TempDir,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().to_str().expect("temp dir path is UTF-8");
+        assert!(!root.contains('\''), "temp dir path must not contain `'`");
+        fs::create_dir(dir.path().join("tmp")).expect("create tmp");
+        let docker = dir.path().join("docker");
+        fs::write(&docker, FAKE_DOCKER.replace("@DIR@", root)).expect("write fake docker");
+        fs::set_permissions(&docker, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let fake = Fake { dir };
+        fake.wait_until_executable();
+        fake
+    }
+
+    /// Another test thread may have forked while our write fd was open; until
+    /// that child execs, executing the script fails with ETXTBSY. Wait for a
+    /// successful exec so that sbx never sees it.
+    fn wait_until_executable(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match std::process::Command::new(self.docker())
+                .arg("__probe")
+                .status()
+            {
+                Ok(status) if status.success() => return,
+                Err(e) if e.kind() == io::ErrorKind::ExecutableFileBusy => {
+                    assert!(Instant::now() < deadline, "fake docker stays busy");
+                    thread::sleep(Duration::from_millis(10));
+                }
+                other => panic!("the fake docker does not run: {other:?}"),
+            }
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn docker(&self) -> PathBuf {
+        self.root().join("docker")
+    }
+
+    /// The TMPDIR of sbx: its staging directories appear here.
+    fn tmp(&self) -> PathBuf {
+        self.root().join("tmp")
+    }
+
+    fn gen(&self) -> PathBuf {
+        self.root().join("gen")
+    }
+
+    /// Writes a candidate file at `rel` (parents created) and returns its path.
+    fn file(&self, rel: impl AsRef<Path>, body: &str) -> PathBuf {
+        let path = self.root().join(rel);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).expect("create candidate dir");
+        }
+        fs::write(&path, body).expect("write candidate");
+        path
+    }
+
+    /// `sbx` (assert_cmd) wired to this fake, with a fixed run id.
+    fn sbx(&self, run_id: &str) -> Command {
+        let mut cmd = Command::cargo_bin("sbx").expect("sbx binary");
+        self.wire(&mut cmd, run_id);
+        cmd.timeout(LIMIT);
+        cmd
+    }
+
+    /// `sbx` (std) wired to this fake, for tests that signal it.
+    fn sbx_std(&self, run_id: &str) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sbx"));
+        for k in FAKE_VARS {
+            cmd.env_remove(k);
+        }
+        for (k, v) in self.env(run_id) {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    fn wire(&self, cmd: &mut Command, run_id: &str) {
+        for k in FAKE_VARS {
+            cmd.env_remove(k);
+        }
+        for (k, v) in self.env(run_id) {
+            cmd.env(k, v);
+        }
+    }
+
+    fn env(&self, run_id: &str) -> Vec<(&'static str, PathBuf)> {
+        vec![
+            ("SBX_DOCKER", self.docker()),
+            ("SBX_RUN_ID", PathBuf::from(run_id)),
+            ("TMPDIR", self.tmp()),
+        ]
+    }
+
+    /// `sbx eval` over `tasks`, candidates in `<tmp>/gen`.
+    fn eval(&self, run_id: &str, tasks: &Value) -> Command {
+        let path = self.root().join("tasks.json");
+        fs::write(&path, serde_json::to_vec(tasks).expect("tasks")).expect("write tasks");
+        fs::create_dir_all(self.gen()).expect("gen dir");
+        let mut cmd = self.sbx(run_id);
+        cmd.arg("eval")
+            .arg("--tasks")
+            .arg(&path)
+            .arg("--gen")
+            .arg(self.gen());
+        cmd
+    }
+
+    /// A `.py` candidate for eval; its body is run by the fake with /bin/sh.
+    fn candidate(&self, id: &str, body: &str) {
+        self.file(Path::new("gen").join(format!("{id}.py")), body);
+    }
+
+    fn raw_log(&self) -> Vec<u8> {
+        fs::read(self.root().join("log")).unwrap_or_default()
+    }
+
+    /// Every logged call, in order, each as its argv (lossy UTF-8).
+    fn calls(&self) -> Vec<Vec<String>> {
+        self.raw_log()
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| {
+                line.split(|&b| b == SEP)
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn pid_file(&self, container: &str) -> PathBuf {
+        self.root().join(format!("pid-{container}"))
+    }
+
+    /// The pid the fake recorded for the container's client.
+    fn pid(&self, container: &str) -> u32 {
+        let text = fs::read_to_string(self.pid_file(container))
+            .unwrap_or_else(|e| panic!("no pid recorded for {container}: {e}"));
+        text.trim().parse().expect("pid")
+    }
+}
+
+/// The fake's switches: never inherited from the environment of the tests.
+const FAKE_VARS: [&str; 5] = [
+    "FAKE_DAEMON",
+    "FAKE_IMAGE",
+    "FAKE_PULL",
+    "FAKE_PULL_SLEEP",
+    "FAKE_OOM",
+];
+
+fn show(out: &Output) -> String {
+    format!(
+        "status: {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Index of the first call whose argv starts with `prefix`.
+fn find(calls: &[Vec<String>], prefix: &[&str]) -> Option<usize> {
+    calls
+        .iter()
+        .position(|c| c.len() >= prefix.len() && c.iter().zip(prefix).all(|(a, b)| a == b))
+}
+
+fn run_calls(calls: &[Vec<String>]) -> Vec<&Vec<String>> {
+    calls.iter().filter(|c| c[0] == "run").collect()
+}
+
+/// The value after `flag` in an argv.
+fn after<'a>(argv: &'a [String], flag: &str) -> &'a str {
+    let i = argv
+        .iter()
+        .position(|a| a == flag)
+        .unwrap_or_else(|| panic!("no {flag} in {argv:?}"));
+    &argv[i + 1]
+}
+
+/// The staged host path of a run argv (`-v STAGED:/work/task:ro`).
+fn staged(argv: &[String]) -> PathBuf {
+    let volume = after(argv, "-v");
+    let path = volume
+        .strip_suffix(":/work/task:ro")
+        .unwrap_or_else(|| panic!("unexpected -v {volume:?}"));
+    PathBuf::from(path)
+}
+
+/// Asserts the call `rm -f -- NAME` was logged after the run of NAME.
+fn assert_removed_after_run(calls: &[Vec<String>], name: &str) {
+    let run = calls
+        .iter()
+        .position(|c| c[0] == "run" && c.iter().any(|a| a == name))
+        .unwrap_or_else(|| panic!("no run of {name}: {calls:?}"));
+    let rm = calls
+        .iter()
+        .rposition(|c| c[..] == ["rm", "-f", "--", name])
+        .unwrap_or_else(|| panic!("no `rm -f -- {name}`: {calls:?}"));
+    assert!(run < rm, "rm before run: {calls:?}");
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Asserts the process is gone (allowing a moment for a reparented zombie
+/// to be reaped); kills it if not, so a failure leaves nothing behind.
+fn assert_gone(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while alive(pid) {
+        if Instant::now() >= deadline {
+            let state = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("the client process {pid} survived sbx: {state}");
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until `path` exists.
+fn wait_for(path: &Path, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    while !path.exists() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    true
+}
+
+/// A child that is killed and reaped if the test panics.
+struct Spawned(Child);
+
+impl Spawned {
+    fn wait(&mut self, within: Duration) -> ExitStatus {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.0.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "sbx did not exit in {within:?}");
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn send(signal: &str, pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill {signal} {pid} failed");
+}
+
+/// The eval report: the JSON list on stdout.
+fn report(out: &Output) -> Vec<Value> {
+    match serde_json::from_slice(&out.stdout) {
+        Ok(Value::Array(items)) => items,
+        other => panic!("no JSON report ({other:?}):\n{}", show(out)),
+    }
+}
+
+fn field<'a>(result: &'a Value, name: &str) -> &'a str {
+    result[name].as_str().unwrap_or("")
+}
+
+/// The entry of `id` in the report.
+fn result_of<'a>(results: &'a [Value], id: &str) -> &'a Value {
+    results
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
+}
+
+/// Whether the staging area (sbx's TMPDIR) is empty again.
+fn stage_is_empty(fake: &Fake) -> bool {
+    fs::read_dir(fake.tmp()).expect("tmp").next().is_none()
+}
+
+// ---------------------------------------------------------------- sbx run
+
+#[test]
+fn run_timeout_kills_client_and_removes_container() {
+    let fake = Fake::new();
+    let file = fake.file("sleep.sh", SLEEPER);
+    let clock = Instant::now();
+    let out = fake
+        .sbx("t-timeout")
+        .arg("run")
+        .arg(&file)
+        .arg("python:3.12-slim")
+        .arg("1")
+        .output()
+        .expect("run sbx");
+    let elapsed = clock.elapsed();
+    assert_eq!(out.status.code(), Some(124), "{}", show(&out));
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+    assert!(elapsed >= Duration::from_millis(900), "took {elapsed:?}");
+    assert!(stderr(&out).contains("timed out"), "{}", show(&out));
+    let name = "sbx-t-timeout-0";
+    assert_gone(fake.pid(name));
+    assert_removed_after_run(&fake.calls(), name);
+    assert!(stage_is_empty(&fake), "staged copy left behind");
+}
+
+#[test]
+fn run_exit_code_and_output_pass_through() {
+    let fake = Fake::new();
+    let three = fake.file(
+        "three.sh",
+        "#!/bin/sh\necho out-line\necho err-line >&2\nexit 3\n",
+    );
+    let out = fake
+        .sbx("t-code")
+        .arg("run")
+        .arg(&three)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert_eq!(stdout(&out), "out-line\n");
+    assert_eq!(stderr(&out), "err-line\n");
+
+    let zero = fake.file("zero.sh", "#!/bin/sh\necho fine\n");
+    let out = fake
+        .sbx("t-code")
+        .arg("run")
+        .arg(&zero)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(stdout(&out), "fine\n");
+    assert_eq!(stderr(&out), "");
+    assert!(stage_is_empty(&fake), "staged copy left behind");
+}
+
+#[test]
+fn run_stdin_passes_through() {
+    let fake = Fake::new();
+    let file = fake.file("cat.sh", "#!/bin/sh\nexec cat\n");
+    let out = fake
+        .sbx("t-stdin")
+        .arg("run")
+        .arg(&file)
+        .write_stdin("line one\nline two\n")
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(stdout(&out), "line one\nline two\n");
+}
+
+#[test]
+fn run_program_exit_125_passes_through_and_removes_container() {
+    let fake = Fake::new();
+    let file = fake.file(
+        "fail.sh",
+        "#!/bin/sh\necho 'docker: Error response from daemon: oops.' >&2\nexit 125\n",
+    );
+    let out = fake
+        .sbx("t-125")
+        .arg("run")
+        .arg(&file)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(125), "{}", show(&out));
+    assert!(stderr(&out).contains("oops"), "{}", show(&out));
+    assert_removed_after_run(&fake.calls(), "sbx-t-125-0");
+}
+
+#[test]
+fn run_exact_argv() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\nexit 0\n");
+    let out = fake
+        .sbx("t-argv")
+        .arg("run")
+        .arg(&file)
+        .write_stdin("")
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let calls = fake.calls();
+    let inspect = find(
+        &calls,
+        &[
+            "image",
+            "inspect",
+            "--format",
+            "{{.Id}}",
+            "--",
+            "python:3.12-slim",
+        ],
+    )
+    .unwrap_or_else(|| panic!("no image inspect: {calls:?}"));
+    assert_eq!(calls[inspect].len(), 6, "{calls:?}");
+    let runs = run_calls(&calls);
+    assert_eq!(runs.len(), 1, "{calls:?}");
+    let run = runs[0];
+    let run_at = calls.iter().position(|c| c == run).expect("run index");
+    assert!(inspect < run_at, "image check after run: {calls:?}");
+
+    let staged = staged(run);
+    assert!(
+        staged.starts_with(fake.tmp()),
+        "{staged:?} is not under TMPDIR"
+    );
+    assert_ne!(staged, file);
+    let stage_dir = staged.parent().expect("stage dir");
+    assert!(
+        stage_dir
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .starts_with("sbx-"),
+        "{staged:?}"
+    );
+    assert_eq!(stage_dir.parent(), Some(fake.tmp().as_path()));
+    let volume = format!("{}:/work/task:ro", staged.display());
+    let expected: Vec<&str> = vec![
+        "run",
+        "--rm",
+        "-i",
+        "--name",
+        "sbx-t-argv-0",
+        "--label",
+        "sbx.run=t-argv",
+        "--log-driver",
+        "none",
+        "--pull",
+        "never",
+        "--network",
+        "none",
+        "--read-only",
+        "--tmpfs",
+        "/tmp:rw,noexec,nosuid,size=64m",
+        "--memory",
+        "256m",
+        "--cpus",
+        "0.5",
+        "--pids-limit",
+        "64",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "-v",
+        &volume,
+        "--",
+        "python:3.12-slim",
+        "/work/task",
+    ];
+    assert_eq!(run, &expected);
+    assert!(!run.iter().any(|a| a == "-t" || a == "--tty"));
+    // A clean exit: `--rm` removed the container; sbx leaves nothing staged.
+    assert!(stage_is_empty(&fake), "staged copy left behind");
+}
+
+#[test]
+fn run_limits_reach_the_argv() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\nexit 0\n");
+    let out = fake
+        .sbx("t-limits")
+        .args(["run", "--memory", "512m", "--cpus", "1.5"])
+        .args(["--pids-limit", "32", "--tmpfs-size", "16m"])
+        .args(["--network", "bridge", "--image", "busybox"])
+        .arg(&file)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let calls = fake.calls();
+    let runs = run_calls(&calls);
+    assert_eq!(runs.len(), 1, "{calls:?}");
+    let run = runs[0];
+    assert_eq!(after(run, "--memory"), "512m");
+    assert_eq!(after(run, "--cpus"), "1.5");
+    assert_eq!(after(run, "--pids-limit"), "32");
+    assert_eq!(after(run, "--tmpfs"), "/tmp:rw,noexec,nosuid,size=16m");
+    assert_eq!(after(run, "--network"), "bridge");
+    assert_eq!(&run[run.len() - 3..], ["--", "busybox", "/work/task"]);
+}
+
+#[test]
+fn run_print_argv_prints_json_and_runs_nothing() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\necho hi\n");
+    let out = fake
+        .sbx("t-print")
+        .arg("run")
+        .arg("--print-argv")
+        .arg(&file)
+        .arg("busybox:1.36")
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let argv: Vec<String> = serde_json::from_str(&text).expect("a JSON list of strings");
+    assert_eq!(argv[0], fake.docker().to_str().expect("utf-8"));
+    assert_eq!(argv[1], "run");
+    let dashes = argv
+        .iter()
+        .position(|a| a == "--")
+        .expect("`--` in the argv");
+    assert_eq!(argv[dashes + 1], "busybox:1.36");
+    assert_eq!(argv.last().map(String::as_str), Some("/work/task"));
+    assert_eq!(after(&argv, "--name"), "sbx-t-print-0");
+    // The staged copy it names is kept, holds the file, and is not the file.
+    let staged = staged(&argv);
+    assert_ne!(staged, file);
+    assert_eq!(
+        fs::read(&staged).expect("staged copy kept"),
+        b"#!/bin/sh\necho hi\n"
+    );
+    let calls = fake.calls();
+    assert!(
+        run_calls(&calls).is_empty(),
+        "--print-argv ran something: {calls:?}"
+    );
+}
+
+#[test]
+fn run_odd_file_paths() {
+    let fake = Fake::new();
+    let body = "#!/bin/sh\necho odd-ok\n";
+    let mut paths: Vec<PathBuf> = ["colon:dir", "comma,dir", "space dir", "a:b,c d"]
+        .iter()
+        .map(|d| fake.file(Path::new(d).join("x:y,z w.sh"), body))
+        .collect();
+    let non_utf8 = fake
+        .root()
+        .join(OsStr::from_bytes(b"bytes\xff\xfe dir"))
+        .join(OsStr::from_bytes(b"f\xff.sh"));
+    fs::create_dir_all(non_utf8.parent().expect("parent")).expect("mkdir");
+    fs::write(&non_utf8, body).expect("write");
+    paths.push(non_utf8);
+
+    for (i, path) in paths.iter().enumerate() {
+        let id = format!("t-odd{i}");
+        let out = fake
+            .sbx(&id)
+            .arg("run")
+            .arg(path)
+            .output()
+            .expect("run sbx");
+        assert_eq!(out.status.code(), Some(0), "{path:?}: {}", show(&out));
+        assert_eq!(stdout(&out), "odd-ok\n", "{path:?}");
+        let calls = fake.calls();
+        let name = format!("sbx-{id}-0");
+        let run = calls
+            .iter()
+            .find(|c| c[0] == "run" && c.contains(&name))
+            .unwrap_or_else(|| panic!("no run for {path:?}: {calls:?}"));
+        let staged = staged(run);
+        assert!(staged.starts_with(fake.tmp()), "{staged:?}");
+        let volume = after(run, "-v");
+        assert_eq!(volume.matches(':').count(), 2, "{volume}");
+        assert!(!volume.contains(','), "{volume}");
+        assert!(!volume.contains(' '), "{volume}");
+    }
+    // No argument of any call carries a user path (compared as bytes).
+    let log = fake.raw_log();
+    for path in &paths {
+        let user = path.as_os_str().as_bytes();
+        assert!(
+            !log.windows(user.len()).any(|w| w == user),
+            "{path:?} reached the docker argv"
+        );
+        let dir = path.parent().expect("dir").file_name().expect("name");
+        let dir = dir.as_bytes();
+        assert!(
+            !log.windows(dir.len()).any(|w| w == dir),
+            "{path:?} reached the docker argv"
+        );
+    }
+}
+
+#[test]
+fn run_missing_file_is_64_with_the_seed_message() {
+    let fake = Fake::new();
+    let missing = fake.root().join("nope.py");
+    let out = fake
+        .sbx("t-missing")
+        .arg("run")
+        .arg(&missing)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(64), "{}", show(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("No such file: {}\n", missing.display())
+    );
+    assert_eq!(stdout(&out), "");
+    assert!(fake.calls().is_empty(), "{:?}", fake.calls());
+
+    let dir = fake.root().join("a-dir");
+    fs::create_dir(&dir).expect("mkdir");
+    let out = fake
+        .sbx("t-missing")
+        .arg("run")
+        .arg(&dir)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(64), "{}", show(&out));
+    assert_eq!(stderr(&out), format!("No such file: {}\n", dir.display()));
+    assert!(fake.calls().is_empty(), "{:?}", fake.calls());
+}
+
+#[test]
+fn run_refuses_bad_arguments_before_running_anything() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let f = file.to_str().expect("utf-8");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", f, "--", "--privileged"],
+        vec!["run", f, "--privileged"],
+        vec!["run", f, "python:3.12-slim", "0"],
+        vec!["run", f, "python:3.12-slim", "-1"],
+        vec!["run", f, "python:3.12-slim", "abc"],
+        vec!["run", f, "--timeout", "0"],
+        vec!["run", "--timeout=-1", f],
+        vec!["run", "--memory", "1g,exec", f],
+        vec!["run", "--tmpfs-size", "64m,exec", f],
+        vec!["run", "--network", "container:x", f],
+        vec!["run", "--image", "-v=/:/host", f],
+        vec!["run", f, "img:1", "--image", "img:2"],
+        vec!["run", "--interpreter", "--x", f],
+    ];
+    for args in cases {
+        let out = fake.sbx("t-bad").args(&args).output().expect("run sbx");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", show(&out));
+        assert!(!stdout(&out).contains("ran"), "{args:?}");
+        assert!(
+            fake.calls().is_empty(),
+            "{args:?} called docker: {:?}",
+            fake.calls()
+        );
+    }
+}
+
+#[test]
+fn run_docker_cli_missing_is_127() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let out = fake
+        .sbx("t-nodocker")
+        .env("SBX_DOCKER", "/nonexistent/docker")
+        .arg("run")
+        .arg(&file)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(127), "{}", show(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.ends_with('\n'), "{err}");
+    assert!(err.contains("docker"), "{err}");
+    assert!(err.contains("/nonexistent/docker"), "{err}");
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn run_daemon_down_is_125_one_line() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let out = fake
+        .sbx("t-down")
+        .env("FAKE_DAEMON", "down")
+        .arg("run")
+        .arg(&file)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(125), "{}", show(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("Cannot connect to the Docker daemon"), "{err}");
+    let calls = fake.calls();
+    assert!(run_calls(&calls).is_empty(), "{calls:?}");
+    assert!(find(&calls, &["pull"]).is_none(), "{calls:?}");
+}
+
+#[test]
+fn run_image_missing_with_pull_never_is_125_without_pull_or_run() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let out = fake
+        .sbx("t-never")
+        .env("FAKE_IMAGE", "missing")
+        .args(["run", "--pull", "never"])
+        .arg(&file)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(125), "{}", show(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("python:3.12-slim"), "{err}");
+    let calls = fake.calls();
+    assert!(find(&calls, &["image", "inspect"]).is_some(), "{calls:?}");
+    assert!(run_calls(&calls).is_empty(), "{calls:?}");
+    assert!(find(&calls, &["pull"]).is_none(), "{calls:?}");
+}
+
+#[test]
+fn run_image_missing_is_pulled_before_the_run() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let out = fake
+        .sbx("t-pull")
+        .env("FAKE_IMAGE", "missing")
+        .arg("run")
+        .arg(&file)
+        .arg("busybox:1.36")
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(stdout(&out), "ran\n");
+    let calls = fake.calls();
+    let inspect = find(&calls, &["image", "inspect"]).expect("inspect");
+    let pull = find(&calls, &["pull", "--", "busybox:1.36"])
+        .unwrap_or_else(|| panic!("no pull: {calls:?}"));
+    assert_eq!(calls[pull].len(), 3, "{calls:?}");
+    let run = calls.iter().position(|c| c[0] == "run").expect("run");
+    assert!(inspect < pull && pull < run, "{calls:?}");
+}
+
+#[test]
+fn run_pull_failure_is_125_without_run() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let out = fake
+        .sbx("t-pullfail")
+        .env("FAKE_IMAGE", "missing")
+        .env("FAKE_PULL", "fail")
+        .arg("run")
+        .arg(&file)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(125), "{}", show(&out));
+    assert!(
+        stderr(&out).contains("pull access denied"),
+        "{}",
+        show(&out)
+    );
+    let calls = fake.calls();
+    assert!(find(&calls, &["pull"]).is_some(), "{calls:?}");
+    assert!(run_calls(&calls).is_empty(), "{calls:?}");
+}
+
+#[test]
+fn run_without_shebang_needs_an_interpreter() {
+    let fake = Fake::new();
+    let file = fake.file("plain.py", "echo from-plain\n");
+    let out = fake
+        .sbx("t-interp")
+        .arg("run")
+        .arg(&file)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(126), "{}", show(&out));
+    assert!(stderr(&out).contains("--interpreter"), "{}", show(&out));
+    assert!(run_calls(&fake.calls()).is_empty(), "{:?}", fake.calls());
+
+    let out = fake
+        .sbx("t-interp")
+        .args(["run", "--interpreter", "python3"])
+        .arg(&file)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(stdout(&out), "from-plain\n");
+    let calls = fake.calls();
+    let runs = run_calls(&calls);
+    assert_eq!(runs.len(), 1, "{calls:?}");
+    let run = runs[0];
+    assert_eq!(
+        &run[run.len() - 4..],
+        ["--", "python:3.12-slim", "python3", "/work/task"]
+    );
+}
+
+fn run_interrupted_by(signal: &str, code: i32, run_id: &str) {
+    let fake = Fake::new();
+    let file = fake.file("sleep.sh", SLEEPER);
+    let err_path = fake.root().join("sbx.stderr");
+    let mut sbx = Spawned(
+        fake.sbx_std(run_id)
+            .arg("run")
+            .arg(&file)
+            .arg("python:3.12-slim")
+            .arg("15")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(fs::File::create(&err_path).expect("stderr file"))
+            .spawn()
+            .expect("spawn sbx"),
+    );
+    let name = format!("sbx-{run_id}-0");
+    assert!(
+        wait_for(&fake.pid_file(&name), Duration::from_secs(5)),
+        "the fake run never started: {:?}",
+        fake.calls()
+    );
+    let pid = fake.pid(&name);
+    assert!(alive(pid));
+    let clock = Instant::now();
+    send(signal, sbx.0.id());
+    let status = sbx.wait(Duration::from_secs(5));
+    assert!(
+        clock.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        clock.elapsed()
+    );
+    let err = fs::read_to_string(&err_path).unwrap_or_default();
+    assert_eq!(status.code(), Some(code), "stderr: {err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert_gone(pid);
+    assert_removed_after_run(&fake.calls(), &name);
+    assert!(stage_is_empty(&fake), "staged copy left behind");
+}
+
+#[test]
+fn run_sigterm_kills_client_removes_container_exits_143() {
+    run_interrupted_by("-TERM", 143, "t-sigterm");
+}
+
+#[test]
+fn run_sigint_kills_client_removes_container_exits_130() {
+    run_interrupted_by("-INT", 130, "t-sigint");
+}
+
+// ---------------------------------------------------------------- sbx eval
+
+fn task(id: &str, stdin: &str, expect: &str) -> Value {
+    json!({"id": id, "prompt": "p", "stdin": stdin, "expect": expect})
+}
+
+#[test]
+fn eval_judges_each_task_and_keeps_task_order() {
+    let fake = Fake::new();
+    // Earlier tasks take longer, so with -j 4 they finish last.
+    fake.candidate("echo", "sleep 0.6\nexec cat\n");
+    fake.candidate("wrong", "sleep 0.4\necho nope\n");
+    fake.candidate("three", "sleep 0.2\necho partial\nexit 3\n");
+    fake.candidate("quick", "printf 'a b\\n'\n");
+    let tasks = json!([
+        task("echo", "hello\nworld\n", "hello\nworld\n"),
+        task("wrong", "", "yes\n"),
+        task("three", "", "partial\n"),
+        task("absent", "", ""),
+        task("quick", "", "a b\n"),
+    ]);
+    let out = fake
+        .eval("t-eval", &tasks)
+        .args(["-j", "4"])
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let results = report(&out);
+    let ids: Vec<&str> = results.iter().map(|r| field(r, "id")).collect();
+    assert_eq!(ids, ["echo", "wrong", "three", "absent", "quick"]);
+    let statuses: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| (field(r, "status"), field(r, "reason")))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("pass", ""),
+            ("fail", "wrong_output"),
+            ("fail", "exit_code"),
+            ("missing", "no_candidate"),
+            ("pass", ""),
+        ],
+        "{results:?}"
+    );
+    assert_eq!(result_of(&results, "three")["exit_code"], 3);
+    assert!(stderr(&out).contains("2 passed, 2 failed, 1 missing, 0 errors"));
+
+    // Every candidate ran as `python3 /work/task`, with its stdin (-i).
+    let calls = fake.calls();
+    let runs = run_calls(&calls);
+    assert_eq!(runs.len(), 4, "{calls:?}");
+    for run in &runs {
+        assert_eq!(&run[..3], ["run", "--rm", "-i"]);
+        assert_eq!(
+            &run[run.len() - 4..],
+            ["--", "python:3.12-slim", "python3", "/work/task"]
+        );
+        assert!(staged(run).starts_with(fake.tmp()));
+    }
+    assert!(stage_is_empty(&fake), "staged copies left behind");
+}
+
+#[test]
+fn eval_stdin_reaches_the_program() {
+    let fake = Fake::new();
+    fake.candidate("cat", "exec cat\n");
+    fake.candidate("cat2", "exec cat\n");
+    let stdin = "some input\nwith two lines, no final newline";
+    let tasks = json!([
+        task("cat", stdin, stdin),
+        task("cat2", "different input\n", "expected something else\n"),
+    ]);
+    let out = fake.eval("t-stdin", &tasks).output().expect("run sbx");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let results = report(&out);
+    assert_eq!(field(&results[0], "status"), "pass", "{results:?}");
+    assert_eq!(field(&results[1], "status"), "fail", "{results:?}");
+    assert_eq!(field(&results[1], "reason"), "wrong_output", "{results:?}");
+}
+
+#[test]
+fn eval_output_flood_stops_at_max_output() {
+    let fake = Fake::new();
+    fake.candidate("flood", "exec yes flood\n");
+    let tasks = json!([task("flood", "", "flood\n")]);
+    let clock = Instant::now();
+    let out = fake
+        .eval("t-flood", &tasks)
+        .args(["--max-output", "1K"])
+        .output()
+        .expect("run sbx");
+    assert!(
+        clock.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        clock.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let results = report(&out);
+    assert_eq!(field(&results[0], "status"), "fail", "{results:?}");
+    assert_eq!(field(&results[0], "reason"), "output_limit", "{results:?}");
+    let name = "sbx-t-flood-0";
+    assert_gone(fake.pid(name));
+    assert_removed_after_run(&fake.calls(), name);
+}
+
+#[test]
+fn eval_timeout_kills_and_removes() {
+    let fake = Fake::new();
+    fake.candidate("slow", SLEEPER);
+    let tasks = json!([{"id": "slow", "stdin": "", "expect": "", "timeout": 1}]);
+    let clock = Instant::now();
+    let out = fake
+        .eval("t-evaltimeout", &tasks)
+        .output()
+        .expect("run sbx");
+    assert!(
+        clock.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        clock.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let results = report(&out);
+    assert_eq!(field(&results[0], "status"), "fail", "{results:?}");
+    assert_eq!(field(&results[0], "reason"), "timeout", "{results:?}");
+    let name = "sbx-t-evaltimeout-0";
+    assert_gone(fake.pid(name));
+    assert_removed_after_run(&fake.calls(), name);
+}
+
+#[test]
+fn eval_docker_start_failure_is_an_error_not_a_fail() {
+    let fake = Fake::new();
+    fake.candidate(
+        "broken",
+        "echo 'docker: Error response from daemon: oops.' >&2\nexit 125\n",
+    );
+    // The program's own 125, without docker's line, is the program's failure.
+    fake.candidate("own125", "echo 'Traceback: boom' >&2\nexit 125\n");
+    let tasks = json!([task("broken", "", ""), task("own125", "", "")]);
+    let out = fake.eval("t-start", &tasks).output().expect("run sbx");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let results = report(&out);
+    let broken = result_of(&results, "broken");
+    assert_eq!(field(broken, "status"), "error", "{results:?}");
+    assert_eq!(field(broken, "reason"), "start_failed", "{results:?}");
+    assert!(field(broken, "message").contains("oops"), "{results:?}");
+    let own = result_of(&results, "own125");
+    assert_eq!(field(own, "status"), "fail", "{results:?}");
+    assert_eq!(field(own, "reason"), "exit_code", "{results:?}");
+    assert_removed_after_run(&fake.calls(), "sbx-t-start-0");
+}
+
+#[test]
+fn eval_oom_event_is_reported() {
+    let fake = Fake::new();
+    fake.candidate("hog", "exit 137\n");
+    let tasks = json!([task("hog", "", "x\n")]);
+    let out = fake
+        .eval("t-oom", &tasks)
+        .env("FAKE_OOM", "1")
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let results = report(&out);
+    assert_eq!(field(&results[0], "reason"), "oom", "{results:?}");
+    let calls = fake.calls();
+    let events = find(&calls, &["events"]).unwrap_or_else(|| panic!("{calls:?}"));
+    assert!(
+        calls[events]
+            .windows(2)
+            .any(|w| w == ["--filter", "container=sbx-t-oom-0"]),
+        "{calls:?}"
+    );
+}
+
+#[test]
+fn eval_image_missing_with_pull_never_errors_every_task() {
+    let fake = Fake::new();
+    fake.candidate("a", "echo a\n");
+    fake.candidate("b", "echo b\n");
+    let tasks = json!([
+        task("a", "", "a\n"),
+        task("b", "", "b\n"),
+        {"id": "c", "stdin": "", "expect": "", "image": "busybox:1.36"},
+    ]);
+    let out = fake
+        .eval("t-evalnever", &tasks)
+        .env("FAKE_IMAGE", "missing")
+        .args(["--pull", "never"])
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let results = report(&out);
+    assert_eq!(results.len(), 3);
+    for r in &results {
+        assert_eq!(field(r, "status"), "error", "{results:?}");
+        assert_eq!(field(r, "reason"), "image_missing", "{results:?}");
+    }
+    let calls = fake.calls();
+    assert!(run_calls(&calls).is_empty(), "{calls:?}");
+    assert!(find(&calls, &["pull"]).is_none(), "{calls:?}");
+    // Each distinct image is checked once.
+    let inspects = calls.iter().filter(|c| c[0] == "image").count();
+    assert_eq!(inspects, 2, "{calls:?}");
+}
+
+#[test]
+fn eval_image_missing_is_pulled_before_any_run() {
+    let fake = Fake::new();
+    fake.candidate("a", "echo a\n");
+    let tasks = json!([task("a", "", "a\n")]);
+    let out = fake
+        .eval("t-evalpull", &tasks)
+        .env("FAKE_IMAGE", "missing")
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(field(&report(&out)[0], "status"), "pass");
+    let calls = fake.calls();
+    let pull =
+        find(&calls, &["pull", "--", "python:3.12-slim"]).unwrap_or_else(|| panic!("{calls:?}"));
+    let run = calls.iter().position(|c| c[0] == "run").expect("run");
+    assert!(pull < run, "{calls:?}");
+}
+
+#[test]
+fn eval_closed_stdout_does_not_panic() {
+    let fake = Fake::new();
+    fake.candidate("a", "echo a\n");
+    fake.candidate("b", "sleep 0.3\necho b\n");
+    let tasks = json!([task("a", "", "a\n"), task("b", "", "b\n")]);
+    let path = fake.root().join("tasks.json");
+    fs::write(&path, serde_json::to_vec(&tasks).expect("tasks")).expect("write");
+    let err_path = fake.root().join("sbx.stderr");
+    let mut child = fake
+        .sbx_std("t-closed")
+        .arg("eval")
+        .arg("--tasks")
+        .arg(&path)
+        .arg("--gen")
+        .arg(fake.gen())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(fs::File::create(&err_path).expect("stderr file"))
+        .spawn()
+        .expect("spawn sbx");
+    // Close the read end before sbx writes its report.
+    drop(child.stdout.take());
+    let mut sbx = Spawned(child);
+    let status = sbx.wait(Duration::from_secs(10));
+    let err = fs::read_to_string(&err_path).unwrap_or_default();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "stderr: {err}");
+    assert!(err.contains("2 passed"), "{err}");
+}
+
+#[test]
+fn eval_sigterm_stops_every_run() {
+    let fake = Fake::new();
+    fake.candidate("s1", SLEEPER);
+    fake.candidate("s2", SLEEPER);
+    let tasks = json!([task("s1", "", ""), task("s2", "", "")]);
+    let path = fake.root().join("tasks.json");
+    fs::write(&path, serde_json::to_vec(&tasks).expect("tasks")).expect("write");
+    let err_path = fake.root().join("sbx.stderr");
+    let mut sbx = Spawned(
+        fake.sbx_std("t-evalterm")
+            .arg("eval")
+            .arg("--tasks")
+            .arg(&path)
+            .arg("--gen")
+            .arg(fake.gen())
+            .args(["-j", "2"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(fs::File::create(&err_path).expect("stderr file"))
+            .spawn()
+            .expect("spawn sbx"),
+    );
+    let names = ["sbx-t-evalterm-0", "sbx-t-evalterm-1"];
+    for name in names {
+        assert!(
+            wait_for(&fake.pid_file(name), Duration::from_secs(5)),
+            "{name} never started: {:?}",
+            fake.calls()
+        );
+    }
+    let pids: Vec<u32> = names.iter().map(|n| fake.pid(n)).collect();
+    send("-TERM", sbx.0.id());
+    let status = sbx.wait(Duration::from_secs(5));
+    let err = fs::read_to_string(&err_path).unwrap_or_default();
+    assert_eq!(status.code(), Some(143), "stderr: {err}");
+    for pid in pids {
+        assert_gone(pid);
+    }
+    let calls = fake.calls();
+    for name in names {
+        assert_removed_after_run(&calls, name);
+    }
+    // The run's label is swept at the end.
+    assert!(
+        find(
+            &calls,
+            &[
+                "ps",
+                "-a",
+                "-q",
+                "--no-trunc",
+                "--filter",
+                "label=sbx.run=t-evalterm"
+            ]
+        )
+        .is_some(),
+        "{calls:?}"
+    );
+}
+
+// ------------------------------------------------- signals before the run, closed stderr
+
+#[test]
+
+fn run_sigterm_during_pull_stops_promptly() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let err_path = fake.root().join("sbx.stderr");
+    let mut sbx = Spawned(
+        fake.sbx_std("t-pullterm")
+            .env("FAKE_IMAGE", "missing")
+            .env("FAKE_PULL_SLEEP", "8")
+            .arg("run")
+            .arg(&file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(fs::File::create(&err_path).expect("stderr file"))
+            .spawn()
+            .expect("spawn sbx"),
+    );
+    let pull_pid = fake.root().join("pull.pid");
+    assert!(wait_for(&pull_pid, Duration::from_secs(5)), "no pull");
+    let clock = Instant::now();
+    send("-TERM", sbx.0.id());
+    let status = sbx.wait(Duration::from_secs(15));
+    let elapsed = clock.elapsed();
+    if let Some(pid) = fs::read_to_string(&pull_pid)
+        .ok()
+        .and_then(|p| p.trim().parse::<u32>().ok())
+    {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    let err = fs::read_to_string(&err_path).unwrap_or_default();
+    assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}: {err}");
+    assert_eq!(status.code(), Some(143), "stderr: {err}");
+    assert!(run_calls(&fake.calls()).is_empty(), "{:?}", fake.calls());
+}
+
+#[test]
+
+fn closed_stderr_keeps_the_exit_code() {
+    let fake = Fake::new();
+    let file = fake.file("sleep.sh", SLEEPER);
+    let mut child = fake
+        .sbx_std("t-closederr")
+        .arg("run")
+        .arg(&file)
+        .arg("python:3.12-slim")
+        .arg("1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn sbx");
+    drop(child.stderr.take());
+    let mut sbx = Spawned(child);
+    let status = sbx.wait(Duration::from_secs(10));
+    assert_gone(fake.pid("sbx-t-closederr-0"));
+    assert_removed_after_run(&fake.calls(), "sbx-t-closederr-0");
+    assert_eq!(
+        status.code(),
+        Some(124),
+        "`sbx run ... 2>&1 | head` lost its exit code"
+    );
+
+    fake.candidate("a", "echo a\n");
+    let path = fake.root().join("tasks.json");
+    fs::write(
+        &path,
+        serde_json::to_vec(&json!([task("a", "", "a\n")])).expect("tasks"),
+    )
+    .expect("write");
+    let mut child = fake
+        .sbx_std("t-closederr2")
+        .arg("eval")
+        .arg("--tasks")
+        .arg(&path)
+        .arg("--gen")
+        .arg(fake.gen())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn sbx");
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let mut sbx = Spawned(child);
+    let status = sbx.wait(Duration::from_secs(10));
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "`sbx eval 2>&1 | head` lost its exit code"
+    );
+}
