@@ -53,6 +53,9 @@ pub struct GcArgs {
     /// List what would be removed, remove nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Only the containers of this run (the value of their sbx.run label).
+    #[arg(long = "run", value_name = "RUN_ID")]
+    pub run_id: Option<String>,
     /// The docker-compatible CLI to use.
     #[arg(
         long,

@@ -84,10 +84,16 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// Which leftovers are old enough to remove.
-pub fn select(leftovers: Vec<Leftover>, older_than: Option<Duration>, now: u64) -> Vec<Leftover> {
+/// Which leftovers to remove: of the given run (if any), old enough (if asked).
+pub fn select(
+    leftovers: Vec<Leftover>,
+    run_id: Option<&str>,
+    older_than: Option<Duration>,
+    now: u64,
+) -> Vec<Leftover> {
     leftovers
         .into_iter()
+        .filter(|l| run_id.is_none_or(|id| l.run_id == id))
         .filter(|l| match older_than {
             None => true,
             // Unknown age: kept, since we cannot tell it is old enough.
@@ -99,7 +105,12 @@ pub fn select(leftovers: Vec<Leftover>, older_than: Option<Duration>, now: u64) 
 }
 
 /// Lists (and unless `dry_run`, removes) the leftovers; returns the exit code.
-pub fn gc(docker_cli: &OsStr, older_than: Option<Duration>, dry_run: bool) -> Result<i32> {
+pub fn gc(
+    docker_cli: &OsStr,
+    run_id: Option<&str>,
+    older_than: Option<Duration>,
+    dry_run: bool,
+) -> Result<i32> {
     let listed = supervise::control(docker_cli, &docker::list_labelled_args(), CONTROL_TIMEOUT)?;
     if !listed.success() {
         return Err(Error::EngineUnreachable(listed.stderr_line()));
@@ -107,11 +118,8 @@ pub fn gc(docker_cli: &OsStr, older_than: Option<Duration>, dry_run: bool) -> Re
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let chosen = select(
-        listed.stdout.lines().filter_map(parse_line).collect(),
-        older_than,
-        now,
-    );
+    let leftovers = listed.stdout.lines().filter_map(parse_line).collect();
+    let chosen = select(leftovers, run_id, older_than, now);
     let verb = if dry_run { "would remove" } else { "removing" };
     let listing: String = chosen
         .iter()
@@ -179,16 +187,20 @@ mod tests {
         let created = l.created.unwrap();
         let young = select(
             vec![l.clone()],
+            None,
             Some(Duration::from_secs(3600)),
             created + 60,
         );
         assert!(young.is_empty());
         let old = select(
             vec![l.clone()],
+            None,
             Some(Duration::from_secs(3600)),
             created + 3600,
         );
         assert_eq!(old.len(), 1);
-        assert_eq!(select(vec![l], None, 0).len(), 1);
+        assert_eq!(select(vec![l.clone()], Some("r1"), None, 0).len(), 1);
+        assert!(select(vec![l.clone()], Some("r2"), None, 0).is_empty());
+        assert_eq!(select(vec![l], None, None, 0).len(), 1);
     }
 }

@@ -59,7 +59,14 @@ pub fn main_impl() -> i32 {
             .as_deref()
             .map(spec::parse_timeout)
             .transpose()
-            .and_then(|older_than| gc::gc(&args.docker, older_than, args.dry_run)),
+            .and_then(|older_than| {
+                gc::gc(
+                    &args.docker,
+                    args.run_id.as_deref(),
+                    older_than,
+                    args.dry_run,
+                )
+            }),
     };
     match result {
         Ok(code) => code,
