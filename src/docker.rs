@@ -31,17 +31,21 @@ pub struct Container<'a> {
     pub interpreter: &'a [String],
 }
 
-/// The arguments after the docker program for one sandboxed run.
+/// The arguments after the docker program that create the container of one
+/// sandboxed run. sbx runs them as `docker create` before the clock starts,
+/// then `docker start -a` (see `start_args`) under the clock: the container
+/// exists, by name, before any kill can happen, so a kill can never race its
+/// creation and leave it behind.
 ///
 /// The security flags keep the seed script's order and values; sbx adds a
 /// name and label (so the container can always be found and removed),
 /// `--log-driver none` (no copy of the output on the host disk),
-/// `--pull never` (the image was checked before the clock started), and `--`
-/// before the image so that it can never be read as an option.
-pub fn run_args(c: &Container<'_>) -> Vec<OsString> {
+/// `--pull never` (a missing image is pulled explicitly, before the clock),
+/// and `--` before the image so that it can never be read as an option.
+pub fn create_args(c: &Container<'_>) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::with_capacity(40);
     let mut push = |s: &str| args.push(OsString::from(s));
-    push("run");
+    push("create");
     push("--rm");
     if c.interactive {
         push("-i");
@@ -118,6 +122,27 @@ pub fn run_args(c: &Container<'_>) -> Vec<OsString> {
     args.push(c.image.into());
     args.extend(c.interpreter.iter().map(OsString::from));
     args.push(TASK_PATH.into());
+    args
+}
+
+/// The single `docker run` command equivalent to `create_args` followed by
+/// `start_args` (what `--print-argv` shows, and what the script ran).
+pub fn as_run(create: &[OsString]) -> Vec<OsString> {
+    let mut args = create.to_vec();
+    if let Some(first) = args.first_mut() {
+        *first = "run".into();
+    }
+    args
+}
+
+/// `docker start -a [-i] -- NAME`: starts the created container, attached.
+pub fn start_args(name: &str, interactive: bool) -> Vec<OsString> {
+    let mut args = to_os(&["start", "-a"]);
+    if interactive {
+        args.push("-i".into());
+    }
+    args.push("--".into());
+    args.push(name.into());
     args
 }
 
@@ -210,9 +235,9 @@ mod tests {
             interpreter: &[],
         };
         assert_eq!(
-            strings(&run_args(&c)),
+            strings(&create_args(&c)),
             [
-                "run",
+                "create",
                 "--rm",
                 "--name",
                 "sbx-abc-0",
@@ -260,8 +285,8 @@ mod tests {
             hardening: &Hardening::default(),
             interpreter: &interp,
         };
-        let args = strings(&run_args(&c));
-        assert_eq!(&args[..3], ["run", "--rm", "-i"]);
+        let args = strings(&create_args(&c));
+        assert_eq!(&args[..3], ["create", "--rm", "-i"]);
         assert!(!args.iter().any(|a| a == "-t" || a == "--tty"));
         assert_eq!(
             &args[args.len() - 5..],
@@ -300,7 +325,7 @@ mod tests {
             hardening: &hardening,
             interpreter: &[],
         };
-        let args = strings(&run_args(&c));
+        let args = strings(&create_args(&c));
         assert!(args.windows(2).any(|w| w
             == [
                 "--tmpfs",
@@ -348,9 +373,26 @@ mod tests {
             hardening: &Hardening::default(),
             interpreter: &[],
         };
-        let args = run_args(&c);
+        let args = create_args(&c);
         let volume = args.iter().position(|a| a == "-v").unwrap() + 1;
         assert_eq!(args[volume].as_bytes(), b"/tmp/\xff/task:/work/task:ro");
+    }
+
+    #[test]
+    fn start_and_run_forms() {
+        assert_eq!(
+            strings(&start_args("sbx-a-0", false)),
+            ["start", "-a", "--", "sbx-a-0"]
+        );
+        assert_eq!(
+            strings(&start_args("sbx-a-0", true)),
+            ["start", "-a", "-i", "--", "sbx-a-0"]
+        );
+        let create = to_os(&["create", "--rm", "--", "img", "/work/task"]);
+        assert_eq!(
+            strings(&as_run(&create)),
+            ["run", "--rm", "--", "img", "/work/task"]
+        );
     }
 
     #[test]

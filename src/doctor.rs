@@ -283,13 +283,10 @@ impl Prober<'_> {
         match run {
             Err(e) => Probe::Broken(e.to_string()),
             Ok((finished, name)) => match outcome::docker_failure(&finished) {
-                Some(msg)
-                    if msg.contains("executable file not found")
-                        || msg.contains("no such file") =>
-                {
+                Some(failure) if failure.code == exit::NOT_FOUND => {
                     Probe::Skip("image has no sh".into())
                 }
-                Some(msg) => Probe::Broken(msg),
+                Some(failure) => Probe::Broken(failure.message),
                 None => Probe::Ran(finished, name),
             },
         }
@@ -550,10 +547,8 @@ impl Prober<'_> {
             })
             .map_err(|e| e.to_string())?;
         let docker_cli = &self.session.sandbox.docker;
-        let mut args = prepared.args.clone();
-        args[0] = "create".into();
-        let created =
-            supervise::control(docker_cli, &args, CONTROL_TIMEOUT).map_err(|e| e.to_string())?;
+        let created = supervise::control(docker_cli, &prepared.create, CONTROL_TIMEOUT)
+            .map_err(|e| e.to_string())?;
         let inspected = supervise::control(
             docker_cli,
             &[

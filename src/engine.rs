@@ -2,7 +2,7 @@
 //! here (and can it be pulled), was the container OOM-killed, what of a run
 //! is left. All through `supervise::control`.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::console;
@@ -17,35 +17,22 @@ const PULL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// Makes sure `image` is present locally before any clock starts, pulling it
 /// when allowed. Returns the image ID.
 pub fn ensure_image(docker: &OsStr, image: &str, pull: Pull) -> Result<String> {
-    let inspect = supervise::control_interruptible(
-        docker,
-        &docker::image_inspect_args(image),
-        CONTROL_TIMEOUT,
-    )?;
-    if inspect.success() {
-        return Ok(inspect.stdout.trim().to_string());
+    let inspect = || {
+        supervise::control_interruptible(
+            docker,
+            &docker::image_inspect_args(image),
+            CONTROL_TIMEOUT,
+        )
+    };
+    let found = inspect()?;
+    if found.success() {
+        return Ok(found.stdout.trim().to_string());
     }
-    if !is_missing_image(&inspect) {
-        return Err(Error::EngineUnreachable(inspect.stderr_line()));
+    if !is_missing_image(&found) {
+        return Err(Error::EngineUnreachable(found.stderr_line()));
     }
-    if pull == Pull::Never {
-        return Err(Error::ImageMissing(image.to_string()));
-    }
-    console::note(&format!(
-        "sbx: image `{image}` is not present locally; pulling it before the clock starts"
-    ));
-    let pulled = supervise::control_interruptible(docker, &docker::pull_args(image), PULL_TIMEOUT)?;
-    if !pulled.success() {
-        return Err(Error::PullFailed {
-            image: image.to_string(),
-            message: pulled.stderr_line(),
-        });
-    }
-    let again = supervise::control_interruptible(
-        docker,
-        &docker::image_inspect_args(image),
-        CONTROL_TIMEOUT,
-    )?;
+    pull_missing(docker, image, pull)?;
+    let again = inspect()?;
     if again.success() {
         Ok(again.stdout.trim().to_string())
     } else {
@@ -56,14 +43,62 @@ pub fn ensure_image(docker: &OsStr, image: &str, pull: Pull) -> Result<String> {
     }
 }
 
-/// Whether a failed `image inspect` says "no such image" (as opposed to an
-/// engine that did not answer).
-fn is_missing_image(inspect: &Control) -> bool {
-    inspect.code == Some(1)
-        && inspect
-            .stderr
-            .to_ascii_lowercase()
-            .contains("no such image")
+/// Pulls a missing image if `pull` allows it (interruptible: no container
+/// exists yet).
+fn pull_missing(docker: &OsStr, image: &str, pull: Pull) -> Result<()> {
+    if pull == Pull::Never {
+        return Err(Error::ImageMissing(image.to_string()));
+    }
+    console::note(&format!(
+        "sbx: image `{image}` is not present locally; pulling it before the clock starts"
+    ));
+    let pulled = supervise::control_interruptible(docker, &docker::pull_args(image), PULL_TIMEOUT)?;
+    if pulled.success() {
+        Ok(())
+    } else {
+        Err(Error::PullFailed {
+            image: image.to_string(),
+            message: pulled.stderr_line(),
+        })
+    }
+}
+
+/// `docker create` of a run's container, before its clock starts. A missing
+/// image is pulled first when allowed. Not interruptible: a create killed
+/// half-way can still complete in the engine; it takes milliseconds, and the
+/// caller looks for signals right after.
+pub fn create_container(docker: &OsStr, args: &[OsString], image: &str, pull: Pull) -> Result<()> {
+    let created = supervise::control(docker, args, CONTROL_TIMEOUT)?;
+    if created.success() {
+        return Ok(());
+    }
+    if !is_missing_image(&created) {
+        return Err(create_error(&created));
+    }
+    pull_missing(docker, image, pull)?;
+    let again = supervise::control(docker, args, CONTROL_TIMEOUT)?;
+    if again.success() {
+        Ok(())
+    } else {
+        Err(create_error(&again))
+    }
+}
+
+fn create_error(created: &Control) -> Error {
+    let line = created.stderr_line();
+    if line.contains("Cannot connect to the Docker daemon")
+        || line.contains("Is the docker daemon running")
+    {
+        Error::EngineUnreachable(line)
+    } else {
+        Error::CreateFailed(line)
+    }
+}
+
+/// Whether a failed `image inspect` or `create` says "no such image" (as
+/// opposed to an engine that did not answer).
+fn is_missing_image(failed: &Control) -> bool {
+    !failed.success() && failed.stderr.to_ascii_lowercase().contains("no such image")
 }
 
 /// Whether the engine recorded an `oom` event for the container between

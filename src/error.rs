@@ -29,6 +29,8 @@ pub enum Error {
     ImageMissing(String),
     /// Pulling the image failed (exit 125).
     PullFailed { image: String, message: String },
+    /// `docker create` refused the container (exit 125).
+    CreateFailed(String),
     /// A docker control command did not answer in time (exit 125).
     EngineTimeout(String),
     /// Local setup failed: temp dir, staging copy (exit 125).
@@ -53,6 +55,7 @@ impl Error {
             Error::EngineUnreachable(_)
             | Error::ImageMissing(_)
             | Error::PullFailed { .. }
+            | Error::CreateFailed(_)
             | Error::EngineTimeout(_)
             | Error::Setup { .. } => exit::ENGINE,
         }
@@ -70,6 +73,7 @@ impl Error {
             Error::EngineUnreachable(_) => "engine_unreachable",
             Error::ImageMissing(_) => "image_missing",
             Error::PullFailed { .. } => "pull_failed",
+            Error::CreateFailed(_) => "create_failed",
             Error::EngineTimeout(_) => "engine_timeout",
             Error::Setup { .. } => "setup",
             Error::Tasks { .. } => "tasks",
@@ -118,7 +122,7 @@ impl fmt::Display for Error {
             ),
             Error::PullFailed { image, message } => {
                 write!(f, "image `{image}` is not present locally and pulling it failed: {message}")
-            }
+            }            Error::CreateFailed(line) => write!(f, "docker could not create the container: {line}"),
             Error::EngineTimeout(what) => write!(f, "docker did not answer in time: {what}"),
             Error::Setup { what, source } => write!(f, "failed to {what}: {source}"),
             Error::Tasks { path, message } => {

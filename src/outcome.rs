@@ -6,41 +6,75 @@ use std::os::unix::process::ExitStatusExt;
 use crate::exit;
 use crate::supervise::{Ended, Finished};
 
-/// `sbx run`'s exit code: the program's own code passes through (docker's
-/// 125/126/127 included, as with the script), 124 on timeout, 130/143 when
-/// sbx was interrupted, 128+N when the client died of signal N.
-pub fn run_exit_code(ended: &Ended) -> i32 {
-    match ended {
+/// `sbx run`'s exit code: the program's own code passes through, docker's
+/// own failures get the codes `docker run` gives them (125/126/127, as with
+/// the script), 124 on timeout, 130/143 when sbx was interrupted, 128+N when
+/// the client died of signal N.
+pub fn run_exit_code(finished: &Finished) -> i32 {
+    if let Some(failure) = docker_failure(finished) {
+        return failure.code;
+    }
+    match finished.ended {
         Ended::Exited(status) => status
             .code()
             .unwrap_or_else(|| exit::for_signal(status.signal().unwrap_or(9))),
         Ended::TimedOut => exit::TIMEOUT,
         // `run` streams its output and has no limit; kept total for safety.
         Ended::OutputLimit => exit::ENGINE,
-        Ended::Interrupted(signal) => exit::for_signal(*signal),
+        Ended::Interrupted(signal) => exit::for_signal(signal),
     }
 }
 
-/// When docker itself failed to run the container (as opposed to the
-/// program exiting with some code): the message docker printed.
+/// Docker itself failed to run the program (it never started).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DockerFailure {
+    /// The code `docker run` gives this failure: 127 not found, 126 cannot
+    /// execute, 125 anything else.
+    pub code: i32,
+    /// Docker's line.
+    pub message: String,
+}
+
+/// When docker itself failed to run the container, as opposed to the
+/// program exiting with some code.
 ///
-/// The CLI exits 125 when the engine refused the request and 126/127 when
-/// the command could not be started; it then prints a line starting with
-/// `docker:` (or `Error response from daemon`). A program can exit with
-/// those codes too, so both the code and the line are required.
-pub fn docker_failure(finished: &Finished) -> Option<String> {
+/// `docker start -a` exits 1 and `docker run` exits 125-127 when the process
+/// cannot be started; both print docker's message (`Error response from
+/// daemon: ...`, `docker: ...`) as the first line of stderr, before any
+/// output of a program that never ran. Both the nonzero exit and that first
+/// line are required. The code follows the docker CLI's own string rules.
+pub fn docker_failure(finished: &Finished) -> Option<DockerFailure> {
     let Ended::Exited(status) = finished.ended else {
         return None;
     };
-    if !matches!(status.code(), Some(125..=127)) {
+    if matches!(status.code(), Some(0) | None) {
         return None;
     }
     let stderr = String::from_utf8_lossy(&finished.stderr.bytes);
-    stderr
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with("docker:") || l.starts_with("Error response from daemon"))
-        .map(str::to_string)
+    let first = stderr.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let docker_said = [
+        "docker:",
+        "Error response from daemon:",
+        "Error: No such container",
+    ]
+    .iter()
+    .any(|p| first.starts_with(p));
+    if !docker_said {
+        return None;
+    }
+    let code = if first.contains("executable file not found")
+        || first.contains("no such file or directory")
+    {
+        exit::NOT_FOUND
+    } else if first.contains("permission denied") || first.contains("is a directory") {
+        exit::CANNOT_EXECUTE
+    } else {
+        exit::ENGINE
+    };
+    Some(DockerFailure {
+        code,
+        message: first.to_string(),
+    })
 }
 
 /// What a finished run says about the candidate.
@@ -95,8 +129,8 @@ pub fn judge(
         Ended::OutputLimit => return Verdict::Fail(FailReason::OutputLimit),
         Ended::Exited(status) => status,
     };
-    if let Some(message) = docker_failure(finished) {
-        return Verdict::DockerError(message);
+    if let Some(failure) = docker_failure(finished) {
+        return Verdict::DockerError(failure.message);
     }
     let difference = mismatch(&String::from_utf8_lossy(&finished.stdout.bytes));
     match (status.code(), difference) {
@@ -133,13 +167,30 @@ mod tests {
 
     #[test]
     fn run_codes() {
-        assert_eq!(run_exit_code(&exited(0)), 0);
-        assert_eq!(run_exit_code(&exited(3)), 3);
-        assert_eq!(run_exit_code(&exited(125)), 125);
-        assert_eq!(run_exit_code(&Ended::Exited(ExitStatus::from_raw(9))), 137);
-        assert_eq!(run_exit_code(&Ended::TimedOut), 124);
-        assert_eq!(run_exit_code(&Ended::Interrupted(2)), 130);
-        assert_eq!(run_exit_code(&Ended::Interrupted(15)), 143);
+        let with = |ended| Finished {
+            ended,
+            ..finished(0, "")
+        };
+        assert_eq!(run_exit_code(&finished(0, "")), 0);
+        assert_eq!(run_exit_code(&finished(3, "boom")), 3);
+        assert_eq!(run_exit_code(&finished(125, "")), 125);
+        assert_eq!(
+            run_exit_code(&with(Ended::Exited(ExitStatus::from_raw(9)))),
+            137
+        );
+        assert_eq!(run_exit_code(&with(Ended::TimedOut)), 124);
+        assert_eq!(run_exit_code(&with(Ended::Interrupted(2))), 130);
+        assert_eq!(run_exit_code(&with(Ended::Interrupted(15))), 143);
+        // docker start's exit 1 for a process that could not start becomes
+        // what docker run would have said.
+        let denied = "Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"/work/task\": permission denied: unknown";
+        assert_eq!(run_exit_code(&finished(1, denied)), 126);
+        let missing = "Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"node\": executable file not found in $PATH: unknown";
+        assert_eq!(run_exit_code(&finished(1, missing)), 127);
+        assert_eq!(
+            run_exit_code(&finished(1, "Error response from daemon: something else")),
+            125
+        );
     }
 
     #[test]
@@ -194,14 +245,32 @@ mod tests {
     }
 
     #[test]
-    fn docker_failures_need_code_and_line() {
+    fn docker_failures_need_code_and_first_line() {
         let msg = "docker: Error response from daemon: failed to create task: exec: \"/work/task\": permission denied.";
-        assert_eq!(docker_failure(&finished(126, msg)).as_deref(), Some(msg));
-        assert!(docker_failure(&finished(125, "docker: invalid reference format.")).is_some());
+        assert_eq!(
+            docker_failure(&finished(126, msg)),
+            Some(DockerFailure {
+                code: 126,
+                message: msg.into()
+            })
+        );
+        assert_eq!(
+            docker_failure(&finished(125, "docker: invalid reference format."))
+                .unwrap()
+                .code,
+            125
+        );
+        assert_eq!(
+            docker_failure(&finished(1, "Error: No such container: sbx-x-0"))
+                .unwrap()
+                .code,
+            125
+        );
         // The program's own 125 with its own message is the program's.
         assert!(docker_failure(&finished(125, "Traceback: boom")).is_none());
-        // A `docker:` line with an ordinary code is the program's too.
-        assert!(docker_failure(&finished(1, "docker: fake")).is_none());
+        // docker's words after the program's own first line are the program's.
+        assert!(docker_failure(&finished(1, "oops\ndocker: fake")).is_none());
+        assert!(docker_failure(&finished(0, "docker: fine")).is_none());
         assert!(docker_failure(&finished(0, "")).is_none());
     }
 }

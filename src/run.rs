@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::cli::RunArgs;
 use crate::console;
-use crate::engine;
+use crate::docker;
 use crate::error::{Error, Result};
 use crate::outcome;
 use crate::sandbox::{self, Candidate, Session};
@@ -85,8 +85,7 @@ pub fn run(req: RunRequest) -> Result<i32> {
     if req.print_argv {
         let mut argv = vec![session.sandbox.docker.to_string_lossy().into_owned()];
         argv.extend(
-            prepared
-                .args
+            docker::as_run(&prepared.create)
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned()),
         );
@@ -96,14 +95,12 @@ pub fn run(req: RunRequest) -> Result<i32> {
         console::out(&format!("{line}\n"), "the argv")?;
         return Ok(crate::exit::SUCCESS);
     }
-
-    engine::ensure_image(&session.sandbox.docker, &req.image, session.sandbox.pull)?;
     let stdin = if interactive {
         StdinSource::Inherit
     } else {
         StdinSource::Null
     };
-    let finished = session.execute(prepared, stdin, OutputSink::Inherit, req.timeout)?;
+    let finished = session.execute(prepared, stdin, OutputSink::Stream, req.timeout)?;
     match finished.ended {
         Ended::TimedOut => console::note(&format!(
             "sbx: timed out after {} s; the program was killed and its container removed",
@@ -114,5 +111,5 @@ pub fn run(req: RunRequest) -> Result<i32> {
         )),
         Ended::Exited(_) | Ended::OutputLimit => {}
     }
-    Ok(outcome::run_exit_code(&finished.ended))
+    Ok(outcome::run_exit_code(&finished))
 }

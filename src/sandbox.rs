@@ -15,9 +15,11 @@ use std::time::Duration;
 use tempfile::TempDir;
 
 use crate::docker::{self, Container, NAME_PREFIX};
+use crate::engine;
 use crate::error::{Error, Result};
+use crate::signals;
 use crate::spec::Sandbox;
-use crate::supervise::{self, Finished, Job, OutputSink, StdinSource};
+use crate::supervise::{self, ContainerGuard, Finished, Job, OutputSink, StdinSource};
 
 /// Sets the run id instead of a random one, so that a test or a script can
 /// find (and remove) the containers of one sbx invocation by name or label.
@@ -55,7 +57,11 @@ pub struct Session {
 #[derive(Debug, Clone)]
 pub struct Prepared {
     pub name: String,
-    pub args: Vec<OsString>,
+    pub image: String,
+    /// `docker create ...` (see `docker::create_args`).
+    pub create: Vec<OsString>,
+    /// `docker start -a [-i] -- NAME`.
+    pub start: Vec<OsString>,
 }
 
 /// What `prepare` needs to know about one candidate.
@@ -129,7 +135,7 @@ impl Session {
             source,
         })?;
         let name = format!("{NAME_PREFIX}{}-{n}", self.run_id);
-        let args = docker::run_args(&Container {
+        let create = docker::create_args(&Container {
             name: &name,
             run_id: &self.run_id,
             interactive: candidate.interactive,
@@ -139,7 +145,13 @@ impl Session {
             hardening: &self.sandbox.hardening,
             interpreter: candidate.interpreter,
         });
-        Ok(Prepared { name, args })
+        let start = docker::start_args(&name, candidate.interactive);
+        Ok(Prepared {
+            name,
+            image: candidate.image.to_string(),
+            create,
+            start,
+        })
     }
 
     /// Runs a prepared container under supervision.
@@ -150,14 +162,32 @@ impl Session {
         output: OutputSink,
         timeout: Duration,
     ) -> Result<Finished> {
-        supervise::supervise(Job {
-            docker: &self.sandbox.docker,
-            args: prepared.args,
-            container: &prepared.name,
+        let docker = self.sandbox.docker.as_os_str();
+        // Created before the clock starts (pulling the image first if it is
+        // missing and allowed): from here on the container exists by name, so
+        // every kill below can remove it.
+        if let Err(e) =
+            engine::create_container(docker, &prepared.create, &prepared.image, self.sandbox.pull)
+        {
+            if matches!(e, Error::EngineTimeout(_)) {
+                // The engine may still complete the create it was sent.
+                supervise::remove_containers(docker, std::slice::from_ref(&prepared.name));
+            }
+            return Err(e);
+        }
+        let mut guard = ContainerGuard::new(docker, &prepared.name);
+        if let Some(signal) = signals::received() {
+            return Ok(Finished::interrupted_before_start(signal));
+        }
+        let finished = supervise::supervise(Job {
+            docker,
+            args: prepared.start,
             stdin,
             output,
             timeout,
-        })
+        })?;
+        guard.settle(&finished);
+        Ok(finished)
     }
 
     /// Keeps the staging directory after sbx exits (for `--print-argv`,

@@ -1,10 +1,11 @@
 //! The only place that spawns, waits for, kills and drains processes: the
-//! docker client of a sandboxed run, and the short docker control commands.
+//! attached docker client of a sandboxed run (`docker start -a`), and the
+//! short docker control commands.
 //!
 //! A run's client is killed (SIGKILL) on timeout, on an output limit and on
-//! SIGINT/SIGTERM, reaped, and then its container is removed by name: the
-//! docker client proxies SIGTERM to a PID 1 that ignores it, and killing the
-//! client leaves the container running.
+//! SIGINT/SIGTERM, and reaped; a `ContainerGuard` then removes the container
+//! by name: the docker client proxies SIGTERM to a PID 1 that ignores it, and
+//! killing the client leaves the container running.
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
@@ -40,24 +41,26 @@ pub enum StdinSource {
     Bytes(Arc<[u8]>),
 }
 
+/// How much of a streamed stderr is kept to recognise docker's own errors.
+const STREAM_HEAD: usize = 4096;
+
 /// Where the program's stdout and stderr go.
 #[derive(Debug, Clone, Copy)]
 pub enum OutputSink {
-    /// Straight through to sbx's own stdout and stderr.
-    Inherit,
+    /// Straight through to sbx's own stdout and stderr, as they come; the
+    /// first bytes of stderr are also kept, to tell docker's failures apart.
+    Stream,
     /// Read concurrently from the start; at most `max` bytes of each stream
     /// are kept, and exceeding it stops the run (`Ended::OutputLimit`).
     Capture { max: usize },
 }
 
-/// One sandboxed run for the supervisor.
+/// One attached run of an already created container.
 #[derive(Debug)]
 pub struct Job<'a> {
     pub docker: &'a OsStr,
-    /// The arguments after the docker program (see `docker::run_args`).
+    /// `docker start -a [-i] -- NAME` (see `docker::start_args`).
     pub args: Vec<OsString>,
-    /// The container's name, to remove it whatever happens.
-    pub container: &'a str,
     pub stdin: StdinSource,
     pub output: OutputSink,
     pub timeout: Duration,
@@ -103,48 +106,85 @@ pub struct Finished {
     pub duration: Duration,
 }
 
-/// Owns the docker client of a run: on every exit path (including panics and
-/// early returns) the client is killed and reaped, and the container is
-/// removed by name unless the client's own exit shows `--rm` did it.
-struct ClientGuard<'a> {
+/// Owns the attached docker client of a run: on every exit path (including
+/// panics and early returns) the client is killed and reaped.
+struct ClientGuard {
     child: Child,
-    docker: &'a OsStr,
-    container: &'a str,
-    reaped: Option<ExitStatus>,
+    reaped: bool,
 }
 
-impl ClientGuard<'_> {
+impl ClientGuard {
     fn kill_and_reap(&mut self) {
-        if self.reaped.is_none() {
+        if !self.reaped {
             // The client may have exited just now; kill then fails harmlessly.
             let _ = self.child.kill();
-            self.reaped = self.child.wait().ok();
-        }
-    }
-
-    /// Whether the container may outlive the client: the client was killed
-    /// (by sbx or anyone else), or docker reported a start failure, which
-    /// can leave a container in `Created` that `--rm` never removes.
-    fn container_may_remain(status: Option<ExitStatus>) -> bool {
-        match status.and_then(|s| s.code()) {
-            None => true,
-            Some(code) => (125..=127).contains(&code),
+            let _ = self.child.wait();
+            self.reaped = true;
         }
     }
 }
 
-impl Drop for ClientGuard<'_> {
+impl Drop for ClientGuard {
     fn drop(&mut self) {
-        let exited_by_itself = self.reaped;
         self.kill_and_reap();
-        if Self::container_may_remain(exited_by_itself) {
-            remove_containers(self.docker, &[self.container.to_string()]);
+    }
+}
+
+/// Removes a created container by name when dropped, whatever happened,
+/// unless `settle` saw it end in a way that lets `--rm` remove it.
+#[derive(Debug)]
+pub struct ContainerGuard<'a> {
+    docker: &'a OsStr,
+    name: &'a str,
+    armed: bool,
+}
+
+impl<'a> ContainerGuard<'a> {
+    /// Call right after `docker create` succeeded.
+    pub fn new(docker: &'a OsStr, name: &'a str) -> ContainerGuard<'a> {
+        ContainerGuard {
+            docker,
+            name,
+            armed: true,
+        }
+    }
+
+    /// After the run: a program that exited 0 on its own was removed by
+    /// `--rm`; anything else (killed, failed, docker error) is removed by
+    /// name when the guard drops.
+    pub fn settle(&mut self, finished: &Finished) {
+        if let Ended::Exited(status) = finished.ended {
+            if status.code() == Some(0) {
+                self.armed = false;
+            }
         }
     }
 }
 
-/// Runs one sandboxed job to its end and returns what happened. The
-/// container is gone when this returns, whatever happened.
+impl Drop for ContainerGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            remove_containers(self.docker, &[self.name.to_string()]);
+        }
+    }
+}
+
+impl Finished {
+    /// A run that never started because sbx was interrupted first.
+    pub fn interrupted_before_start(signal: i32) -> Finished {
+        Finished {
+            ended: Ended::Interrupted(signal),
+            stdout: Captured::default(),
+            stderr: Captured::default(),
+            started: SystemTime::now(),
+            duration: Duration::ZERO,
+        }
+    }
+}
+
+/// Runs one attached client to its end and returns what happened. The
+/// client is killed and reaped when this returns, whatever happened; the
+/// caller's `ContainerGuard` removes the container.
 pub fn supervise(job: Job<'_>) -> Result<Finished> {
     let mut cmd = Command::new(job.docker);
     cmd.args(&job.args);
@@ -157,8 +197,8 @@ pub fn supervise(job: Job<'_>) -> Result<Finished> {
         StdinSource::Bytes(_) => Stdio::piped(),
     });
     match job.output {
-        OutputSink::Inherit => {
-            cmd.stdout(Stdio::inherit()).stderr(Stdio::inherit());
+        OutputSink::Stream => {
+            cmd.stdout(Stdio::inherit()).stderr(Stdio::piped());
         }
         OutputSink::Capture { .. } => {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -170,9 +210,7 @@ pub fn supervise(job: Job<'_>) -> Result<Finished> {
     let child = spawn(&mut cmd, job.docker)?;
     let mut guard = ClientGuard {
         child,
-        docker: job.docker,
-        container: job.container,
-        reaped: None,
+        reaped: false,
     };
 
     if let (StdinSource::Bytes(bytes), Some(mut pipe)) = (&job.stdin, guard.child.stdin.take()) {
@@ -186,13 +224,15 @@ pub fn supervise(job: Job<'_>) -> Result<Finished> {
 
     let over_limit = Arc::new(AtomicBool::new(false));
     let readers = match job.output {
-        OutputSink::Inherit => None,
-        OutputSink::Capture { max } => Some(Readers::start(
+        OutputSink::Stream => {
+            Readers::start(None, guard.child.stderr.take(), Keep::Forward, &over_limit)
+        }
+        OutputSink::Capture { max } => Readers::start(
             guard.child.stdout.take(),
             guard.child.stderr.take(),
-            max,
+            Keep::Limit(max),
             &over_limit,
-        )),
+        ),
     };
 
     let deadline = clock + job.timeout;
@@ -210,7 +250,7 @@ pub fn supervise(job: Job<'_>) -> Result<Finished> {
         let slice = POLL.min(deadline - now);
         match guard.child.wait_timeout(slice) {
             Ok(Some(status)) => {
-                guard.reaped = Some(status);
+                guard.reaped = true;
                 break Ended::Exited(status);
             }
             Ok(None) => {}
@@ -223,14 +263,9 @@ pub fn supervise(job: Job<'_>) -> Result<Finished> {
         }
     };
     let duration = clock.elapsed();
-    // Kills and reaps the client if it is still running, then removes the
-    // container when it may have outlived the client.
+    // Kills and reaps the client if it is still running.
     drop(guard);
-
-    let (stdout, stderr) = match readers {
-        Some(readers) => readers.finish(),
-        None => (Captured::default(), Captured::default()),
-    };
+    let (stdout, stderr) = readers.finish();
     Ok(Finished {
         ended,
         stdout,
@@ -261,11 +296,20 @@ struct Readers {
     count: usize,
 }
 
+/// What a reader does with what it reads.
+#[derive(Debug, Clone, Copy)]
+enum Keep {
+    /// Keep the first N bytes; past N, raise the over-limit flag.
+    Limit(usize),
+    /// Write everything to sbx's stderr as it comes, keep the first bytes.
+    Forward,
+}
+
 impl Readers {
     fn start(
         stdout: Option<ChildStdout>,
         stderr: Option<ChildStderr>,
-        max: usize,
+        keep: Keep,
         over_limit: &Arc<AtomicBool>,
     ) -> Readers {
         let (tx, done) = mpsc::channel();
@@ -275,7 +319,7 @@ impl Readers {
         if let Some(pipe) = stdout {
             spawn_reader(
                 pipe,
-                max,
+                keep,
                 Arc::clone(&out),
                 Arc::clone(over_limit),
                 tx.clone(),
@@ -283,7 +327,7 @@ impl Readers {
             count += 1;
         }
         if let Some(pipe) = stderr {
-            spawn_reader(pipe, max, Arc::clone(&err), Arc::clone(over_limit), tx);
+            spawn_reader(pipe, keep, Arc::clone(&err), Arc::clone(over_limit), tx);
             count += 1;
         }
         Readers {
@@ -312,11 +356,12 @@ impl Readers {
     }
 }
 
-/// Drains `pipe` to EOF, keeping at most `max` bytes. Past the limit it
-/// raises `over_limit` and keeps draining, so the writer never blocks.
+/// Drains `pipe` to EOF. With `Keep::Limit(max)` it keeps at most `max`
+/// bytes, and past the limit raises `over_limit` and keeps draining, so the
+/// writer never blocks. With `Keep::Forward` it copies to sbx's stderr.
 fn spawn_reader(
     mut pipe: impl Read + Send + 'static,
-    max: usize,
+    keep: Keep,
     into: Arc<Mutex<Captured>>,
     over_limit: Arc<AtomicBool>,
     done: mpsc::Sender<()>,
@@ -327,6 +372,13 @@ fn spawn_reader(
             match pipe.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
+                    let max = match keep {
+                        Keep::Limit(max) => max,
+                        Keep::Forward => {
+                            let _ = io::stderr().lock().write_all(&buf[..n]);
+                            STREAM_HEAD
+                        }
+                    };
                     let mut kept = match into.lock() {
                         Ok(guard) => guard,
                         Err(poisoned) => poisoned.into_inner(),
@@ -334,7 +386,7 @@ fn spawn_reader(
                     kept.total += n as u64;
                     let room = max.saturating_sub(kept.bytes.len());
                     kept.bytes.extend_from_slice(&buf[..n.min(room)]);
-                    if kept.total > max as u64 {
+                    if matches!(keep, Keep::Limit(_)) && kept.total > max as u64 {
                         over_limit.store(true, Ordering::SeqCst);
                     }
                 }
@@ -403,7 +455,12 @@ fn run_control(
         .stderr(Stdio::piped());
     let mut child = spawn(&mut cmd, docker)?;
     let never = Arc::new(AtomicBool::new(false));
-    let readers = Readers::start(child.stdout.take(), child.stderr.take(), 1 << 20, &never);
+    let readers = Readers::start(
+        child.stdout.take(),
+        child.stderr.take(),
+        Keep::Limit(1 << 20),
+        &never,
+    );
     let deadline = Instant::now() + timeout;
     let stop = |child: &mut Child, error: Error| {
         let _ = child.kill();
