@@ -56,7 +56,14 @@ pub struct GcArgs {
     /// Only the containers of this run (the value of their sbx.run label).
     #[arg(long = "run", value_name = "RUN_ID")]
     pub run_id: Option<String>,
-    /// The docker-compatible CLI to use.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// How sbx reaches the engine.
+#[derive(Debug, Clone, Args)]
+pub struct EngineArgs {
+    /// The docker-compatible CLI to use (podman works with the same argv).
     #[arg(
         long,
         env = "SBX_DOCKER",
@@ -84,14 +91,8 @@ pub struct SandboxArgs {
     /// Network of the container (docker --network); `none` has only loopback.
     #[arg(long, default_value = spec::DEFAULT_NETWORK, value_name = "NAME")]
     pub network: String,
-    /// The docker-compatible CLI to use (podman works with the same argv).
-    #[arg(
-        long,
-        env = "SBX_DOCKER",
-        default_value = "docker",
-        value_name = "PATH"
-    )]
-    pub docker: OsString,
+    #[command(flatten)]
+    pub engine: EngineArgs,
     /// Pull a missing image before the clock starts (`missing`) or refuse (`never`).
     #[arg(long, value_enum, default_value_t = Pull::Missing)]
     pub pull: Pull,

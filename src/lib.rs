@@ -61,7 +61,7 @@ pub fn main_impl() -> i32 {
             .transpose()
             .and_then(|older_than| {
                 gc::gc(
-                    &args.docker,
+                    &args.engine.docker,
                     args.run_id.as_deref(),
                     older_than,
                     args.dry_run,

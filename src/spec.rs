@@ -72,7 +72,7 @@ impl Sandbox {
         )?;
         let hardening = Hardening::parse(&args, &limits)?;
         Ok(Sandbox {
-            docker: args.docker,
+            docker: args.engine.docker,
             limits,
             hardening,
             pull: args.pull,
@@ -162,27 +162,26 @@ pub fn size_in_bytes(size: &str) -> u64 {
 
 fn parse_user(value: &str) -> Result<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
-    let re = regex(&RE, r"^[0-9]{1,10}(?::[0-9]{1,10})?$");
-    if re.is_match(value) {
-        Ok(value.to_string())
-    } else {
-        Err(Error::Usage(format!(
-            "invalid --user `{}`: expected UID[:GID] such as 65534:65534",
-            value.escape_debug()
-        )))
-    }
+    let pattern = r"^[0-9]{1,10}(?::[0-9]{1,10})?$";
+    matching(
+        &RE,
+        pattern,
+        value,
+        "--user",
+        "UID[:GID] such as 65534:65534",
+    )
 }
 
 fn parse_runtime(value: &str) -> Result<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
-    if regex(&RE, r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$").is_match(value) {
-        Ok(value.to_string())
-    } else {
-        Err(Error::Usage(format!(
-            "invalid --runtime `{}`: expected a runtime name such as runsc",
-            value.escape_debug()
-        )))
-    }
+    let pattern = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$";
+    matching(
+        &RE,
+        pattern,
+        value,
+        "--runtime",
+        "a runtime name such as runsc",
+    )
 }
 
 /// Only options that add confinement pass through; anything else (such as
@@ -204,14 +203,9 @@ fn parse_security_opt(value: &str) -> Result<String> {
 
 fn parse_env(value: &str) -> Result<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
-    if regex(&RE, r"(?s)^[A-Za-z_][A-Za-z0-9_]*=.*$").is_match(value) && !value.contains('\0') {
-        Ok(value.to_string())
-    } else {
-        Err(Error::Usage(format!(
-            "invalid --env `{}`: expected NAME=VALUE (the host environment is never passed)",
-            value.escape_debug()
-        )))
-    }
+    let pattern = r"(?s)^[A-Za-z_][A-Za-z0-9_]*=[^\x00]*$";
+    let expected = "NAME=VALUE (the host environment is never passed)";
+    matching(&RE, pattern, value, "--env", expected)
 }
 
 impl Limits {
@@ -239,17 +233,30 @@ fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
     cell.get_or_init(|| Regex::new(pattern).expect("static regex is valid"))
 }
 
-/// A byte size as docker takes it: digits and an optional unit (b, k, m, g).
-pub fn parse_size(option: &str, value: &str) -> Result<String> {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    let re = regex(&RE, r"^[0-9]{1,12}[bkmgBKMG]?$");
-    if re.is_match(value) && value.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
+/// `value` when it matches `pattern` (compiled once into `cell`); otherwise
+/// a usage error naming the option and what was expected.
+fn matching(
+    cell: &'static OnceLock<Regex>,
+    pattern: &str,
+    value: &str,
+    option: &str,
+    expected: &str,
+) -> Result<String> {
+    if regex(cell, pattern).is_match(value) {
         Ok(value.to_string())
     } else {
         Err(Error::Usage(format!(
-            "invalid {option} `{value}`: expected a positive size such as 256m"
+            "invalid {option} `{}`: expected {expected}",
+            value.escape_debug()
         )))
     }
+}
+
+/// A byte size as docker takes it: digits and an optional unit (b, k, m, g).
+pub fn parse_size(option: &str, value: &str) -> Result<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let pattern = r"^0*[1-9][0-9]{0,11}[bkmgBKMG]?$";
+    matching(&RE, pattern, value, option, "a positive size such as 256m")
 }
 
 fn parse_cpus(value: &str) -> Result<String> {
@@ -278,14 +285,14 @@ fn parse_pids(value: &str) -> Result<String> {
 
 fn parse_network(value: &str) -> Result<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
-    let re = regex(&RE, r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
-    if re.is_match(value) {
-        Ok(value.to_string())
-    } else {
-        Err(Error::Usage(format!(
-            "invalid --network `{value}`: expected a network name such as none"
-        )))
-    }
+    let pattern = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$";
+    matching(
+        &RE,
+        pattern,
+        value,
+        "--network",
+        "a network name such as none",
+    )
 }
 
 /// A byte count: digits with an optional binary unit (K, KiB, M, MiB, G, GiB).
