@@ -122,7 +122,8 @@ impl fmt::Display for Error {
             ),
             Error::PullFailed { image, message } => {
                 write!(f, "image `{image}` is not present locally and pulling it failed: {message}")
-            }            Error::CreateFailed(line) => write!(f, "docker could not create the container: {line}"),
+            }
+            Error::CreateFailed(line) => write!(f, "docker could not create the container: {line}"),
             Error::EngineTimeout(what) => write!(f, "docker did not answer in time: {what}"),
             Error::Setup { what, source } => write!(f, "failed to {what}: {source}"),
             Error::Tasks { path, message } => {

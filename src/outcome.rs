@@ -41,13 +41,16 @@ pub struct DockerFailure {
 /// `docker start -a` exits 1 and `docker run` exits 125-127 when the process
 /// cannot be started; both print docker's message (`Error response from
 /// daemon: ...`, `docker: ...`) as the first line of stderr, before any
-/// output of a program that never ran. Both the nonzero exit and that first
-/// line are required. The code follows the docker CLI's own string rules.
+/// output of a program that never ran. Both that exit code and that first
+/// line are required; a program that exits 1 and prints such a line first is
+/// taken for docker (documented). The code follows the docker CLI's own
+/// string rules.
 pub fn docker_failure(finished: &Finished) -> Option<DockerFailure> {
     let Ended::Exited(status) = finished.ended else {
         return None;
-    };
-    if matches!(status.code(), Some(0) | None) {
+    }; // `docker start -a` says 1, `docker run` 125-127; any other code is the
+       // program's own, whatever it printed.
+    if !matches!(status.code(), Some(1 | 125..=127)) {
         return None;
     }
     let stderr = String::from_utf8_lossy(&finished.stderr.bytes);
@@ -271,6 +274,8 @@ mod tests {
         // docker's words after the program's own first line are the program's.
         assert!(docker_failure(&finished(1, "oops\ndocker: fake")).is_none());
         assert!(docker_failure(&finished(0, "docker: fine")).is_none());
+        assert!(docker_failure(&finished(3, "docker: my own usage line")).is_none());
+        assert!(docker_failure(&finished(42, "Error response from daemon: mine")).is_none());
         assert!(docker_failure(&finished(0, "")).is_none());
     }
 }

@@ -2,12 +2,19 @@
 //! every invocation's argv and plays the engine. Nothing here talks to a
 //! real engine or the network, and every run is bounded by a timeout.
 //!
-//! The fake's `run` finds the staged copy of the candidate from the `-v`
-//! argument and executes it with `/bin/sh` (after writing its own pid to
-//! `pid-<container name>`), so each candidate's body decides how "the
-//! container" behaves: `exec sleep 20`, `exec cat`, `exec yes`, print and
-//! exit N, or print docker's own start failure and exit 125. The engine side
-//! (`image inspect`, `pull`, `events`) is chosen with `FAKE_*` environment
+//! Every run is `docker create ... -- IMAGE [INTERP...] /work/task` before
+//! the clock, then `docker start -a [-i] -- NAME` under it, then `rm -f --
+//! NAME` unless the start exited 0 by itself. The fake's `create` records,
+//! per container name, the staged copy from the `-v` argument, the
+//! interpreter words and whether `-i` was given (files `c-<name>.*` in its
+//! directory) and prints a container id. Its `start` looks the container up,
+//! writes its own pid to `pid-<name>` and executes the staged copy with
+//! `/bin/sh` (with a stdin only if both create and start had `-i`), so each
+//! candidate's body decides how "the container" behaves: `exec sleep 20`,
+//! `exec cat`, `exec yes`, print and exit N. Its `rm -f` marks the named
+//! containers removed (and lists, in `removed`, those that existed). The
+//! engine side (missing image, daemon down, pull, a slow create, a start that
+//! docker itself fails, `events`) is chosen with `FAKE_*` environment
 //! variables, which pass through sbx to the docker CLI.
 
 use std::ffi::OsStr;
@@ -33,6 +40,15 @@ const LIMIT: Duration = Duration::from_secs(20);
 /// test's pipes for ever.
 const SLEEPER: &str = "#!/bin/sh\nexec sleep 20\n";
 
+/// What `docker start` prints (exit 1) when the runtime cannot find the
+/// program; `docker run` gives this 127.
+const START_NOT_FOUND: &str = "Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"node\": executable file not found in $PATH: unknown";
+/// What `docker start` prints (exit 1) when the program cannot be executed;
+/// `docker run` gives this 126.
+const START_DENIED: &str = "Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"/work/task\": permission denied: unknown";
+/// Any other daemon failure of `docker start`; `docker run` gives this 125.
+const START_OTHER: &str = "Error response from daemon: failed to set up container networking: oops";
+
 const FAKE_DOCKER: &str = r#"#!/bin/sh
 # Fake docker CLI for sbx's tests: logs its argv, then plays the engine.
 dir='@DIR@'
@@ -45,13 +61,23 @@ for a in "$@"; do
   n=$((n + 1))
 done
 printf '%s\n' "$line" >> "$dir/log"
-case "$1" in
-image)
+bad() {
+  echo "fake docker: $*" >&2
+  exit 99
+}
+daemon_down() {
   if [ "$FAKE_DAEMON" = down ]; then
     echo 'Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?' >&2
     exit 1
   fi
-  if [ "$FAKE_IMAGE" = missing ] && [ ! -e "$dir/pulled" ]; then
+}
+image_missing() {
+  [ "$FAKE_IMAGE" = missing ] && [ ! -e "$dir/pulled" ]
+}
+case "$1" in
+image)
+  daemon_down
+  if image_missing; then
     echo 'Error response from daemon: No such image: x' >&2
     exit 1
   fi
@@ -68,9 +94,18 @@ pull)
   fi
   : > "$dir/pulled"
   exit 0 ;;
-run)
+create)
+  # create FLAGS... -- IMAGE [INTERP...] /work/task
+  if [ -n "$FAKE_CREATE_SLEEP" ]; then
+    : > "$dir/create.started"
+    sleep "$FAKE_CREATE_SLEEP"
+  fi
+  daemon_down
+  shift
   name= vol= prev= interactive=
-  for a in "$@"; do
+  while [ $# -gt 0 ]; do
+    a=$1
+    shift
     [ "$a" = -- ] && break
     [ "$a" = -i ] && interactive=1
     case $prev in
@@ -79,18 +114,79 @@ run)
     esac
     prev=$a
   done
-  # Like docker: without -i the program's stdin is empty.
-  [ -n "$interactive" ] || exec </dev/null
+  [ $# -ge 2 ] || bad "create without IMAGE /work/task"
+  image=$1
+  shift
+  if image_missing; then
+    echo "Error response from daemon: No such image: $image" >&2
+    exit 1
+  fi
+  interp=
+  while [ $# -gt 1 ]; do
+    interp=$interp$1'
+'
+    shift
+  done
+  [ "$1" = /work/task ] || bad "create does not end with /work/task: $1"
+  [ -n "$name" ] || bad "create without --name"
+  case $vol in
+    *:/work/task:ro) ;;
+    *) bad "create without -v SRC:/work/task:ro" ;;
+  esac
+  rm -f "$dir/c-$name.i" "$dir/c-$name.removed"
+  [ -n "$interactive" ] && : > "$dir/c-$name.i"
+  printf '%s' "$interp" > "$dir/c-$name.interp"
+  printf '%s' "${vol%:/work/task:ro}" > "$dir/c-$name.tmp"
+  mv "$dir/c-$name.tmp" "$dir/c-$name.staged"
+  echo "f4ce$$"
+  exit 0 ;;
+start)
+  # start -a [-i] -- NAME
+  shift
+  attach= interactive= name=
+  while [ $# -gt 0 ]; do
+    a=$1
+    shift
+    case $a in
+      -a) attach=1 ;;
+      -i) interactive=1 ;;
+      --) name=$1; shift; break ;;
+      *) bad "unexpected start argument: $a" ;;
+    esac
+  done
+  [ -n "$attach" ] || bad "start without -a"
+  [ -n "$name" ] && [ $# -eq 0 ] || bad "start takes exactly one NAME after --"
+  if [ ! -e "$dir/c-$name.staged" ]; then
+    echo "Error response from daemon: No such container: $name" >&2
+    exit 1
+  fi
+  if [ -n "$FAKE_START_FAIL" ]; then
+    printf '%s\n' "$FAKE_START_FAIL" >&2
+    exit 1
+  fi
+  # Like docker: without -i on both create and start, the program's stdin is empty.
+  if [ -z "$interactive" ] || [ ! -e "$dir/c-$name.i" ]; then exec </dev/null; fi
+  staged=$(cat "$dir/c-$name.staged")
   echo $$ > "$dir/pid-$name.tmp" && mv "$dir/pid-$name.tmp" "$dir/pid-$name"
-  exec /bin/sh "${vol%:/work/task:ro}" ;;
+  exec /bin/sh "$staged" ;;
+rm)
+  # rm -f -- NAME...
+  [ "$2" = -f ] && [ "$3" = -- ] || bad "rm without -f --"
+  shift 3
+  for name in "$@"; do
+    if [ -e "$dir/c-$name.staged" ]; then
+      mv "$dir/c-$name.staged" "$dir/c-$name.removed"
+      printf '%s\n' "$name" >> "$dir/removed"
+    fi
+  done
+  exit 0 ;;
 events)
   [ "$FAKE_OOM" = 1 ] && echo oom
   exit 0 ;;
-rm|ps)
+ps)
   exit 0 ;;
 *)
-  echo "fake docker: unexpected command: $1" >&2
-  exit 99 ;;
+  bad "unexpected command: $1" ;;
 esac
 "#;
 
@@ -244,15 +340,52 @@ impl Fake {
             .unwrap_or_else(|e| panic!("no pid recorded for {container}: {e}"));
         text.trim().parse().expect("pid")
     }
+
+    /// What the fake's `create` recorded for a container (removed or not).
+    fn created(&self, container: &str) -> Created {
+        let record = |ext: &str| self.root().join(format!("c-{container}.{ext}"));
+        let staged = fs::read(record("staged"))
+            .or_else(|_| fs::read(record("removed")))
+            .unwrap_or_else(|e| panic!("{container} was never created: {e}"));
+        let interp = fs::read_to_string(record("interp")).expect("interpreter record");
+        Created {
+            staged: PathBuf::from(OsStr::from_bytes(&staged)),
+            interpreter: interp.lines().map(str::to_string).collect(),
+            interactive: record("i").exists(),
+        }
+    }
+
+    /// The containers that `rm -f` found (created and not yet removed) and
+    /// removed, in order.
+    fn removed(&self) -> Vec<String> {
+        fs::read_to_string(self.root().join("removed"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// One container as the fake's `create` recorded it.
+#[derive(Debug)]
+struct Created {
+    /// The host side of `-v SRC:/work/task:ro`.
+    staged: PathBuf,
+    /// The words between the image and `/work/task`.
+    interpreter: Vec<String>,
+    /// Whether `create` had `-i`.
+    interactive: bool,
 }
 
 /// The fake's switches: never inherited from the environment of the tests.
-const FAKE_VARS: [&str; 5] = [
+const FAKE_VARS: [&str; 7] = [
     "FAKE_DAEMON",
     "FAKE_IMAGE",
     "FAKE_PULL",
     "FAKE_PULL_SLEEP",
     "FAKE_OOM",
+    "FAKE_CREATE_SLEEP",
+    "FAKE_START_FAIL",
 ];
 
 fn show(out: &Output) -> String {
@@ -279,8 +412,49 @@ fn find(calls: &[Vec<String>], prefix: &[&str]) -> Option<usize> {
         .position(|c| c.len() >= prefix.len() && c.iter().zip(prefix).all(|(a, b)| a == b))
 }
 
-fn run_calls(calls: &[Vec<String>]) -> Vec<&Vec<String>> {
-    calls.iter().filter(|c| c[0] == "run").collect()
+/// The calls of one docker command (`create`, `start`, ...), in order.
+fn calls_of<'a>(calls: &'a [Vec<String>], command: &str) -> Vec<&'a Vec<String>> {
+    calls.iter().filter(|c| c[0] == command).collect()
+}
+
+/// The docker command of each call, in order: `["create", "start", "rm"]`.
+fn commands(calls: &[Vec<String>]) -> Vec<&str> {
+    calls.iter().map(|c| c[0].as_str()).collect()
+}
+
+/// The exact argv of the attached start of `name` (sbx's runs under test
+/// are all interactive: their stdin is never a terminal).
+fn start_argv(name: &str) -> Vec<String> {
+    ["start", "-a", "-i", "--", name]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// The exact argv of the removal of `name`.
+fn rm_argv(name: &str) -> Vec<String> {
+    ["rm", "-f", "--", name]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// Index of the `create` of container `name`.
+fn create_of(calls: &[Vec<String>], name: &str) -> usize {
+    calls
+        .iter()
+        .position(|c| c[0] == "create" && after(c, "--name") == name)
+        .unwrap_or_else(|| panic!("no create of {name}: {calls:?}"))
+}
+
+/// Index of the `start` of container `name` (exact argv checked).
+fn start_of(calls: &[Vec<String>], name: &str) -> usize {
+    let i = calls
+        .iter()
+        .position(|c| c[0] == "start" && c.last().map(String::as_str) == Some(name))
+        .unwrap_or_else(|| panic!("no start of {name}: {calls:?}"));
+    assert_eq!(calls[i], start_argv(name), "{calls:?}");
+    i
 }
 
 /// The value after `flag` in an argv.
@@ -292,7 +466,7 @@ fn after<'a>(argv: &'a [String], flag: &str) -> &'a str {
     &argv[i + 1]
 }
 
-/// The staged host path of a run argv (`-v STAGED:/work/task:ro`).
+/// The staged host path of a create argv (`-v STAGED:/work/task:ro`).
 fn staged(argv: &[String]) -> PathBuf {
     let volume = after(argv, "-v");
     let path = volume
@@ -301,17 +475,36 @@ fn staged(argv: &[String]) -> PathBuf {
     PathBuf::from(path)
 }
 
-/// Asserts the call `rm -f -- NAME` was logged after the run of NAME.
-fn assert_removed_after_run(calls: &[Vec<String>], name: &str) {
-    let run = calls
+/// Asserts that container `name` was created, then started, then removed
+/// by exactly one `rm -f -- NAME`, which found the container.
+fn assert_removed_after_start(fake: &Fake, name: &str) {
+    let calls = fake.calls();
+    let create = create_of(&calls, name);
+    let start = start_of(&calls, name);
+    assert!(create < start, "start before create: {calls:?}");
+    let rms: Vec<usize> = calls
         .iter()
-        .position(|c| c[0] == "run" && c.iter().any(|a| a == name))
-        .unwrap_or_else(|| panic!("no run of {name}: {calls:?}"));
-    let rm = calls
-        .iter()
-        .rposition(|c| c[..] == ["rm", "-f", "--", name])
-        .unwrap_or_else(|| panic!("no `rm -f -- {name}`: {calls:?}"));
-    assert!(run < rm, "rm before run: {calls:?}");
+        .enumerate()
+        .filter(|(_, c)| c.iter().any(|a| a == name) && c[0] == "rm")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(rms.len(), 1, "not one rm of {name}: {calls:?}");
+    assert_eq!(calls[rms[0]], rm_argv(name), "{calls:?}");
+    assert!(start < rms[0], "rm before start: {calls:?}");
+    assert!(
+        fake.removed().iter().any(|r| r == name),
+        "`rm -f -- {name}` did not find the container: {calls:?}"
+    );
+}
+
+/// Asserts that no call removed container `name`.
+fn assert_not_removed(calls: &[Vec<String>], name: &str) {
+    assert!(
+        !calls
+            .iter()
+            .any(|c| c[0] == "rm" && c.iter().any(|a| a == name)),
+        "{name} was removed by sbx: {calls:?}"
+    );
 }
 
 fn alive(pid: u32) -> bool {
@@ -424,7 +617,8 @@ fn run_timeout_kills_client_and_removes_container() {
     assert!(stderr(&out).contains("timed out"), "{}", show(&out));
     let name = "sbx-t-timeout-0";
     assert_gone(fake.pid(name));
-    assert_removed_after_run(&fake.calls(), name);
+    assert_removed_after_start(&fake, name);
+    assert_eq!(commands(&fake.calls()), ["create", "start", "rm"]);
     assert!(stage_is_empty(&fake), "staged copy left behind");
 }
 
@@ -444,6 +638,7 @@ fn run_exit_code_and_output_pass_through() {
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     assert_eq!(stdout(&out), "out-line\n");
     assert_eq!(stderr(&out), "err-line\n");
+    assert_removed_after_start(&fake, "sbx-t-code-0");
 
     let zero = fake.file("zero.sh", "#!/bin/sh\necho fine\n");
     let out = fake
@@ -455,6 +650,10 @@ fn run_exit_code_and_output_pass_through() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(stdout(&out), "fine\n");
     assert_eq!(stderr(&out), "");
+    assert_eq!(
+        commands(&fake.calls()),
+        ["create", "start", "rm", "create", "start"]
+    );
     assert!(stage_is_empty(&fake), "staged copy left behind");
 }
 
@@ -471,6 +670,10 @@ fn run_stdin_passes_through() {
         .expect("run sbx");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(stdout(&out), "line one\nline two\n");
+    // The stdin reaches the program through `create -i` and `start -a -i`.
+    let calls = fake.calls();
+    assert!(fake.created("sbx-t-stdin-0").interactive, "{calls:?}");
+    start_of(&calls, "sbx-t-stdin-0");
 }
 
 #[test]
@@ -488,7 +691,105 @@ fn run_program_exit_125_passes_through_and_removes_container() {
         .expect("run sbx");
     assert_eq!(out.status.code(), Some(125), "{}", show(&out));
     assert!(stderr(&out).contains("oops"), "{}", show(&out));
-    assert_removed_after_run(&fake.calls(), "sbx-t-125-0");
+    assert_removed_after_start(&fake, "sbx-t-125-0");
+}
+
+#[test]
+fn run_start_failure_gets_the_code_docker_run_gives() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let cases = [
+        ("t-notfound", START_NOT_FOUND, 127),
+        ("t-denied", START_DENIED, 126),
+        ("t-other", START_OTHER, 125),
+    ];
+    for (id, message, code) in cases {
+        let out = fake
+            .sbx(id)
+            .env("FAKE_START_FAIL", message)
+            .arg("run")
+            .arg(&file)
+            .output()
+            .expect("run sbx");
+        assert_eq!(out.status.code(), Some(code), "{message}: {}", show(&out));
+        // docker's line reaches the user, and nothing else ran.
+        assert_eq!(stderr(&out), format!("{message}\n"), "{}", show(&out));
+        assert_eq!(stdout(&out), "", "{}", show(&out));
+        let name = format!("sbx-{id}-0");
+        assert!(!fake.pid_file(&name).exists(), "the program ran");
+        // A container that could not start stays `Created`: sbx removes it.
+        assert_removed_after_start(&fake, &name);
+    }
+    assert_eq!(
+        commands(&fake.calls()),
+        ["create", "start", "rm", "create", "start", "rm", "create", "start", "rm"]
+    );
+    assert!(stage_is_empty(&fake), "staged copy left behind");
+}
+
+#[test]
+fn run_program_own_stderr_and_exit_1_are_the_programs() {
+    let fake = Fake::new();
+    // docker's words after the program's own first line are the program's.
+    let body = format!(
+        "#!/bin/sh\necho 'Traceback (most recent call last):' >&2\necho '{START_NOT_FOUND}' >&2\nexit 1\n"
+    );
+    let file = fake.file("own.sh", &body);
+    let out = fake
+        .sbx("t-own1")
+        .arg("run")
+        .arg(&file)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("Traceback (most recent call last):\n{START_NOT_FOUND}\n")
+    );
+    assert!(
+        fake.pid_file("sbx-t-own1-0").exists(),
+        "the program never ran"
+    );
+    assert_removed_after_start(&fake, "sbx-t-own1-0");
+}
+
+#[test]
+fn run_removes_the_container_only_after_a_start_that_did_not_exit_0() {
+    let fake = Fake::new();
+    let zero = fake.file("zero.sh", "#!/bin/sh\necho zero\n");
+    let out = fake
+        .sbx("t-rm0")
+        .arg("run")
+        .arg(&zero)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(stdout(&out), "zero\n");
+    let calls = fake.calls();
+    // A clean exit 0: `--rm` removed the container, sbx calls nothing more.
+    assert_eq!(commands(&calls), ["create", "start"], "{calls:?}");
+    assert_eq!(calls[1], start_argv("sbx-t-rm0-0"));
+    assert_not_removed(&calls, "sbx-t-rm0-0");
+
+    let three = fake.file("three.sh", "#!/bin/sh\necho three\nexit 3\n");
+    let out = fake
+        .sbx("t-rm3")
+        .arg("run")
+        .arg(&three)
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert_eq!(stdout(&out), "three\n");
+    let calls = fake.calls();
+    assert_eq!(
+        commands(&calls),
+        ["create", "start", "create", "start", "rm"],
+        "{calls:?}"
+    );
+    assert_eq!(calls[4], rm_argv("sbx-t-rm3-0"));
+    assert_removed_after_start(&fake, "sbx-t-rm3-0");
+    assert_eq!(fake.removed(), ["sbx-t-rm3-0"]);
+    assert!(stage_is_empty(&fake), "staged copy left behind");
 }
 
 #[test]
@@ -504,26 +805,12 @@ fn run_exact_argv() {
         .expect("run sbx");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let calls = fake.calls();
-    let inspect = find(
-        &calls,
-        &[
-            "image",
-            "inspect",
-            "--format",
-            "{{.Id}}",
-            "--",
-            "python:3.12-slim",
-        ],
-    )
-    .unwrap_or_else(|| panic!("no image inspect: {calls:?}"));
-    assert_eq!(calls[inspect].len(), 6, "{calls:?}");
-    let runs = run_calls(&calls);
-    assert_eq!(runs.len(), 1, "{calls:?}");
-    let run = runs[0];
-    let run_at = calls.iter().position(|c| c == run).expect("run index");
-    assert!(inspect < run_at, "image check after run: {calls:?}");
+    // The create is the image check: no `image inspect`, and a clean exit 0
+    // needs no `rm` (`--rm` removed the container).
+    assert_eq!(commands(&calls), ["create", "start"], "{calls:?}");
+    let create = &calls[0];
 
-    let staged = staged(run);
+    let staged = staged(create);
     assert!(
         staged.starts_with(fake.tmp()),
         "{staged:?} is not under TMPDIR"
@@ -541,7 +828,7 @@ fn run_exact_argv() {
     assert_eq!(stage_dir.parent(), Some(fake.tmp().as_path()));
     let volume = format!("{}:/work/task:ro", staged.display());
     let expected: Vec<&str> = vec![
-        "run",
+        "create",
         "--rm",
         "-i",
         "--name",
@@ -573,9 +860,15 @@ fn run_exact_argv() {
         "python:3.12-slim",
         "/work/task",
     ];
-    assert_eq!(run, &expected);
-    assert!(!run.iter().any(|a| a == "-t" || a == "--tty"));
-    // A clean exit: `--rm` removed the container; sbx leaves nothing staged.
+    assert_eq!(create, &expected);
+    assert!(!create.iter().any(|a| a == "-t" || a == "--tty"));
+    assert_eq!(calls[1], ["start", "-a", "-i", "--", "sbx-t-argv-0"]);
+    // What the fake engine saw matches.
+    let created = fake.created("sbx-t-argv-0");
+    assert_eq!(created.staged, staged);
+    assert!(created.interpreter.is_empty(), "{created:?}");
+    assert!(created.interactive, "{created:?}");
+    // sbx leaves nothing staged.
     assert!(stage_is_empty(&fake), "staged copy left behind");
 }
 
@@ -593,15 +886,17 @@ fn run_limits_reach_the_argv() {
         .expect("run sbx");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let calls = fake.calls();
-    let runs = run_calls(&calls);
-    assert_eq!(runs.len(), 1, "{calls:?}");
-    let run = runs[0];
-    assert_eq!(after(run, "--memory"), "512m");
-    assert_eq!(after(run, "--cpus"), "1.5");
-    assert_eq!(after(run, "--pids-limit"), "32");
-    assert_eq!(after(run, "--tmpfs"), "/tmp:rw,noexec,nosuid,size=16m");
-    assert_eq!(after(run, "--network"), "bridge");
-    assert_eq!(&run[run.len() - 3..], ["--", "busybox", "/work/task"]);
+    let creates = calls_of(&calls, "create");
+    assert_eq!(creates.len(), 1, "{calls:?}");
+    let create = creates[0];
+    assert_eq!(after(create, "--memory"), "512m");
+    assert_eq!(after(create, "--cpus"), "1.5");
+    assert_eq!(after(create, "--pids-limit"), "32");
+    assert_eq!(after(create, "--tmpfs"), "/tmp:rw,noexec,nosuid,size=16m");
+    assert_eq!(after(create, "--network"), "bridge");
+    assert_eq!(&create[create.len() - 3..], ["--", "busybox", "/work/task"]);
+    // The limits are the create's business: the start only names the container.
+    assert_eq!(calls_of(&calls, "start"), [&start_argv("sbx-t-limits-0")]);
 }
 
 #[test]
@@ -637,10 +932,30 @@ fn run_print_argv_prints_json_and_runs_nothing() {
         b"#!/bin/sh\necho hi\n"
     );
     let calls = fake.calls();
-    assert!(
-        run_calls(&calls).is_empty(),
-        "--print-argv ran something: {calls:?}"
-    );
+    assert!(calls.is_empty(), "--print-argv ran something: {calls:?}");
+
+    // It is the create of a real run with `create` replaced by `run` (the
+    // staging directory differs from one session to the next).
+    let out = fake
+        .sbx("t-print")
+        .arg("run")
+        .arg(&file)
+        .arg("busybox:1.36")
+        .output()
+        .expect("run sbx");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let calls = fake.calls();
+    let creates = calls_of(&calls, "create");
+    assert_eq!(creates.len(), 1, "{calls:?}");
+    let without_volume = |args: &[String]| -> Vec<String> {
+        let v = args.iter().position(|a| a == "-v").expect("-v") + 1;
+        let mut args = args.to_vec();
+        args[v] = "VOLUME".into();
+        args
+    };
+    let mut printed = without_volume(&argv[1..]);
+    printed[0] = "create".into();
+    assert_eq!(printed, without_volume(creates[0]));
 }
 
 #[test]
@@ -671,16 +986,15 @@ fn run_odd_file_paths() {
         assert_eq!(stdout(&out), "odd-ok\n", "{path:?}");
         let calls = fake.calls();
         let name = format!("sbx-{id}-0");
-        let run = calls
-            .iter()
-            .find(|c| c[0] == "run" && c.contains(&name))
-            .unwrap_or_else(|| panic!("no run for {path:?}: {calls:?}"));
-        let staged = staged(run);
+        let create = &calls[create_of(&calls, &name)];
+        let staged = staged(create);
         assert!(staged.starts_with(fake.tmp()), "{staged:?}");
-        let volume = after(run, "-v");
+        let volume = after(create, "-v");
         assert_eq!(volume.matches(':').count(), 2, "{volume}");
         assert!(!volume.contains(','), "{volume}");
         assert!(!volume.contains(' '), "{volume}");
+        assert_eq!(fake.created(&name).staged, staged);
+        start_of(&calls, &name);
     }
     // No argument of any call carries a user path (compared as bytes).
     let log = fake.raw_log();
@@ -797,9 +1111,10 @@ fn run_daemon_down_is_125_one_line() {
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("Cannot connect to the Docker daemon"), "{err}");
+    assert_eq!(stdout(&out), "");
+    // The failed create is the only call: no pull, no start.
     let calls = fake.calls();
-    assert!(run_calls(&calls).is_empty(), "{calls:?}");
-    assert!(find(&calls, &["pull"]).is_none(), "{calls:?}");
+    assert_eq!(commands(&calls), ["create"], "{calls:?}");
 }
 
 #[test]
@@ -817,10 +1132,11 @@ fn run_image_missing_with_pull_never_is_125_without_pull_or_run() {
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("python:3.12-slim"), "{err}");
+    assert_eq!(stdout(&out), "");
+    // The create is the image check; it fails, and nothing follows it.
     let calls = fake.calls();
-    assert!(find(&calls, &["image", "inspect"]).is_some(), "{calls:?}");
-    assert!(run_calls(&calls).is_empty(), "{calls:?}");
-    assert!(find(&calls, &["pull"]).is_none(), "{calls:?}");
+    assert_eq!(commands(&calls), ["create"], "{calls:?}");
+    assert_eq!(after(&calls[0], "--pull"), "never");
 }
 
 #[test]
@@ -838,12 +1154,16 @@ fn run_image_missing_is_pulled_before_the_run() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(stdout(&out), "ran\n");
     let calls = fake.calls();
-    let inspect = find(&calls, &["image", "inspect"]).expect("inspect");
-    let pull = find(&calls, &["pull", "--", "busybox:1.36"])
-        .unwrap_or_else(|| panic!("no pull: {calls:?}"));
-    assert_eq!(calls[pull].len(), 3, "{calls:?}");
-    let run = calls.iter().position(|c| c[0] == "run").expect("run");
-    assert!(inspect < pull && pull < run, "{calls:?}");
+    // create (no such image), pull, the same create again, start.
+    assert_eq!(
+        commands(&calls),
+        ["create", "pull", "create", "start"],
+        "{calls:?}"
+    );
+    assert_eq!(calls[1], ["pull", "--", "busybox:1.36"], "{calls:?}");
+    assert_eq!(calls[0], calls[2], "the second create differs");
+    assert_eq!(after(&calls[0], "--name"), "sbx-t-pull-0");
+    assert_eq!(calls[3], start_argv("sbx-t-pull-0"));
 }
 
 #[test]
@@ -864,9 +1184,9 @@ fn run_pull_failure_is_125_without_run() {
         "{}",
         show(&out)
     );
+    assert_eq!(stdout(&out), "");
     let calls = fake.calls();
-    assert!(find(&calls, &["pull"]).is_some(), "{calls:?}");
-    assert!(run_calls(&calls).is_empty(), "{calls:?}");
+    assert_eq!(commands(&calls), ["create", "pull"], "{calls:?}");
 }
 
 #[test]
@@ -881,7 +1201,7 @@ fn run_without_shebang_needs_an_interpreter() {
         .expect("run sbx");
     assert_eq!(out.status.code(), Some(126), "{}", show(&out));
     assert!(stderr(&out).contains("--interpreter"), "{}", show(&out));
-    assert!(run_calls(&fake.calls()).is_empty(), "{:?}", fake.calls());
+    assert!(fake.calls().is_empty(), "{:?}", fake.calls());
 
     let out = fake
         .sbx("t-interp")
@@ -892,13 +1212,15 @@ fn run_without_shebang_needs_an_interpreter() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(stdout(&out), "from-plain\n");
     let calls = fake.calls();
-    let runs = run_calls(&calls);
-    assert_eq!(runs.len(), 1, "{calls:?}");
-    let run = runs[0];
+    let creates = calls_of(&calls, "create");
+    assert_eq!(creates.len(), 1, "{calls:?}");
+    let create = creates[0];
     assert_eq!(
-        &run[run.len() - 4..],
+        &create[create.len() - 4..],
         ["--", "python:3.12-slim", "python3", "/work/task"]
     );
+    assert_eq!(fake.created("sbx-t-interp-0").interpreter, ["python3"]);
+    assert_eq!(calls_of(&calls, "start"), [&start_argv("sbx-t-interp-0")]);
 }
 
 fn run_interrupted_by(signal: &str, code: i32, run_id: &str) {
@@ -920,7 +1242,7 @@ fn run_interrupted_by(signal: &str, code: i32, run_id: &str) {
     let name = format!("sbx-{run_id}-0");
     assert!(
         wait_for(&fake.pid_file(&name), Duration::from_secs(5)),
-        "the fake run never started: {:?}",
+        "the fake start never ran the program: {:?}",
         fake.calls()
     );
     let pid = fake.pid(&name);
@@ -937,7 +1259,8 @@ fn run_interrupted_by(signal: &str, code: i32, run_id: &str) {
     assert_eq!(status.code(), Some(code), "stderr: {err}");
     assert!(err.contains("interrupted"), "{err}");
     assert_gone(pid);
-    assert_removed_after_run(&fake.calls(), &name);
+    assert_removed_after_start(&fake, &name);
+    assert_eq!(commands(&fake.calls()), ["create", "start", "rm"]);
     assert!(stage_is_empty(&fake), "staged copy left behind");
 }
 
@@ -999,18 +1322,39 @@ fn eval_judges_each_task_and_keeps_task_order() {
     assert_eq!(result_of(&results, "three")["exit_code"], 3);
     assert!(stderr(&out).contains("2 passed, 2 failed, 1 missing, 0 errors"));
 
-    // Every candidate ran as `python3 /work/task`, with its stdin (-i).
+    // Every candidate was created as `python3 /work/task`, with its stdin
+    // (-i), and started attached with its stdin (-a -i).
     let calls = fake.calls();
-    let runs = run_calls(&calls);
-    assert_eq!(runs.len(), 4, "{calls:?}");
-    for run in &runs {
-        assert_eq!(&run[..3], ["run", "--rm", "-i"]);
+    let creates = calls_of(&calls, "create");
+    assert_eq!(creates.len(), 4, "{calls:?}");
+    let mut names: Vec<&str> = Vec::new();
+    for create in &creates {
+        assert_eq!(&create[..3], ["create", "--rm", "-i"]);
         assert_eq!(
-            &run[run.len() - 4..],
+            &create[create.len() - 4..],
             ["--", "python:3.12-slim", "python3", "/work/task"]
         );
-        assert!(staged(run).starts_with(fake.tmp()));
+        assert!(staged(create).starts_with(fake.tmp()));
+        let name = after(create, "--name");
+        let created = fake.created(name);
+        assert_eq!(created.interpreter, ["python3"], "{created:?}");
+        assert!(created.interactive, "{created:?}");
+        let create_at = create_of(&calls, name);
+        assert!(create_at < start_of(&calls, name), "{calls:?}");
+        names.push(name);
     }
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), 4, "{calls:?}");
+    assert_eq!(calls_of(&calls, "start").len(), 4, "{calls:?}");
+    // The image is checked once, before any create.
+    let inspects = calls_of(&calls, "image");
+    assert_eq!(inspects.len(), 1, "{calls:?}");
+    assert!(find(&calls, &["image"]) < find(&calls, &["create"]));
+    // Only the run that exited 3 is removed by sbx; `--rm` did the others.
+    let rms = calls_of(&calls, "rm");
+    assert_eq!(rms.len(), 1, "{calls:?}");
+    assert_removed_after_start(&fake, &rms[0][3]);
     assert!(stage_is_empty(&fake), "staged copies left behind");
 }
 
@@ -1054,7 +1398,7 @@ fn eval_output_flood_stops_at_max_output() {
     assert_eq!(field(&results[0], "reason"), "output_limit", "{results:?}");
     let name = "sbx-t-flood-0";
     assert_gone(fake.pid(name));
-    assert_removed_after_run(&fake.calls(), name);
+    assert_removed_after_start(&fake, name);
 }
 
 #[test]
@@ -1078,7 +1422,7 @@ fn eval_timeout_kills_and_removes() {
     assert_eq!(field(&results[0], "reason"), "timeout", "{results:?}");
     let name = "sbx-t-evaltimeout-0";
     assert_gone(fake.pid(name));
-    assert_removed_after_run(&fake.calls(), name);
+    assert_removed_after_start(&fake, name);
 }
 
 #[test]
@@ -1101,7 +1445,61 @@ fn eval_docker_start_failure_is_an_error_not_a_fail() {
     let own = result_of(&results, "own125");
     assert_eq!(field(own, "status"), "fail", "{results:?}");
     assert_eq!(field(own, "reason"), "exit_code", "{results:?}");
-    assert_removed_after_run(&fake.calls(), "sbx-t-start-0");
+    // Neither exited 0: both containers are removed.
+    assert_removed_after_start(&fake, "sbx-t-start-0");
+    assert_removed_after_start(&fake, "sbx-t-start-1");
+}
+
+#[test]
+fn eval_docker_start_exit_1_is_start_failed() {
+    for (id, message, says) in [
+        (
+            "t-evalnotfound",
+            START_NOT_FOUND,
+            "executable file not found",
+        ),
+        ("t-evaldenied", START_DENIED, "permission denied"),
+    ] {
+        let fake = Fake::new();
+        fake.candidate("a", "echo a\n");
+        let tasks = json!([task("a", "", "a\n")]);
+        let out = fake
+            .eval(id, &tasks)
+            .env("FAKE_START_FAIL", message)
+            .output()
+            .expect("run sbx");
+        assert_eq!(out.status.code(), Some(2), "{message}: {}", show(&out));
+        let results = report(&out);
+        let a = result_of(&results, "a");
+        assert_eq!(field(a, "status"), "error", "{results:?}");
+        assert_eq!(field(a, "reason"), "start_failed", "{results:?}");
+        assert_eq!(field(a, "message"), message, "{results:?}");
+        assert!(field(a, "message").contains(says), "{results:?}");
+        assert!(stderr(&out).contains("0 passed, 0 failed, 0 missing, 1 errors"));
+        let name = format!("sbx-{id}-0");
+        assert!(!fake.pid_file(&name).exists(), "the program ran");
+        assert_removed_after_start(&fake, &name);
+    }
+}
+
+#[test]
+fn eval_program_own_stderr_and_exit_1_is_a_fail() {
+    let fake = Fake::new();
+    fake.candidate(
+        "own1",
+        &format!(
+            "echo 'Traceback (most recent call last):' >&2\necho '{START_NOT_FOUND}' >&2\nexit 1\n"
+        ),
+    );
+    let tasks = json!([task("own1", "", "")]);
+    let out = fake.eval("t-evalown1", &tasks).output().expect("run sbx");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let results = report(&out);
+    let own = result_of(&results, "own1");
+    assert_eq!(field(own, "status"), "fail", "{results:?}");
+    assert_eq!(field(own, "reason"), "exit_code", "{results:?}");
+    assert_eq!(own["exit_code"], 1, "{results:?}");
+    assert_removed_after_start(&fake, "sbx-t-evalown1-0");
 }
 
 #[test]
@@ -1125,6 +1523,7 @@ fn eval_oom_event_is_reported() {
             .any(|w| w == ["--filter", "container=sbx-t-oom-0"]),
         "{calls:?}"
     );
+    assert!(start_of(&calls, "sbx-t-oom-0") < events, "{calls:?}");
 }
 
 #[test]
@@ -1151,11 +1550,12 @@ fn eval_image_missing_with_pull_never_errors_every_task() {
         assert_eq!(field(r, "reason"), "image_missing", "{results:?}");
     }
     let calls = fake.calls();
-    assert!(run_calls(&calls).is_empty(), "{calls:?}");
+    assert!(calls_of(&calls, "create").is_empty(), "{calls:?}");
+    assert!(calls_of(&calls, "start").is_empty(), "{calls:?}");
     assert!(find(&calls, &["pull"]).is_none(), "{calls:?}");
     // Each distinct image is checked once.
-    let inspects = calls.iter().filter(|c| c[0] == "image").count();
-    assert_eq!(inspects, 2, "{calls:?}");
+    let inspects = calls_of(&calls, "image");
+    assert_eq!(inspects.len(), 2, "{calls:?}");
 }
 
 #[test]
@@ -1173,8 +1573,13 @@ fn eval_image_missing_is_pulled_before_any_run() {
     let calls = fake.calls();
     let pull =
         find(&calls, &["pull", "--", "python:3.12-slim"]).unwrap_or_else(|| panic!("{calls:?}"));
-    let run = calls.iter().position(|c| c[0] == "run").expect("run");
-    assert!(pull < run, "{calls:?}");
+    assert_eq!(calls_of(&calls, "pull").len(), 1, "{calls:?}");
+    // The image is there before the create: it succeeds the first time.
+    let creates = calls_of(&calls, "create");
+    assert_eq!(creates.len(), 1, "{calls:?}");
+    let create = create_of(&calls, "sbx-t-evalpull-0");
+    assert!(pull < create, "{calls:?}");
+    assert!(create < start_of(&calls, "sbx-t-evalpull-0"), "{calls:?}");
 }
 
 #[test]
@@ -1247,11 +1652,11 @@ fn eval_sigterm_stops_every_run() {
     for pid in pids {
         assert_gone(pid);
     }
-    let calls = fake.calls();
     for name in names {
-        assert_removed_after_run(&calls, name);
+        assert_removed_after_start(&fake, name);
     }
     // The run's label is swept at the end.
+    let calls = fake.calls();
     assert!(
         find(
             &calls,
@@ -1269,10 +1674,9 @@ fn eval_sigterm_stops_every_run() {
     );
 }
 
-// ------------------------------------------------- signals before the run, closed stderr
+// ------------------------------------------- signals before the start, closed stderr
 
 #[test]
-
 fn run_sigterm_during_pull_stops_promptly() {
     let fake = Fake::new();
     let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
@@ -1306,11 +1710,61 @@ fn run_sigterm_during_pull_stops_promptly() {
     let err = fs::read_to_string(&err_path).unwrap_or_default();
     assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}: {err}");
     assert_eq!(status.code(), Some(143), "stderr: {err}");
-    assert!(run_calls(&fake.calls()).is_empty(), "{:?}", fake.calls());
+    // The create that found no image, the interrupted pull, nothing else.
+    let calls = fake.calls();
+    assert_eq!(commands(&calls), ["create", "pull"], "{calls:?}");
 }
 
 #[test]
+fn run_sigterm_during_a_slow_create_removes_the_container_once_created() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let err_path = fake.root().join("sbx.stderr");
+    let out_path = fake.root().join("sbx.stdout");
+    let mut sbx = Spawned(
+        fake.sbx_std("t-createterm")
+            .env("FAKE_CREATE_SLEEP", "2")
+            .arg("run")
+            .arg(&file)
+            .stdin(Stdio::null())
+            .stdout(fs::File::create(&out_path).expect("stdout file"))
+            .stderr(fs::File::create(&err_path).expect("stderr file"))
+            .spawn()
+            .expect("spawn sbx"),
+    );
+    let started = fake.root().join("create.started");
+    assert!(
+        wait_for(&started, Duration::from_secs(5)),
+        "no create: {:?}",
+        fake.calls()
+    );
+    let clock = Instant::now();
+    send("-TERM", sbx.0.id());
+    let status = sbx.wait(Duration::from_secs(10));
+    let elapsed = clock.elapsed();
+    let err = fs::read_to_string(&err_path).unwrap_or_default();
+    assert_eq!(status.code(), Some(143), "stderr: {err}");
+    // sbx let the create finish (it sleeps 2 s) instead of killing it...
+    assert!(elapsed >= Duration::from_secs(1), "took {elapsed:?}: {err}");
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}: {err}");
+    assert!(err.contains("interrupted"), "{err}");
+    // ...then removed the container it made, by name, and never started it.
+    let name = "sbx-t-createterm-0";
+    let calls = fake.calls();
+    assert_eq!(commands(&calls), ["create", "rm"], "{calls:?}");
+    assert_eq!(after(&calls[0], "--name"), name);
+    assert_eq!(calls[1], rm_argv(name), "{calls:?}");
+    assert_eq!(
+        fake.removed(),
+        [name],
+        "the rm did not find the created container"
+    );
+    assert!(!fake.pid_file(name).exists(), "the program ran");
+    assert_eq!(fs::read_to_string(&out_path).unwrap_or_default(), "");
+    assert!(stage_is_empty(&fake), "staged copy left behind");
+}
 
+#[test]
 fn closed_stderr_keeps_the_exit_code() {
     let fake = Fake::new();
     let file = fake.file("sleep.sh", SLEEPER);
@@ -1329,7 +1783,7 @@ fn closed_stderr_keeps_the_exit_code() {
     let mut sbx = Spawned(child);
     let status = sbx.wait(Duration::from_secs(10));
     assert_gone(fake.pid("sbx-t-closederr-0"));
-    assert_removed_after_run(&fake.calls(), "sbx-t-closederr-0");
+    assert_removed_after_start(&fake, "sbx-t-closederr-0");
     assert_eq!(
         status.code(),
         Some(124),
