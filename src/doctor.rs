@@ -437,13 +437,21 @@ impl Prober<'_> {
     fn pids(&self) -> Check {
         // A real fork bomb for 2 s, then stopped from inside. A count of
         // processes at one instant proves little (shells die when fork
-        // fails); the kernel's own count of refused forks does.
-        let script = "bomb() { bomb & bomb & wait; }\n\
+        // fails); the kernel's own count of refused forks does. Once the
+        // bomb runs, every pid is taken: the timer is started before it, and
+        // everything after it is a shell builtin (no fork that could be
+        // refused and kill the probe).
+        let script = "sleep 2 &\n\
+                      timer=$!\n\
+                      bomb() { bomb & bomb & wait; }\n\
                       bomb 2>/dev/null &\n\
-                      sleep 2\n\
+                      wait $timer\n\
                       cd /sys/fs/cgroup/pids 2>/dev/null || cd /sys/fs/cgroup\n\
-                      echo MAX $(cat pids.max)\n\
-                      echo REFUSED $(sed -n 's/^max //p' pids.events)\n\
+                      read max < pids.max\n\
+                      refused=0\n\
+                      while read key value; do [ \"$key\" = max ] && refused=$value; done < pids.events\n\
+                      echo MAX $max\n\
+                      echo REFUSED $refused\n\
                       kill -9 -1 2>/dev/null\n";
         let limit = self.session.sandbox.limits.pids_limit.clone();
         let check = self.check("pids cap", script, |out| {

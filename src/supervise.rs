@@ -503,11 +503,22 @@ fn run_control(
     })
 }
 
-/// `docker rm -f` the named containers; best effort (a missing name is not
-/// an error for `rm -f`). Returns whether docker confirmed the removal.
+/// `docker rm -f` the named containers; a missing name is not an error for
+/// `rm -f`. An engine struggling with a container (a fork bomb that takes
+/// long to kill) can refuse once, so it is tried three times, a second
+/// apart. Returns whether docker confirmed the removal.
 pub fn remove_containers(docker: &OsStr, names: &[String]) -> bool {
     if names.is_empty() {
         return true;
     }
-    matches!(control(docker, &docker::remove_args(names), CONTROL_TIMEOUT), Ok(c) if c.success())
+    for attempt in 0..3 {
+        if attempt > 0 {
+            thread::sleep(Duration::from_secs(1));
+        }
+        if matches!(control(docker, &docker::remove_args(names), CONTROL_TIMEOUT), Ok(c) if c.success())
+        {
+            return true;
+        }
+    }
+    false
 }
