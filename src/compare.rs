@@ -69,14 +69,34 @@ impl Matcher {
     /// first difference, for the report.
     pub fn mismatch(&self, actual: &str) -> Option<String> {
         match self {
-            Matcher::Exact(expect) => line_diff(expect, actual, |s| {
-                s.split_inclusive('\n').map(str::to_string).collect()
-            }),
-            Matcher::Trim(expect) => line_diff(expect, actual, trimmed_lines),
-            Matcher::Tokens(expect) => token_diff(expect, actual, |a, b| a == b),
-            Matcher::Float(expect, tol) => {
-                token_diff(expect, actual, |a, b| floats_equal(a, b, *tol))
-            }
+            Matcher::Exact(expect) => first_difference(
+                expect.split_inclusive('\n'),
+                actual.split_inclusive('\n'),
+                |e, a| e == a,
+                |_| false,
+            )
+            .map(|d| describe("line", d)),
+            Matcher::Trim(expect) => first_difference(
+                trimmed_lines(expect),
+                actual.lines().map(str::trim_end),
+                |e, a| e == a,
+                str::is_empty,
+            )
+            .map(|d| describe("line", d)),
+            Matcher::Tokens(expect) => first_difference(
+                expect.split_whitespace(),
+                actual.split_whitespace(),
+                |e, a| e == a,
+                |_| false,
+            )
+            .map(|d| describe("token", d)),
+            Matcher::Float(expect, tol) => first_difference(
+                expect.split_whitespace(),
+                actual.split_whitespace(),
+                |e, a| floats_equal(e, a, *tol),
+                |_| false,
+            )
+            .map(|d| describe("token", d)),
             Matcher::Regex(re) => {
                 if re.is_match(actual) {
                     None
@@ -104,49 +124,46 @@ fn first_line(s: &str) -> String {
         .join(" ")
 }
 
-fn trimmed_lines(s: &str) -> Vec<String> {
-    let mut lines: Vec<String> = s.lines().map(|l| l.trim_end().to_string()).collect();
-    while lines.last().is_some_and(String::is_empty) {
+/// Expected lines for `trim`: trailing whitespace and blank lines removed.
+fn trimmed_lines(s: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = s.lines().map(str::trim_end).collect();
+    while lines.last().is_some_and(|l| l.is_empty()) {
         lines.pop();
     }
     lines
 }
 
-fn line_diff(expect: &str, actual: &str, split: impl Fn(&str) -> Vec<String>) -> Option<String> {
-    let (e, a) = (split(expect), split(actual));
-    if e == a {
-        return None;
+/// Where two sequences first differ: the index and both items there (`None`
+/// past an end). Items of `actual` after the end of `expect` are allowed when
+/// `ignorable`. Lazy on `actual`, so a huge output is never copied or split
+/// into a list: memory stays what the capture holds.
+fn first_difference<'e, 'a>(
+    expect: impl IntoIterator<Item = &'e str>,
+    actual: impl IntoIterator<Item = &'a str>,
+    eq: impl Fn(&str, &str) -> bool,
+    ignorable: impl Fn(&str) -> bool,
+) -> Option<(usize, Option<&'e str>, Option<&'a str>)> {
+    let mut actual = actual.into_iter();
+    let mut i = 0;
+    for e in expect {
+        match actual.next() {
+            Some(a) if eq(e, a) => i += 1,
+            other => return Some((i, Some(e), other)),
+        }
     }
-    let i = e.iter().zip(&a).take_while(|(x, y)| x == y).count();
-    let show = |v: &[String]| {
-        v.get(i)
-            .map_or_else(|| "end of output".to_string(), |l| excerpt(l))
-    };
-    Some(format!(
-        "line {}: expected {}, got {}",
-        i + 1,
-        show(&e),
-        show(&a)
-    ))
+    for a in actual {
+        if !ignorable(a) {
+            return Some((i, None, Some(a)));
+        }
+        i += 1;
+    }
+    None
 }
 
-fn token_diff(expect: &str, actual: &str, eq: impl Fn(&str, &str) -> bool) -> Option<String> {
-    let e: Vec<&str> = expect.split_whitespace().collect();
-    let a: Vec<&str> = actual.split_whitespace().collect();
-    if e.len() == a.len() && e.iter().zip(&a).all(|(x, y)| eq(x, y)) {
-        return None;
-    }
-    let i = e.iter().zip(&a).take_while(|(x, y)| eq(x, y)).count();
-    let show = |v: &[&str]| {
-        v.get(i)
-            .map_or_else(|| "end of output".to_string(), |t| excerpt(t))
-    };
-    Some(format!(
-        "token {}: expected {}, got {}",
-        i + 1,
-        show(&e),
-        show(&a)
-    ))
+/// "line 3: expected \"x\", got end of output".
+fn describe(unit: &str, (i, e, a): (usize, Option<&str>, Option<&str>)) -> String {
+    let show = |item: Option<&str>| item.map_or_else(|| "end of output".to_string(), excerpt);
+    format!("{unit} {}: expected {}, got {}", i + 1, show(e), show(a))
 }
 
 /// Numbers are equal within the tolerance; other tokens must be identical.
@@ -235,6 +252,22 @@ mod tests {
         assert!(check(Mode::Regex, r"a|b", "a").is_none());
         assert!(check(Mode::Regex, r"a|b", "ab").is_some());
         assert!(Matcher::new(Mode::Regex, "(", Tolerance::default()).is_err());
+    }
+
+    #[test]
+    fn differences_past_the_end_of_expect() {
+        assert_eq!(
+            check(Mode::Exact, "a\n", "a\nb\n").unwrap(),
+            r#"line 2: expected end of output, got "b\n""#
+        );
+        assert_eq!(
+            check(Mode::Trim, "a\n", "a\n\n  \nb\n").unwrap(),
+            r#"line 4: expected end of output, got "b""#
+        );
+        assert_eq!(
+            check(Mode::Tokens, "a", "a b").unwrap(),
+            r#"token 2: expected end of output, got "b""#
+        );
     }
 
     #[test]

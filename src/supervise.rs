@@ -384,8 +384,17 @@ fn spawn_reader(
                         Err(poisoned) => poisoned.into_inner(),
                     };
                     kept.total += n as u64;
-                    let room = max.saturating_sub(kept.bytes.len());
-                    kept.bytes.extend_from_slice(&buf[..n.min(room)]);
+                    let take = n.min(max.saturating_sub(kept.bytes.len()));
+                    // Grow by doubling, but never past the limit: the
+                    // capacity, not just the length, stays within `max`.
+                    if kept.bytes.capacity() - kept.bytes.len() < take {
+                        let want = (kept.bytes.capacity() * 2)
+                            .max(kept.bytes.len() + take)
+                            .min(max);
+                        let extra = want - kept.bytes.len();
+                        kept.bytes.reserve_exact(extra);
+                    }
+                    kept.bytes.extend_from_slice(&buf[..take]);
                     if matches!(keep, Keep::Limit(_)) && kept.total > max as u64 {
                         over_limit.store(true, Ordering::SeqCst);
                     }
