@@ -88,12 +88,6 @@ pub struct Captured {
     pub total: u64,
 }
 
-impl Captured {
-    pub fn truncated(&self) -> bool {
-        self.total > self.bytes.len() as u64
-    }
-}
-
 /// The result of a supervised run.
 #[derive(Debug, Clone)]
 pub struct Finished {
