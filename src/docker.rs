@@ -189,9 +189,10 @@ pub fn list_labelled_args() -> Vec<OsString> {
     ])
 }
 
-/// `docker events` for an `oom` event of container `name` between two Unix
-/// times (fractional seconds; the range is closed so the command returns).
-pub fn oom_events_args(name: &str, since: f64, until: f64) -> Vec<OsString> {
+/// `docker events` for one kind of event (`oom`, `start`) of container
+/// `name` between two Unix times (fractional seconds; the range is closed so
+/// the command returns).
+pub fn events_args(name: &str, event: &str, since: f64, until: f64) -> Vec<OsString> {
     to_os(&[
         "events",
         "--since",
@@ -201,7 +202,7 @@ pub fn oom_events_args(name: &str, since: f64, until: f64) -> Vec<OsString> {
         "--filter",
         &format!("container={name}"),
         "--filter",
-        "event=oom",
+        &format!("event={event}"),
         "--format",
         "{{.Status}}",
     ])
@@ -430,7 +431,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            strings(&oom_events_args("sbx-1", 1.5, 2.25)),
+            strings(&events_args("sbx-1", "oom", 1.5, 2.25)),
             [
                 "events",
                 "--since",

@@ -10,13 +10,16 @@ use serde::Serialize;
 
 use crate::console;
 use crate::docker;
-use crate::engine;
-use crate::error::Result;
+use crate::engine::{self, ContainerRecord};
+use crate::error::{Error, Result};
 use crate::exit;
 use crate::outcome::{self, FailReason, Verdict};
 use crate::sandbox::{Candidate, Session};
+use crate::signals;
 use crate::spec::{self, Pull, Sandbox};
-use crate::supervise::{self, Ended, Finished, OutputSink, StdinSource, CONTROL_TIMEOUT};
+use crate::supervise::{
+    self, ContainerGuard, Ended, Finished, OutputSink, StdinSource, CONTROL_TIMEOUT,
+};
 
 /// Time for probes that should finish (generous: the host may be loaded).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -178,14 +181,24 @@ fn run_checks(req: &DoctorRequest) -> Result<Vec<Check>> {
         session: &session,
         image: &req.image,
     };
-    checks.push(p.network());
-    checks.push(p.read_only_root());
-    checks.push(p.tmp());
-    checks.push(p.capabilities());
-    checks.push(p.memory());
-    checks.push(p.pids());
-    checks.push(p.timeout());
-    checks.push(p.output_cap());
+    let probes: [&dyn Fn() -> Check; 8] = [
+        &|| p.network(),
+        &|| p.read_only_root(),
+        &|| p.tmp(),
+        &|| p.capabilities(),
+        &|| p.memory(),
+        &|| p.pids(),
+        &|| p.timeout(),
+        &|| p.output_cap(),
+    ];
+    for probe in probes {
+        // An interrupted doctor stops; it never reports a probe it cut
+        // short as a sandbox that does not hold.
+        if let Some(signal) = signals::received() {
+            return Err(Error::Interrupted(signal));
+        }
+        checks.push(probe());
+    }
     checks.push(nothing_left(&docker_cli, &session.run_id));
     Ok(checks)
 }
@@ -282,7 +295,14 @@ impl Prober<'_> {
             });
         match run {
             Err(e) => Probe::Broken(e.to_string()),
-            Ok((finished, name)) => match outcome::docker_failure(&finished) {
+            Ok((finished, name)) => match outcome::docker_failure(
+                &finished,
+                &ContainerRecord {
+                    docker: &self.session.sandbox.docker,
+                    name: &name,
+                    since: finished.started,
+                },
+            ) {
                 Some(failure) if failure.code == exit::NOT_FOUND => {
                     Probe::Skip("image has no sh".into())
                 }
@@ -411,11 +431,12 @@ impl Prober<'_> {
             }
             Probe::Ran(f, container) => {
                 let docker_cli = &self.session.sandbox.docker;
-                let verdict = outcome::judge(
-                    &f,
-                    |_| None,
-                    || engine::oom_killed(docker_cli, &container, f.started),
-                );
+                let record = ContainerRecord {
+                    docker: docker_cli,
+                    name: &container,
+                    since: f.started,
+                };
+                let verdict = outcome::judge(&f, |_| None, &record);
                 let limit = &self.session.sandbox.limits.memory;
                 match verdict {
                     Verdict::Fail(FailReason::Oom) => Check::new(
@@ -555,6 +576,8 @@ impl Prober<'_> {
             })
             .map_err(|e| e.to_string())?;
         let docker_cli = &self.session.sandbox.docker;
+        // Removed whatever happens, a create that timed out included.
+        let _guard = ContainerGuard::new(docker_cli, &prepared.name);
         let created = supervise::control(docker_cli, &prepared.create, CONTROL_TIMEOUT)
             .map_err(|e| e.to_string())?;
         let inspected = supervise::control(
@@ -571,7 +594,6 @@ impl Prober<'_> {
             .collect::<Vec<_>>(),
             CONTROL_TIMEOUT,
         );
-        supervise::remove_containers(docker_cli, std::slice::from_ref(&prepared.name));
         if !created.success() {
             return Err(created.stderr_line());
         }

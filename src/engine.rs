@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::console;
 use crate::docker;
 use crate::error::{Error, Result};
+use crate::outcome::Record;
 use crate::spec::Pull;
 use crate::supervise::{self, Control, CONTROL_TIMEOUT};
 
@@ -104,16 +105,48 @@ fn is_missing_image(failed: &Control) -> bool {
 /// Whether the engine recorded an `oom` event for the container between
 /// `since` and now. `--rm` leaves nothing to inspect, but the event stays.
 pub fn oom_killed(docker: &OsStr, name: &str, since: SystemTime) -> bool {
+    had_event(docker, name, since, "oom") == Some(true)
+}
+
+/// Whether the engine recorded the `event` for container `name` between
+/// `since` and now; `None` if it could not be asked.
+fn had_event(docker: &OsStr, name: &str, since: SystemTime, event: &str) -> Option<bool> {
     let unix = |t: SystemTime| {
         t.duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64())
     };
-    // A second of slack on each side: the engine's clock rounds.
-    let args = docker::oom_events_args(name, unix(since) - 1.0, unix(SystemTime::now()) + 0.001);
-    matches!(
-        supervise::control(docker, &args, CONTROL_TIMEOUT),
-        Ok(c) if c.success() && c.stdout.lines().any(|l| l.trim() == "oom")
-    )
+    // A second of slack before: the engine's clock rounds.
+    let args = docker::events_args(
+        name,
+        event,
+        unix(since) - 1.0,
+        unix(SystemTime::now()) + 0.001,
+    );
+    match supervise::control(docker, &args, CONTROL_TIMEOUT) {
+        Ok(c) if c.success() => Some(c.stdout.lines().any(|l| l.trim() == event)),
+        _ => None,
+    }
+}
+
+/// The engine's record of one run's container, asked lazily.
+#[derive(Debug, Clone, Copy)]
+pub struct ContainerRecord<'a> {
+    pub docker: &'a OsStr,
+    pub name: &'a str,
+    /// When its client was started.
+    pub since: SystemTime,
+}
+
+impl Record for ContainerRecord<'_> {
+    fn oom_killed(&self) -> bool {
+        oom_killed(self.docker, self.name, self.since)
+    }
+
+    /// An engine that cannot be asked counts as "started": then the run is
+    /// judged on what it did, never turned into an `error` on a guess.
+    fn started(&self) -> bool {
+        had_event(self.docker, self.name, self.since, "start").unwrap_or(true)
+    }
 }
 
 /// Removes every container that carries the label of `run_id`, whatever its

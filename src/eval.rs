@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::cli::EvalArgs;
 use crate::compare::{Matcher, Mode, Tolerance};
 use crate::console;
-use crate::engine;
+use crate::engine::{self, ContainerRecord};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::outcome::{self, FailReason, Verdict};
@@ -365,10 +365,12 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         })
         .collect();
 
+    // The report first: a JUnit file that cannot be written must not cost
+    // the user the results.
+    report::write_json(&results)?;
     if let Some(path) = &req.junit {
         report::write_junit(path, &results, clock.elapsed())?;
     }
-    report::write_json(&results)?;
     let summary = report::Summary::of(&results);
     console::note(&summary.line(clock.elapsed()));
     Ok(summary.exit_code())
@@ -391,27 +393,29 @@ fn judge(session: &Session, req: &EvalRequest, gen_root: &Path, task: &Task) -> 
             interactive: true,
         })
         .and_then(|prepared| {
+            let name = prepared.name.clone();
             session
                 .execute(
-                    prepared.clone(),
+                    prepared,
                     StdinSource::Bytes(Arc::clone(&task.stdin)),
                     OutputSink::Capture {
                         max: req.max_output,
                     },
                     task.timeout,
                 )
-                .map(|finished| (prepared, finished))
+                .map(|finished| (name, finished))
         });
-    let (prepared, finished) = match run {
+    let (name, finished) = match run {
         Ok(run) => run,
         Err(e) => return Some(TaskResult::error(&task.id, e.code(), e.to_string())),
     };
     let mut result = TaskResult::from_run(&task.id, &finished);
-    let verdict = outcome::judge(
-        &finished,
-        |stdout| task.matcher.mismatch(stdout),
-        || engine::oom_killed(&session.sandbox.docker, &prepared.name, finished.started),
-    );
+    let record = ContainerRecord {
+        docker: &session.sandbox.docker,
+        name: &name,
+        since: finished.started,
+    };
+    let verdict = outcome::judge(&finished, |stdout| task.matcher.mismatch(stdout), &record);
     match verdict {
         Verdict::Interrupted => return None,
         Verdict::DockerError(message) => {

@@ -9,6 +9,7 @@ use crate::console;
 use crate::docker::{self, RUN_LABEL};
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::sandbox;
 use crate::supervise::{self, CONTROL_TIMEOUT};
 
 /// One leftover container.
@@ -119,7 +120,15 @@ pub fn gc(
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let leftovers = listed.stdout.lines().filter_map(parse_line).collect();
-    let chosen = select(leftovers, run_id, older_than, now);
+    let (live, chosen): (Vec<Leftover>, Vec<Leftover>) = select(leftovers, run_id, older_than, now)
+        .into_iter()
+        .partition(|l| sandbox::run_is_live(&l.run_id));
+    for l in &live {
+        console::note(&format!(
+            "sbx gc: keeping {} ({}): its sbx process (run {}) is still running on this host",
+            l.id, l.name, l.run_id
+        ));
+    }
     let verb = if dry_run { "would remove" } else { "removing" };
     let listing: String = chosen
         .iter()
@@ -142,6 +151,9 @@ pub fn gc(
     }
     let ids: Vec<String> = chosen.iter().map(|l| l.id.clone()).collect();
     if supervise::remove_containers(docker_cli, &ids) {
+        for l in &chosen {
+            sandbox::forget_run(&l.run_id);
+        }
         console::note(&format!("sbx gc: {} container(s) removed", ids.len()));
         Ok(exit::SUCCESS)
     } else {

@@ -68,11 +68,14 @@ pub fn main_impl() -> i32 {
                 )
             }),
     };
-    match result {
+    let code = match result {
         Ok(code) => code,
         Err(err) => {
             console::note(&err.to_line());
             err.exit_code()
         }
-    }
+    };
+    // Interrupted is interrupted, whatever else went wrong meanwhile (a
+    // control command that timed out while cleaning up, say).
+    signals::received().map_or(code, exit::for_signal)
 }

@@ -1,17 +1,27 @@
-//! What a supervised run's end means, as data: the exit code of `sbx run`
-//! and the docker-side failures that must not be blamed on the program.
+//! What a supervised run's end means, as data: the exit code of `sbx run`,
+//! the verdict of `sbx eval`, and the docker-side failures that must not be
+//! blamed on the program. Facts only the engine knows (an `oom` or `start`
+//! event) come through `Record`, asked only when they can change the answer.
 
 use std::os::unix::process::ExitStatusExt;
 
 use crate::exit;
 use crate::supervise::{Ended, Finished};
 
+/// What the engine recorded about one container.
+pub trait Record {
+    /// The container hit its memory cap (an `oom` event).
+    fn oom_killed(&self) -> bool;
+    /// The program was started at all (a `start` event).
+    fn started(&self) -> bool;
+}
+
 /// `sbx run`'s exit code: the program's own code passes through, docker's
 /// own failures get the codes `docker run` gives them (125/126/127, as with
-/// the script), 124 on timeout, 130/143 when sbx was interrupted, 128+N when
-/// the client died of signal N.
-pub fn run_exit_code(finished: &Finished) -> i32 {
-    if let Some(failure) = docker_failure(finished) {
+/// the script), 124 on timeout, 128+N when sbx was interrupted by signal N
+/// or the client died of it.
+pub fn run_exit_code(finished: &Finished, record: &impl Record) -> i32 {
+    if let Some(failure) = docker_failure(finished, record) {
         return failure.code;
     }
     match finished.ended {
@@ -19,7 +29,7 @@ pub fn run_exit_code(finished: &Finished) -> i32 {
             .code()
             .unwrap_or_else(|| exit::for_signal(status.signal().unwrap_or(9))),
         Ended::TimedOut => exit::TIMEOUT,
-        // `run` streams its output and has no limit; kept total for safety.
+        // `run` streams its output and sets no limit: unreachable there.
         Ended::OutputLimit => exit::ENGINE,
         Ended::Interrupted(signal) => exit::for_signal(signal),
     }
@@ -35,34 +45,24 @@ pub struct DockerFailure {
     pub message: String,
 }
 
-/// When docker itself failed to run the container, as opposed to the
-/// program exiting with some code.
+/// When docker failed to start the program, as opposed to the program
+/// exiting with some code.
 ///
-/// `docker start -a` exits 1 and `docker run` exits 125-127 when the process
-/// cannot be started; both print docker's message (`Error response from
-/// daemon: ...`, `docker: ...`) as the first line of stderr, before any
-/// output of a program that never ran. Both that exit code and that first
-/// line are required; a program that exits 1 and prints such a line first is
-/// taken for docker (documented). The code follows the docker CLI's own
-/// string rules.
-pub fn docker_failure(finished: &Finished) -> Option<DockerFailure> {
+/// `docker start -a` exits 1 and prints `Error response from daemon: ...` as
+/// the first line of stderr when the process cannot be started. A program
+/// can do the same, so the engine is asked too: a program that ran has a
+/// `start` event, a failed start has none. The code follows the docker CLI's
+/// own string rules.
+pub fn docker_failure(finished: &Finished, record: &impl Record) -> Option<DockerFailure> {
     let Ended::Exited(status) = finished.ended else {
         return None;
-    }; // `docker start -a` says 1, `docker run` 125-127; any other code is the
-       // program's own, whatever it printed.
-    if !matches!(status.code(), Some(1 | 125..=127)) {
+    };
+    if status.code() != Some(1) {
         return None;
     }
     let stderr = String::from_utf8_lossy(&finished.stderr.bytes);
     let first = stderr.lines().map(str::trim).find(|l| !l.is_empty())?;
-    let docker_said = [
-        "docker:",
-        "Error response from daemon:",
-        "Error: No such container",
-    ]
-    .iter()
-    .any(|p| first.starts_with(p));
-    if !docker_said {
+    if !first.starts_with("Error response from daemon:") || record.started() {
         return None;
     }
     let code = if first.contains("executable file not found")
@@ -119,26 +119,28 @@ impl FailReason {
 }
 
 /// Judges a finished run. `mismatch` compares stdout with the expectation
-/// (`None` when it matches); `oom` asks the engine whether the container hit
-/// its memory cap, and is only called for runs that did not pass on their own.
+/// (`None` when it matches). A memory cap that was hit is the reason of any
+/// failure but a cut output, a timeout included: a process that hangs after
+/// its child was OOM-killed failed for memory, not for time.
 pub fn judge(
     finished: &Finished,
     mismatch: impl FnOnce(&str) -> Option<String>,
-    oom: impl FnOnce() -> bool,
+    record: &impl Record,
 ) -> Verdict {
     let status = match finished.ended {
         Ended::Interrupted(_) => return Verdict::Interrupted,
-        Ended::TimedOut => return Verdict::Fail(FailReason::Timeout),
         Ended::OutputLimit => return Verdict::Fail(FailReason::OutputLimit),
+        Ended::TimedOut if record.oom_killed() => return Verdict::Fail(FailReason::Oom),
+        Ended::TimedOut => return Verdict::Fail(FailReason::Timeout),
         Ended::Exited(status) => status,
     };
-    if let Some(failure) = docker_failure(finished) {
+    if let Some(failure) = docker_failure(finished, record) {
         return Verdict::DockerError(failure.message);
     }
     let difference = mismatch(&String::from_utf8_lossy(&finished.stdout.bytes));
     match (status.code(), difference) {
         (Some(0), None) => Verdict::Pass,
-        _ if oom() => Verdict::Fail(FailReason::Oom),
+        _ if record.oom_killed() => Verdict::Fail(FailReason::Oom),
         (Some(0), Some(diff)) => Verdict::Fail(FailReason::WrongOutput(diff)),
         _ => Verdict::Fail(FailReason::ExitCode),
     }
@@ -151,13 +153,42 @@ mod tests {
     use std::process::ExitStatus;
     use std::time::{Duration, SystemTime};
 
-    fn exited(code: i32) -> Ended {
-        Ended::Exited(ExitStatus::from_raw(code << 8))
+    /// An engine record; `None` means "must not be asked".
+    struct Fake {
+        oom: Option<bool>,
+        started: Option<bool>,
     }
+
+    impl Record for Fake {
+        fn oom_killed(&self) -> bool {
+            self.oom.expect("the oom event was not to be asked for")
+        }
+        fn started(&self) -> bool {
+            self.started
+                .expect("the start event was not to be asked for")
+        }
+    }
+
+    const UNASKED: Fake = Fake {
+        oom: None,
+        started: None,
+    };
+    const NO_OOM: Fake = Fake {
+        oom: Some(false),
+        started: Some(true),
+    };
+    const OOM: Fake = Fake {
+        oom: Some(true),
+        started: Some(true),
+    };
+    const NEVER_STARTED: Fake = Fake {
+        oom: Some(false),
+        started: Some(false),
+    };
 
     fn finished(code: i32, stderr: &str) -> Finished {
         Finished {
-            ended: exited(code),
+            ended: Ended::Exited(ExitStatus::from_raw(code << 8)),
             stdout: Captured::default(),
             stderr: Captured {
                 bytes: stderr.as_bytes().to_vec(),
@@ -168,114 +199,110 @@ mod tests {
         }
     }
 
-    #[test]
-    fn run_codes() {
-        let with = |ended| Finished {
+    fn ended(ended: Ended) -> Finished {
+        Finished {
             ended,
             ..finished(0, "")
-        };
-        assert_eq!(run_exit_code(&finished(0, "")), 0);
-        assert_eq!(run_exit_code(&finished(3, "boom")), 3);
-        assert_eq!(run_exit_code(&finished(125, "")), 125);
+        }
+    }
+
+    const DENIED: &str = "Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"/work/task\": permission denied: unknown";
+    const NOT_FOUND: &str = "Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"node\": executable file not found in $PATH: unknown";
+
+    #[test]
+    fn run_codes() {
+        assert_eq!(run_exit_code(&finished(0, ""), &UNASKED), 0);
+        assert_eq!(run_exit_code(&finished(3, "boom"), &UNASKED), 3);
+        assert_eq!(run_exit_code(&finished(125, "docker: x"), &UNASKED), 125);
+        assert_eq!(run_exit_code(&finished(1, "Traceback"), &UNASKED), 1);
         assert_eq!(
-            run_exit_code(&with(Ended::Exited(ExitStatus::from_raw(9)))),
+            run_exit_code(&ended(Ended::Exited(ExitStatus::from_raw(9))), &UNASKED),
             137
         );
-        assert_eq!(run_exit_code(&with(Ended::TimedOut)), 124);
-        assert_eq!(run_exit_code(&with(Ended::Interrupted(2))), 130);
-        assert_eq!(run_exit_code(&with(Ended::Interrupted(15))), 143);
-        // docker start's exit 1 for a process that could not start becomes
+        assert_eq!(run_exit_code(&ended(Ended::TimedOut), &UNASKED), 124);
+        assert_eq!(run_exit_code(&ended(Ended::Interrupted(2)), &UNASKED), 130);
+        assert_eq!(run_exit_code(&ended(Ended::Interrupted(15)), &UNASKED), 143);
+        assert_eq!(run_exit_code(&ended(Ended::Interrupted(1)), &UNASKED), 129);
+        // docker start's exit 1 for a process that never started becomes
         // what docker run would have said.
-        let denied = "Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"/work/task\": permission denied: unknown";
-        assert_eq!(run_exit_code(&finished(1, denied)), 126);
-        let missing = "Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"node\": executable file not found in $PATH: unknown";
-        assert_eq!(run_exit_code(&finished(1, missing)), 127);
+        assert_eq!(run_exit_code(&finished(1, DENIED), &NEVER_STARTED), 126);
+        assert_eq!(run_exit_code(&finished(1, NOT_FOUND), &NEVER_STARTED), 127);
+        let other = "Error response from daemon: something else";
+        assert_eq!(run_exit_code(&finished(1, other), &NEVER_STARTED), 125);
+        // The same words from a program that did start are the program's.
+        assert_eq!(run_exit_code(&finished(1, NOT_FOUND), &NO_OOM), 1);
+    }
+
+    #[test]
+    fn docker_failures_need_exit_1_first_line_and_no_start() {
         assert_eq!(
-            run_exit_code(&finished(1, "Error response from daemon: something else")),
-            125
+            docker_failure(&finished(1, DENIED), &NEVER_STARTED),
+            Some(DockerFailure {
+                code: 126,
+                message: DENIED.into()
+            })
         );
+        // Other codes, other first lines: never asks the engine.
+        for (code, stderr) in [
+            (125, "docker: invalid reference format."),
+            (126, DENIED),
+            (3, "Error response from daemon: mine"),
+            (1, "oops\nError response from daemon: later"),
+            (1, "docker: fake"),
+            (0, DENIED),
+        ] {
+            assert!(docker_failure(&finished(code, stderr), &UNASKED).is_none());
+        }
+        // A spoof: the program printed docker's words, but it started.
+        assert!(docker_failure(&finished(1, DENIED), &NO_OOM).is_none());
     }
 
     #[test]
     fn verdicts() {
         let same = |_: &str| None;
         let differs = |_: &str| Some("line 1".to_string());
-        let never = || false;
-        assert_eq!(judge(&finished(0, ""), same, never), Verdict::Pass);
+        assert_eq!(judge(&finished(0, ""), same, &UNASKED), Verdict::Pass);
         assert_eq!(
-            judge(&finished(0, ""), differs, never),
+            judge(&finished(0, ""), differs, &NO_OOM),
             Verdict::Fail(FailReason::WrongOutput("line 1".into()))
         );
         assert_eq!(
-            judge(&finished(1, ""), same, never),
+            judge(&finished(1, ""), same, &NO_OOM),
             Verdict::Fail(FailReason::ExitCode)
         );
         assert_eq!(
-            judge(&finished(137, ""), same, || true),
+            judge(&finished(137, ""), same, &OOM),
             Verdict::Fail(FailReason::Oom)
         );
         // A child OOM-killed while PID 1 survives: exit 0, wrong output, oom.
         assert_eq!(
-            judge(&finished(0, ""), differs, || true),
+            judge(&finished(0, ""), differs, &OOM),
             Verdict::Fail(FailReason::Oom)
         );
-        // A pass never asks the engine.
         assert_eq!(
-            judge(&finished(0, ""), same, || panic!("asked")),
-            Verdict::Pass
+            judge(&finished(1, DENIED), same, &NEVER_STARTED),
+            Verdict::DockerError(DENIED.into())
         );
         assert_eq!(
-            judge(
-                &finished(125, "docker: Error response from daemon: x"),
-                same,
-                || panic!("asked")
-            ),
-            Verdict::DockerError("docker: Error response from daemon: x".into())
+            judge(&finished(1, DENIED), same, &NO_OOM),
+            Verdict::Fail(FailReason::ExitCode)
         );
-        let mut timed_out = finished(0, "");
-        timed_out.ended = Ended::TimedOut;
+        // A timeout after a child was OOM-killed is an oom.
         assert_eq!(
-            judge(&timed_out, same, || panic!("asked")),
+            judge(&ended(Ended::TimedOut), same, &NO_OOM),
             Verdict::Fail(FailReason::Timeout)
         );
-        timed_out.ended = Ended::OutputLimit;
         assert_eq!(
-            judge(&timed_out, same, never),
+            judge(&ended(Ended::TimedOut), same, &OOM),
+            Verdict::Fail(FailReason::Oom)
+        );
+        assert_eq!(
+            judge(&ended(Ended::OutputLimit), same, &UNASKED),
             Verdict::Fail(FailReason::OutputLimit)
         );
-        timed_out.ended = Ended::Interrupted(2);
-        assert_eq!(judge(&timed_out, same, never), Verdict::Interrupted);
-    }
-
-    #[test]
-    fn docker_failures_need_code_and_first_line() {
-        let msg = "docker: Error response from daemon: failed to create task: exec: \"/work/task\": permission denied.";
         assert_eq!(
-            docker_failure(&finished(126, msg)),
-            Some(DockerFailure {
-                code: 126,
-                message: msg.into()
-            })
+            judge(&ended(Ended::Interrupted(2)), same, &UNASKED),
+            Verdict::Interrupted
         );
-        assert_eq!(
-            docker_failure(&finished(125, "docker: invalid reference format."))
-                .unwrap()
-                .code,
-            125
-        );
-        assert_eq!(
-            docker_failure(&finished(1, "Error: No such container: sbx-x-0"))
-                .unwrap()
-                .code,
-            125
-        );
-        // The program's own 125 with its own message is the program's.
-        assert!(docker_failure(&finished(125, "Traceback: boom")).is_none());
-        // docker's words after the program's own first line are the program's.
-        assert!(docker_failure(&finished(1, "oops\ndocker: fake")).is_none());
-        assert!(docker_failure(&finished(0, "docker: fine")).is_none());
-        assert!(docker_failure(&finished(3, "docker: my own usage line")).is_none());
-        assert!(docker_failure(&finished(42, "Error response from daemon: mine")).is_none());
-        assert!(docker_failure(&finished(0, "")).is_none());
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::cli::RunArgs;
 use crate::console;
 use crate::docker;
+use crate::engine::ContainerRecord;
 use crate::error::{Error, Result};
 use crate::outcome;
 use crate::sandbox::{self, Candidate, Session};
@@ -100,6 +101,7 @@ pub fn run(req: RunRequest) -> Result<i32> {
     } else {
         StdinSource::Null
     };
+    let name = prepared.name.clone();
     let finished = session.execute(prepared, stdin, OutputSink::Stream, req.timeout)?;
     match finished.ended {
         Ended::TimedOut => console::note(&format!(
@@ -111,5 +113,10 @@ pub fn run(req: RunRequest) -> Result<i32> {
         )),
         Ended::Exited(_) | Ended::OutputLimit => {}
     }
-    Ok(outcome::run_exit_code(&finished))
+    let record = ContainerRecord {
+        docker: &session.sandbox.docker,
+        name: &name,
+        since: finished.started,
+    };
+    Ok(outcome::run_exit_code(&finished, &record))
 }

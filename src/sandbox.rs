@@ -51,6 +51,59 @@ pub struct Session {
     pub run_id: String,
     stage: TempDir,
     counter: AtomicUsize,
+    /// Held while this sbx runs, so `sbx gc` can tell a live run from one
+    /// left behind.
+    _lock: Option<RunLock>,
+}
+
+/// An exclusive lock on `<tmp>/sbx-runs/<run id>.lock`, held for the life of
+/// a session and removed with it. The kernel drops the lock when the process
+/// dies, however it dies, so a lock that can be taken means nobody is left.
+#[derive(Debug)]
+struct RunLock {
+    file: fs::File,
+    path: PathBuf,
+}
+
+impl RunLock {
+    fn path(run_id: &str) -> PathBuf {
+        std::env::temp_dir()
+            .join("sbx-runs")
+            .join(format!("{run_id}.lock"))
+    }
+
+    /// Best effort: without a lock a run only loses gc's protection.
+    fn take(run_id: &str) -> Option<RunLock> {
+        let path = RunLock::path(run_id);
+        fs::create_dir_all(path.parent()?).ok()?;
+        let file = fs::File::create(&path).ok()?;
+        file.try_lock().ok()?;
+        Some(RunLock { file, path })
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Removes the lock file a killed sbx left behind (a live run keeps its own).
+pub fn forget_run(run_id: &str) {
+    if !run_is_live(run_id) {
+        let _ = fs::remove_file(RunLock::path(run_id));
+    }
+}
+
+/// Whether the sbx process of `run_id` is still running on this host (it
+/// holds its run lock). Runs of other hosts, or that took no lock, are not
+/// known to be live.
+pub fn run_is_live(run_id: &str) -> bool {
+    match fs::File::open(RunLock::path(run_id)) {
+        Ok(file) => matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock)),
+        Err(_) => false,
+    }
 }
 
 /// A container ready to start: its name and the exact docker arguments.
@@ -115,6 +168,7 @@ impl Session {
         };
         Ok(Session {
             sandbox,
+            _lock: RunLock::take(&run_id),
             run_id,
             stage,
             counter: AtomicUsize::new(0),

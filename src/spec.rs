@@ -184,18 +184,19 @@ fn parse_runtime(value: &str) -> Result<String> {
     )
 }
 
-/// Only options that add confinement pass through; anything else (such as
-/// `no-new-privileges=false` or `seccomp=unconfined`) is refused.
+/// Only a seccomp or AppArmor profile passes through; anything else (such
+/// as `no-new-privileges=false`, `seccomp=unconfined`, or SELinux labels,
+/// which can name an unconfined type) is refused.
 fn parse_security_opt(value: &str) -> Result<String> {
-    let allowed = ["seccomp=", "apparmor=", "label="]
+    let allowed = ["seccomp=", "apparmor="]
         .iter()
         .any(|p| value.starts_with(p) && value.len() > p.len());
-    let weakening = value.ends_with("=unconfined") || value == "label=disable";
+    let weakening = value.ends_with("=unconfined");
     if allowed && !weakening && !value.contains('\n') {
         Ok(value.to_string())
     } else {
         Err(Error::Usage(format!(
-            "invalid --security-opt `{}`: expected seccomp=PROFILE, apparmor=PROFILE or label=...; options that remove confinement are refused",
+            "invalid --security-opt `{}`: expected seccomp=PROFILE or apparmor=PROFILE; options that remove confinement are refused",
             value.escape_debug()
         )))
     }
@@ -552,6 +553,8 @@ mod tests {
         assert!(parse_security_opt("seccomp=/etc/profile.json").is_ok());
         assert!(parse_security_opt("apparmor=docker-default").is_ok());
         for bad in [
+            "label=type:spc_t",
+            "label=level:s0",
             "seccomp=unconfined",
             "apparmor=unconfined",
             "no-new-privileges=false",

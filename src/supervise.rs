@@ -260,6 +260,16 @@ pub fn supervise(job: Job<'_>) -> Result<Finished> {
     // Kills and reaps the client if it is still running.
     drop(guard);
     let (stdout, stderr) = readers.finish();
+    // A client that exited within the same poll as the limit was crossed
+    // still went past it: what was kept is cut, and must not be judged.
+    let ended = match (ended, job.output) {
+        (Ended::Exited(_), OutputSink::Capture { max })
+            if stdout.total > max as u64 || stderr.total > max as u64 =>
+        {
+            Ended::OutputLimit
+        }
+        (ended, _) => ended,
+    };
     Ok(Finished {
         ended,
         stdout,
