@@ -19,33 +19,29 @@
 //!
 //! Run with: `cargo test --test doctor_gc -- --test-threads 2`
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::process::{Command as StdCommand, Output, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
-use wait_timeout::ChildExt;
 
-const BUSYBOX: &str = "sbx-busybox:latest";
-const PYTHON: &str = "sbx-python:bookworm";
+use common::{
+    assert_nothing_left, docker, finish, labelled, ps, try_finish, Cleanup, Out, BUSYBOX,
+    DOCKER_LIMIT, PYTHON,
+};
 
 /// Bound on one `sbx doctor` (about 8 s normally).
 const DOCTOR_LIMIT: Duration = Duration::from_secs(120);
 /// Bound on one `sbx gc`.
 const GC_LIMIT: Duration = Duration::from_secs(60);
-/// Bound on one docker command run by the tests themselves.
-const DOCKER_LIMIT: Duration = Duration::from_secs(60);
-/// How long the guard keeps retrying `docker rm -f` (a fork bomb without a
-/// pids cap can keep the engine from killing a container for a while).
-const CLEANUP_LIMIT: Duration = Duration::from_secs(90);
 
 /// The doctor's checks, in the order it reports them.
 const CHECKS: [&str; 11] = [
@@ -66,129 +62,6 @@ const CHECKS: [&str; 11] = [
 const TMPFS_ARG: &str = "/tmp:rw,noexec,nosuid,size=64m";
 
 // ---------------------------------------------------------------------------
-// Bounded processes and docker
-// ---------------------------------------------------------------------------
-
-fn clip(s: &str) -> String {
-    const MAX: usize = 4000;
-    if s.len() <= MAX {
-        return s.to_string();
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes in all)", &s[..end], s.len())
-}
-
-/// Runs `cmd` to its end within `limit` (killed and an error otherwise).
-fn run_bounded(mut cmd: StdCommand, limit: Duration) -> Result<Output, String> {
-    let what = format!("{cmd:?}");
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {what}: {e}"))?;
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
-            bytes
-        })
-    };
-    let stdout = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let status = match child.wait_timeout(limit) {
-        Ok(Some(status)) => status,
-        Ok(None) | Err(_) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("{what} did not finish within {limit:?}; killed it"));
-        }
-    };
-    Ok(Output {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    })
-}
-
-fn try_docker(args: &[&str]) -> Result<Output, String> {
-    let mut cmd = StdCommand::new("docker");
-    cmd.args(args);
-    run_bounded(cmd, DOCKER_LIMIT)
-}
-
-/// A docker command that must succeed; returns its stdout.
-fn docker_ok(args: &[&str]) -> String {
-    let out = try_docker(args).unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        out.status.success(),
-        "docker {args:?} failed ({:?}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Full IDs of the containers (any state) carrying `sbx.run=<run_id>`.
-fn try_labelled(run_id: &str) -> Result<Vec<String>, String> {
-    let filter = format!("label=sbx.run={run_id}");
-    let out = try_docker(&["ps", "-a", "-q", "--no-trunc", "--filter", &filter])?;
-    if !out.status.success() {
-        return Err(format!(
-            "docker ps failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .map(str::to_string)
-        .collect())
-}
-
-fn labelled(run_id: &str) -> Vec<String> {
-    try_labelled(run_id).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Full IDs of every container on the engine, in any state.
-fn all_containers() -> BTreeSet<String> {
-    docker_ok(&["ps", "-a", "-q", "--no-trunc"])
-        .split_whitespace()
-        .map(str::to_string)
-        .collect()
-}
-
-/// Full ID of the container named exactly `name`, if it exists.
-fn try_named(name: &str) -> Result<Option<String>, String> {
-    let filter = format!("name=^/{name}$");
-    let out = try_docker(&["ps", "-a", "-q", "--no-trunc", "--filter", &filter])?;
-    if !out.status.success() {
-        return Err(format!(
-            "docker ps failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .next()
-        .map(str::to_string))
-}
-
-// ---------------------------------------------------------------------------
 // Preconditions, run ids, cleanup
 // ---------------------------------------------------------------------------
 
@@ -204,23 +77,7 @@ struct Env {
 fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let info = try_docker(&["info", "--format", "{{.ServerVersion}}"]).unwrap_or_else(|e| {
-            panic!("the Docker engine is required for these tests: {e} (run scripts/ensure-engine.sh)")
-        });
-        assert!(
-            info.status.success() && !info.stdout.is_empty(),
-            "the Docker engine is not reachable (`docker info` failed: {}); run scripts/ensure-engine.sh",
-            String::from_utf8_lossy(&info.stderr).trim()
-        );
-        for image in [BUSYBOX, PYTHON] {
-            let out = try_docker(&["image", "inspect", "--format", "{{.Id}}", "--", image])
-                .unwrap_or_else(|e| panic!("{e}"));
-            assert!(
-                out.status.success(),
-                "the local image {image} is missing ({}); build it with scripts/build-images.sh (nothing is ever pulled)",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
+        common::require_engine();
         let docker = std::env::var_os("PATH")
             .and_then(|path| {
                 std::env::split_paths(&path)
@@ -228,11 +85,12 @@ fn env() -> &'static Env {
                     .find(|p| p.is_file())
             })
             .unwrap_or_else(|| panic!("no `docker` executable on PATH"));
-        let mut cmd = StdCommand::new("python3");
+        let mut cmd = Command::new("python3");
         cmd.args(["-c", "import sys; print(sys.executable)"]);
-        let out = run_bounded(cmd, DOCKER_LIMIT)
-            .unwrap_or_else(|e| panic!("python3 is required on the host (for the docker wrapper): {e}"));
-        let python = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        let out = try_finish(cmd, DOCKER_LIMIT).unwrap_or_else(|e| {
+            panic!("python3 is required on the host (for the docker wrapper): {e}")
+        });
+        let python = PathBuf::from(out.stdout.trim());
         assert!(
             out.status.success() && python.is_absolute() && python.is_file(),
             "python3 is required on the host (for the docker wrapper): {out:?}"
@@ -243,87 +101,27 @@ fn env() -> &'static Env {
 
 /// A run id unique to this test and this process: `dg-<tag>-<pid>`.
 fn run_id(tag: &str) -> String {
-    format!("dg-{tag}-{}", std::process::id())
+    common::run_id("dg", tag)
 }
 
-/// Removes, on drop, every container labelled with one of `run_ids` and
-/// every container named in `names`, retrying while the engine refuses.
-struct Cleanup {
-    run_ids: Vec<String>,
-    names: Vec<String>,
+/// A fresh run id for `tag` and the guard of its containers, once every
+/// precondition holds.
+fn guarded(tag: &str) -> (String, Cleanup) {
+    let id = run_id(tag);
+    let guard = guard(&[&id]);
+    (id, guard)
 }
 
-impl Cleanup {
-    fn new(run_ids: &[&str]) -> Cleanup {
-        env();
-        Cleanup {
-            run_ids: run_ids.iter().map(|s| s.to_string()).collect(),
-            names: Vec::new(),
-        }
-    }
-
-    /// Containers of this test that still exist.
-    fn remaining(&self) -> Result<Vec<String>, String> {
-        let mut ids = Vec::new();
-        for run in &self.run_ids {
-            ids.extend(try_labelled(run)?);
-        }
-        for name in &self.names {
-            ids.extend(try_named(name)?);
-        }
-        ids.sort();
-        ids.dedup();
-        Ok(ids)
-    }
-
-    fn remove_all(&self) -> Result<(), String> {
-        let deadline = Instant::now() + CLEANUP_LIMIT;
-        loop {
-            let last = match self.remaining() {
-                Ok(ids) if ids.is_empty() => return Ok(()),
-                Ok(ids) => {
-                    let mut args = vec!["rm", "-f", "--"];
-                    args.extend(ids.iter().map(String::as_str));
-                    match try_docker(&args) {
-                        Ok(out) => {
-                            format!("{ids:?}: {}", String::from_utf8_lossy(&out.stderr).trim())
-                        }
-                        Err(e) => e,
-                    }
-                }
-                Err(e) => e,
-            };
-            if Instant::now() >= deadline {
-                return Err(format!(
-                    "containers of runs {:?} / names {:?} could not be removed within {CLEANUP_LIMIT:?}: {last}",
-                    self.run_ids, self.names
-                ));
-            }
-            thread::sleep(Duration::from_millis(500));
-        }
-    }
-
-    /// Removes what is left and asserts that nothing of this test remains.
-    fn finish(&self) {
-        if let Err(e) = self.remove_all() {
-            panic!("{e}");
-        }
-        for run in &self.run_ids {
-            assert_eq!(
-                labelled(run),
-                Vec::<String>::new(),
-                "containers labelled sbx.run={run} remain"
-            );
-        }
-    }
+/// The guard of the containers labelled with one of `run_ids`, once every
+/// precondition holds.
+fn guard(run_ids: &[&str]) -> Cleanup {
+    env();
+    Cleanup::new(run_ids)
 }
 
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        if let Err(e) = self.remove_all() {
-            eprintln!("cleanup: {e}");
-        }
-    }
+/// Full IDs of every container on the engine, in any state.
+fn all_containers() -> BTreeSet<String> {
+    ps(&["-a"]).into_iter().collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -334,21 +132,12 @@ impl Drop for Cleanup {
 struct Doctor {
     code: i32,
     report: Value,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
+    out: Out,
 }
 
 impl std::fmt::Debug for Doctor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "\n  exit code: {}\n  elapsed: {:?}\n  stdout: {}\n  stderr: {}",
-            self.code,
-            self.elapsed,
-            clip(&self.stdout),
-            clip(&self.stderr)
-        )
+        std::fmt::Debug::fmt(&self.out, f)
     }
 }
 
@@ -393,50 +182,36 @@ impl Doctor {
             }
         }
     }
+
+    /// Asserts that the detail of check `name` is `text`.
+    fn assert_detail_is(&self, name: &str, text: &str) {
+        assert_eq!(self.detail(name), text, "{self:?}");
+    }
+
+    /// Asserts that the detail of check `name` contains `part`.
+    fn assert_detail_has(&self, name: &str, part: &str) {
+        assert!(self.detail(name).contains(part), "{self:?}");
+    }
+
+    /// Asserts that sbx itself left no container labelled `run_id`.
+    fn assert_nothing_left(&self, run_id: &str) {
+        assert_nothing_left(run_id, &format!("{self:?}"));
+    }
 }
 
 /// Runs `sbx doctor --json --pull never ARGS` with `SBX_RUN_ID=run_id` and
 /// the given environment; checks the report's shape and its exit code.
 fn doctor(run_id: &str, envs: &[(&str, &str)], args: &[&str]) -> Doctor {
     env();
-    let mut cmd = Command::cargo_bin("sbx").expect("the sbx binary is built");
-    cmd.env("SBX_RUN_ID", run_id)
-        .env_remove("SBX_DOCKER")
-        .args(["doctor", "--json", "--pull", "never"])
+    let mut cmd = common::sbx(Some(run_id));
+    cmd.args(["doctor", "--json", "--pull", "never"])
         .args(args)
-        .timeout(DOCTOR_LIMIT);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let started = Instant::now();
-    let out = cmd.output().expect("start sbx doctor");
-    let elapsed = started.elapsed();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        elapsed < DOCTOR_LIMIT,
-        "sbx doctor {args:?} did not finish within {DOCTOR_LIMIT:?}; killed it\n  stdout: {}\n  stderr: {}",
-        clip(&stdout),
-        clip(&stderr)
-    );
-    let code = out
-        .status
-        .code()
-        .unwrap_or_else(|| panic!("sbx doctor died of a signal: {:?}", out.status));
-    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "sbx doctor --json printed no JSON ({e}); exit {code}\n  stdout: {}\n  stderr: {}",
-            clip(&stdout),
-            clip(&stderr)
-        )
-    });
-    let d = Doctor {
-        code,
-        report,
-        stdout,
-        stderr,
-        elapsed,
-    };
+        .envs(envs.iter().copied());
+    let out = finish(cmd, None, DOCTOR_LIMIT);
+    let code = out.code();
+    let report: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("sbx doctor --json printed no JSON ({e}): {out:?}"));
+    let d = Doctor { code, report, out };
     let names: Vec<&str> = d.report["checks"]
         .as_array()
         .unwrap_or_else(|| panic!("no checks array: {d:?}"))
@@ -465,19 +240,9 @@ fn doctor(run_id: &str, envs: &[(&str, &str)], args: &[&str]) -> Doctor {
     d
 }
 
-/// Asserts that sbx itself left no container labelled `run_id`.
-fn assert_nothing_left(run_id: &str, d: &Doctor) {
-    let left = labelled(run_id);
-    assert!(
-        left.is_empty(),
-        "sbx doctor left containers labelled sbx.run={run_id}: {left:?}{d:?}"
-    );
-}
-
 #[test]
 fn doctor_python_every_check_holds() {
-    let id = run_id("python");
-    let guard = Cleanup::new(&[&id]);
+    let (id, guard) = guarded("python");
     let d = doctor(&id, &[], &["--image", PYTHON]);
     assert_eq!(d.code, 0, "{d:?}");
     assert_eq!(d.report["ok"], true, "{d:?}");
@@ -488,45 +253,36 @@ fn doctor_python_every_check_holds() {
     );
     d.assert_states(&[], &[]);
     assert_eq!(d.report["summary"], "11 ok, 0 failed, 0 skipped", "{d:?}");
-    assert_eq!(
-        d.detail("network"),
-        "interfaces in /sys/class/net: lo",
-        "{d:?}"
-    );
-    assert!(d.detail("memory cap").contains("reported as oom"), "{d:?}");
-    assert!(
-        d.detail("pids cap")
-            .contains("pids.max 64 (--pids-limit 64)"),
-        "{d:?}"
-    );
+    d.assert_detail_is("network", "interfaces in /sys/class/net: lo");
+    d.assert_detail_has("memory cap", "reported as oom");
+    d.assert_detail_has("pids cap", "pids.max 64 (--pids-limit 64)");
     assert!(d.detail("output cap").ends_with("log driver none"), "{d:?}");
     assert!(
         d.detail("nothing left").contains(&format!("sbx.run={id}")),
         "{d:?}"
     );
-    assert_nothing_left(&id, &d);
+    d.assert_nothing_left(&id);
     guard.finish();
 }
 
 #[test]
 fn doctor_busybox_skips_memory_without_python3() {
-    let id = run_id("busybox");
-    let guard = Cleanup::new(&[&id]);
+    let (id, guard) = guarded("busybox");
 
     let d = doctor(&id, &[], &["--image", BUSYBOX]);
     assert_eq!(d.code, 1, "a skip fails without --allow-skips: {d:?}");
     assert_eq!(d.report["ok"], false, "{d:?}");
     d.assert_states(&[("memory cap", "skipped")], &[]);
-    assert_eq!(d.detail("memory cap"), "image has no python3", "{d:?}");
+    d.assert_detail_is("memory cap", "image has no python3");
     assert_eq!(d.report["summary"], "10 ok, 0 failed, 1 skipped", "{d:?}");
-    assert_nothing_left(&id, &d);
+    d.assert_nothing_left(&id);
 
     let d = doctor(&id, &[], &["--image", BUSYBOX, "--allow-skips"]);
     assert_eq!(d.code, 0, "--allow-skips accepts the skip: {d:?}");
     assert_eq!(d.report["ok"], true, "{d:?}");
     d.assert_states(&[("memory cap", "skipped")], &[]);
-    assert_eq!(d.detail("memory cap"), "image has no python3", "{d:?}");
-    assert_nothing_left(&id, &d);
+    d.assert_detail_is("memory cap", "image has no python3");
+    d.assert_nothing_left(&id);
     guard.finish();
 }
 
@@ -534,8 +290,7 @@ fn doctor_busybox_skips_memory_without_python3() {
 fn doctor_network_host_fails_the_network_check() {
     // `host` creates no interface and sends nothing: the container only
     // sees the host's interfaces.
-    let id = run_id("nethost");
-    let guard = Cleanup::new(&[&id]);
+    let (id, guard) = guarded("nethost");
     let d = doctor(&id, &[], &["--image", PYTHON, "--network", "host"]);
     assert_eq!(d.code, 1, "{d:?}");
     assert_eq!(d.report["ok"], false, "{d:?}");
@@ -548,7 +303,7 @@ fn doctor_network_host_fails_the_network_check() {
         .collect();
     assert!(interfaces.contains(&"lo"), "{d:?}");
     assert!(interfaces.len() > 1, "the host has more than lo: {d:?}");
-    assert_nothing_left(&id, &d);
+    d.assert_nothing_left(&id);
     guard.finish();
 }
 
@@ -640,9 +395,9 @@ impl Wrapper {
     fn wait_executable(&self) {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let mut cmd = StdCommand::new(&self.path);
+            let mut cmd = Command::new(&self.path);
             cmd.env("WRAP_PROBE", "1");
-            match run_bounded(cmd, DOCKER_LIMIT) {
+            match try_finish(cmd, DOCKER_LIMIT) {
                 Ok(out) if out.status.success() => return,
                 Err(e) if e.contains("Text file busy") && Instant::now() < deadline => {
                     thread::sleep(Duration::from_millis(20));
@@ -664,6 +419,11 @@ impl Wrapper {
         ];
         envs.extend_from_slice(rules);
         envs
+    }
+
+    /// `sbx doctor` (see [`doctor`]) through the wrapper with these rules.
+    fn doctor(&self, run_id: &str, rules: &[(&str, &str)], args: &[&str]) -> Doctor {
+        doctor(run_id, &self.envs(rules), args)
     }
 
     /// Every rewritten `run`/`create` argv, as logged.
@@ -703,66 +463,51 @@ fn value_of<'a>(argv: &'a [String], flag: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
-/// The limits of the pids run (and of its control): a fork bomb without a
-/// pids cap is then held by a 32 MiB memory cap (a few hundred processes)
+/// The python image with the limits of the pids run (and of its control): a
+/// fork bomb without a pids cap is then held by a 32 MiB memory cap (a few hundred processes)
 /// and has a whole CPU, so that the engine can still kill it. Measured: with
 /// the default 256m and 0.5 CPU it reached ~2100 processes, the probe timed
 /// out, `docker rm -f` failed ("tried to kill container, but did not receive
 /// an exit event") and the container outlived the doctor by minutes.
-const BOMB_SAFE_LIMITS: [&str; 4] = ["--memory", "32m", "--cpus", "1"];
+const PYTHON_BOMB_SAFE: [&str; 6] = ["--image", PYTHON, "--memory", "32m", "--cpus", "1"];
 
 #[test]
 fn doctor_through_a_passthrough_wrapper_holds() {
     // The control for every wrapper test: the wrapper with no rule (and the
     // limits of the pids run) changes nothing, so each failure below comes
     // from its rule alone.
-    let id = run_id("wrap-none");
-    let guard = Cleanup::new(&[&id]);
+    let (id, guard) = guarded("wrap-none");
     let wrapper = Wrapper::new();
-    let mut args = vec!["--image", PYTHON];
-    args.extend(BOMB_SAFE_LIMITS);
-    let d = doctor(&id, &wrapper.envs(&[]), &args);
+    let d = wrapper.doctor(&id, &[], &PYTHON_BOMB_SAFE);
     assert_eq!(d.code, 0, "{d:?}");
     d.assert_states(&[], &[]);
-    assert!(
-        d.detail("pids cap")
-            .contains("pids.max 64 (--pids-limit 64)"),
-        "{d:?}"
-    );
+    d.assert_detail_has("pids cap", "pids.max 64 (--pids-limit 64)");
     wrapper.assert_applied("the pass-through", |argv| {
         argv.iter().any(|a| a == "--memory")
             && value_of(argv, "--name").is_some_and(|n| n.starts_with(&format!("sbx-{id}-")))
     });
-    assert_nothing_left(&id, &d);
+    d.assert_nothing_left(&id);
     guard.finish();
 }
 
 #[test]
 fn doctor_fails_memory_and_read_only_when_dropped() {
-    let id = run_id("wrap-mem-ro");
-    let guard = Cleanup::new(&[&id]);
+    let (id, guard) = guarded("wrap-mem-ro");
     let wrapper = Wrapper::new();
-    let envs = wrapper.envs(&[("WRAP_DROP", "--memory"), ("WRAP_DROP_FLAG", "--read-only")]);
-    let d = doctor(&id, &envs, &["--image", PYTHON]);
+    let rules = [("WRAP_DROP", "--memory"), ("WRAP_DROP_FLAG", "--read-only")];
+    let d = wrapper.doctor(&id, &rules, &["--image", PYTHON]);
     assert_eq!(d.code, 1, "{d:?}");
     d.assert_states(
         &[("memory cap", "failed"), ("read-only root", "failed")],
         &["pids cap"],
     );
     assert_eq!(d.state("pids cap"), "ok", "{d:?}");
-    assert!(
-        d.detail("memory cap").contains("without being killed"),
-        "{d:?}"
-    );
-    assert_eq!(
-        d.detail("read-only root"),
-        "writing /sbx-probe succeeded",
-        "{d:?}"
-    );
+    d.assert_detail_has("memory cap", "without being killed");
+    d.assert_detail_is("read-only root", "writing /sbx-probe succeeded");
     wrapper.assert_applied("dropping --memory and --read-only", |argv| {
         !argv.iter().any(|a| a == "--memory" || a == "--read-only")
     });
-    assert_nothing_left(&id, &d);
+    d.assert_nothing_left(&id);
     guard.finish();
 }
 
@@ -770,16 +515,13 @@ fn doctor_fails_memory_and_read_only_when_dropped() {
 fn doctor_fails_pids_and_output_cap_when_broken() {
     // The pids cap is dropped; the log driver becomes json-file (only the
     // value after --log-driver: `none` is also the value of --network).
-    let id = run_id("wrap-pids-log");
-    let guard = Cleanup::new(&[&id]);
+    let (id, guard) = guarded("wrap-pids-log");
     let wrapper = Wrapper::new();
-    let envs = wrapper.envs(&[
+    let rules = [
         ("WRAP_DROP", "--pids-limit"),
         ("WRAP_SET", "--log-driver=>json-file"),
-    ]);
-    let mut args = vec!["--image", PYTHON];
-    args.extend(BOMB_SAFE_LIMITS);
-    let d = doctor(&id, &envs, &args);
+    ];
+    let d = wrapper.doctor(&id, &rules, &PYTHON_BOMB_SAFE);
     assert_eq!(d.code, 1, "{d:?}");
     // The unbounded bomb may slow what follows it; the checks after it are
     // only required to be judged, the output cap by its log driver.
@@ -802,26 +544,24 @@ fn doctor_fails_pids_and_output_cap_when_broken() {
 
 #[test]
 fn doctor_fails_tmp_and_capabilities_when_broken() {
-    let id = run_id("wrap-tmp-cap");
-    let guard = Cleanup::new(&[&id]);
+    let (id, guard) = guarded("wrap-tmp-cap");
     let wrapper = Wrapper::new();
     // Merely removing `noexec` is not enough: the engine mounts a --tmpfs
     // noexec unless told `exec` (measured: `rw,nosuid,size=64m` still gives
     // `noexec` in /proc/mounts, and the doctor rightly says ok).
     let tmp_rule = format!("{TMPFS_ARG}=>/tmp:rw,exec,nosuid,size=64m");
-    let envs = wrapper.envs(&[("WRAP_REPLACE", &tmp_rule), ("WRAP_DROP", "--cap-drop")]);
-    let d = doctor(&id, &envs, &["--image", PYTHON]);
+    let rules = [
+        ("WRAP_REPLACE", tmp_rule.as_str()),
+        ("WRAP_DROP", "--cap-drop"),
+    ];
+    let d = wrapper.doctor(&id, &rules, &["--image", PYTHON]);
     assert_eq!(d.code, 1, "{d:?}");
     d.assert_states(
         &[("/tmp", "failed"), ("capabilities", "failed")],
         &["pids cap"],
     );
     assert_eq!(d.state("pids cap"), "ok", "{d:?}");
-    assert_eq!(
-        d.detail("/tmp"),
-        "writable, a file in /tmp EXECUTED",
-        "{d:?}"
-    );
+    d.assert_detail_is("/tmp", "writable, a file in /tmp EXECUTED");
     assert!(
         d.detail("capabilities").starts_with("chown SUCCEEDED"),
         "{d:?}"
@@ -830,7 +570,7 @@ fn doctor_fails_tmp_and_capabilities_when_broken() {
         value_of(argv, "--tmpfs") == Some("/tmp:rw,exec,nosuid,size=64m")
             && !argv.iter().any(|a| a == "--cap-drop")
     });
-    assert_nothing_left(&id, &d);
+    d.assert_nothing_left(&id);
     guard.finish();
 }
 
@@ -838,11 +578,9 @@ fn doctor_fails_tmp_and_capabilities_when_broken() {
 fn doctor_fails_timeout_and_nothing_left_when_the_name_differs() {
     // The containers get a name sbx does not know, so it cannot remove them
     // by name: they stay behind, labelled. The guard removes them by label.
-    let id = run_id("wrap-name");
-    let guard = Cleanup::new(&[&id]);
+    let (id, guard) = guarded("wrap-name");
     let wrapper = Wrapper::new();
-    let envs = wrapper.envs(&[("WRAP_SUFFIX", "--name=>-x")]);
-    let d = doctor(&id, &envs, &["--image", PYTHON]);
+    let d = wrapper.doctor(&id, &[("WRAP_SUFFIX", "--name=>-x")], &["--image", PYTHON]);
     assert_eq!(d.code, 1, "{d:?}");
     assert_eq!(d.state("engine"), "ok", "{d:?}");
     assert_eq!(d.state("image"), "ok", "{d:?}");
@@ -876,25 +614,11 @@ fn gc(args: &[&str]) -> (String, String) {
         args.contains(&"--run") || args.contains(&"--dry-run"),
         "sbx gc without --run or --dry-run would remove other tests' containers"
     );
-    let out = Command::cargo_bin("sbx")
-        .expect("the sbx binary is built")
-        .env_remove("SBX_DOCKER")
-        .env_remove("SBX_RUN_ID")
-        .arg("gc")
-        .args(args)
-        .timeout(GC_LIMIT)
-        .output()
-        .expect("start sbx gc");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "sbx gc {args:?}\n  stdout: {}\n  stderr: {}",
-        clip(&stdout),
-        clip(&stderr)
-    );
-    (stdout, stderr)
+    let mut cmd = common::sbx(None);
+    cmd.arg("gc").args(args);
+    let out = finish(cmd, None, GC_LIMIT);
+    assert_eq!(out.code(), 0, "sbx gc {args:?}: {out:?}");
+    (out.stdout, out.stderr)
 }
 
 /// The container IDs of the `<verb> <id> (...)` lines.
@@ -923,20 +647,20 @@ fn plant(name: &str, label: Option<&str>) -> String {
         args.extend(["--label", l.as_str()]);
     }
     args.extend(["--", BUSYBOX, "true"]);
-    docker_ok(&args).trim().to_string()
+    docker(&args).stdout.trim().to_string()
 }
 
 #[test]
 fn gc_removes_only_labelled_containers_of_the_run() {
     let (a, b) = (run_id("gc-a"), run_id("gc-b"));
-    let mut guard = Cleanup::new(&[&a, &b]);
+    let mut guard = guard(&[&a, &b]);
     let names = [
         format!("{a}-0"),
         format!("{a}-1"),
         format!("{b}-0"),
         format!("dg-unlabelled-{}", std::process::id()),
     ];
-    guard.names.extend(names.iter().cloned());
+    guard.add_names(&names);
     let planted_at = Instant::now();
     let a0 = plant(&names[0], Some(&a));
     let a1 = plant(&names[1], Some(&a));
@@ -1028,7 +752,68 @@ fn gc_removes_only_labelled_containers_of_the_run() {
         all.contains(&free),
         "gc --run B removed the unlabelled container: {out}"
     );
-    docker_ok(&["rm", "-f", "--", &free]);
+    docker(&["rm", "-f", "--", &free]);
     assert!(!all_containers().contains(&free));
+    guard.finish();
+}
+
+/// A run whose sbx is still alive is not "left behind": gc keeps it. Once
+/// that sbx is SIGKILLed (no cleanup possible), gc removes what it left.
+#[test]
+fn gc_keeps_live_runs_and_removes_them_once_their_sbx_is_killed() {
+    let (id, guard) = guarded("gc-live");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("busy.sh");
+    std::fs::write(&script, "#!/bin/sh\nwhile :; do :; done\n").expect("write");
+    let mut cmd = common::sbx(Some(&id));
+    cmd.args(["run", "--pull", "never"])
+        .arg(&script)
+        .args([BUSYBOX, "120"]);
+    let sbx = common::start(cmd, None);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while common::ps(&[
+        "--filter",
+        &common::label_filter(&id),
+        "--filter",
+        "status=running",
+    ])
+    .is_empty()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the run's container never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    let (out, err) = gc(&["--run", &id]);
+    assert!(
+        listed(&out, "removing").is_empty(),
+        "gc removed a live run: {out}\n{err}"
+    );
+    assert!(err.contains("still running on this host"), "{out}\n{err}");
+    assert_eq!(
+        common::labelled(&id).len(),
+        1,
+        "the live container must stay"
+    );
+
+    // SIGKILL: sbx cannot clean up; its container keeps running.
+    let killed = Command::new("kill")
+        .args(["-KILL", &sbx.pid().to_string()])
+        .status();
+    assert!(killed.is_ok_and(|s| s.success()), "kill failed");
+    let _ = sbx.wait(Duration::from_secs(30));
+    assert_eq!(
+        common::labelled(&id).len(),
+        1,
+        "expected the orphan to remain"
+    );
+    let (out, err) = gc(&["--run", &id]);
+    assert_eq!(listed(&out, "removing").len(), 1, "{out}\n{err}");
+    assert!(
+        common::labelled(&id).is_empty(),
+        "gc left the orphan: {out}\n{err}"
+    );
     guard.finish();
 }

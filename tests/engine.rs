@@ -13,305 +13,55 @@
 //!
 //! Run with: `cargo test --test engine -- --test-threads 2`
 
-use std::ffi::OsStr;
+mod common;
+
 use std::fs;
-use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use wait_timeout::ChildExt;
 
-const BUSYBOX: &str = "sbx-busybox:latest";
-const PYTHON: &str = "sbx-python:bookworm";
+use common::{
+    finish, image_exists, labelled, ps, start, Cleanup, Out, Running, BUSYBOX, DOCKER_LIMIT, PYTHON,
+};
+
 /// A local image name that must not exist (and must never be pulled).
 const ABSENT_IMAGE: &str = "sbx-nonexistent:never";
 
 /// Bound on one sbx invocation that is expected to finish on its own.
 const RUN_LIMIT: Duration = Duration::from_secs(60);
-/// Bound on one docker control command run by the tests themselves.
-const DOCKER_LIMIT: Duration = Duration::from_secs(60);
-/// How long stdout/stderr may stay open after the process exited.
-const PIPE_GRACE: Duration = Duration::from_secs(10);
 /// Timeout given to programs that should finish: load never makes them time out.
 const GENEROUS: &str = "30";
-
-// ---------------------------------------------------------------------------
-// Processes with bounded waits
-// ---------------------------------------------------------------------------
-
-/// What a finished process left.
-struct Out {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl std::fmt::Debug for Out {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "\n  status: {:?}\n  elapsed: {:?}\n  stdout: {}\n  stderr: {}",
-            self.status,
-            self.elapsed,
-            clip(&self.stdout),
-            clip(&self.stderr)
-        )
-    }
-}
-
-impl Out {
-    /// The exit code; panics (with the output) if the process died of a signal.
-    fn code(&self) -> i32 {
-        self.status
-            .code()
-            .unwrap_or_else(|| panic!("process died of a signal: {self:?}"))
-    }
-}
-
-fn clip(s: &str) -> String {
-    const MAX: usize = 2000;
-    if s.len() <= MAX {
-        format!("{s:?}")
-    } else {
-        let mut end = MAX;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{:?}... ({} bytes in all)", &s[..end], s.len())
-    }
-}
-
-/// One output pipe drained by a thread; partial output stays readable.
-struct Drain {
-    bytes: Arc<Mutex<Vec<u8>>>,
-    eof: mpsc::Receiver<()>,
-}
-
-impl Drain {
-    fn start(pipe: Option<impl Read + Send + 'static>) -> Drain {
-        let bytes = Arc::new(Mutex::new(Vec::new()));
-        let (tx, eof) = mpsc::channel();
-        if let Some(mut pipe) = pipe {
-            let into = Arc::clone(&bytes);
-            thread::spawn(move || {
-                let mut buf = [0u8; 64 * 1024];
-                loop {
-                    match pipe.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => into
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .extend_from_slice(&buf[..n]),
-                    }
-                }
-                let _ = tx.send(());
-            });
-        }
-        Drain { bytes, eof }
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.bytes.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
-    }
-}
-
-/// A started process whose outputs are being drained.
-struct Running {
-    child: Child,
-    what: String,
-    started: Instant,
-    stdout: Drain,
-    stderr: Drain,
-}
-
-/// Starts `cmd` with stdin from `stdin` (written by a thread that is never
-/// waited for, so a program that ignores it cannot block us) or /dev/null.
-fn start(mut cmd: Command, stdin: Option<Vec<u8>>) -> Running {
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let what = format!("{cmd:?}");
-    let started = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        thread::spawn(move || {
-            let _ = pipe.write_all(&bytes);
-        });
-    }
-    let stdout = Drain::start(child.stdout.take());
-    let stderr = Drain::start(child.stderr.take());
-    Running {
-        child,
-        what,
-        started,
-        stdout,
-        stderr,
-    }
-}
-
-impl Running {
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Waits at most `limit`. On expiry the process is killed and an error
-    /// (with the output so far) is returned. A process that exits while
-    /// something it started still holds its stdout or stderr open (a docker
-    /// client that outlived sbx) is an error too.
-    fn wait(mut self, limit: Duration) -> Result<Out, String> {
-        let status = match self.child.wait_timeout(limit) {
-            Ok(Some(status)) => status,
-            Ok(None) | Err(_) => {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                return Err(format!(
-                    "{} did not finish within {limit:?}; killed it\n  stdout so far: {}\n  stderr so far: {}",
-                    self.what,
-                    clip(&self.stdout.text()),
-                    clip(&self.stderr.text())
-                ));
-            }
-        };
-        let elapsed = self.started.elapsed();
-        let deadline = Instant::now() + PIPE_GRACE;
-        for (name, drain) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if drain.eof.recv_timeout(left).is_err() {
-                return Err(format!(
-                    "{} exited ({status:?}) but its {name} stayed open for {PIPE_GRACE:?}: \
-                     a process it started outlived it\n  stdout: {}\n  stderr: {}",
-                    self.what,
-                    clip(&self.stdout.text()),
-                    clip(&self.stderr.text())
-                ));
-            }
-        }
-        Ok(Out {
-            status,
-            stdout: self.stdout.text(),
-            stderr: self.stderr.text(),
-            elapsed,
-        })
-    }
-}
-
-/// Runs `cmd` to its end within `limit`, or panics.
-fn finish(cmd: Command, stdin: Option<Vec<u8>>, limit: Duration) -> Out {
-    start(cmd, stdin)
-        .wait(limit)
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// `docker ARGS` with a bound; `Err` if it could not start or run in time.
-fn try_docker<S: AsRef<OsStr>>(args: &[S]) -> Result<Out, String> {
-    let mut cmd = Command::new("docker");
-    cmd.args(args);
-    let what = format!("{cmd:?}");
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // Spawned here (not via `start`) so a missing CLI is an error, not a panic.
-    let started = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {what}: {e}"))?;
-    let stdout = Drain::start(child.stdout.take());
-    let stderr = Drain::start(child.stderr.take());
-    Running {
-        child,
-        what,
-        started,
-        stdout,
-        stderr,
-    }
-    .wait(DOCKER_LIMIT)
-}
-
-/// `docker ARGS`, which must succeed.
-fn docker<S: AsRef<OsStr>>(args: &[S]) -> Out {
-    let out = try_docker(args).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        out.code(),
-        0,
-        "docker {:?} failed: {out:?}",
-        args.iter().map(|a| a.as_ref()).collect::<Vec<_>>()
-    );
-    out
-}
-
-// ---------------------------------------------------------------------------
-// Engine and images: checked once, panics (never skips) when missing
-// ---------------------------------------------------------------------------
-
-fn require_engine() {
-    static CHECKED: OnceLock<Result<(), String>> = OnceLock::new();
-    if let Err(message) = CHECKED.get_or_init(check_engine) {
-        panic!("{message}");
-    }
-}
-
-fn check_engine() -> Result<(), String> {
-    let unreachable = |why: String| {
-        format!("no docker engine reachable: these tests need one; start dockerd ({why})")
-    };
-    let info = try_docker(&["info"]).map_err(unreachable)?;
-    if info.code() != 0 {
-        let line = info.stderr.lines().find(|l| !l.trim().is_empty());
-        return Err(unreachable(format!(
-            "`docker info` exited {}: {}",
-            info.code(),
-            line.unwrap_or("no message")
-        )));
-    }
-    for image in [BUSYBOX, PYTHON] {
-        let inspect =
-            try_docker(&["image", "inspect", "--format", "{{.Id}}", image]).map_err(unreachable)?;
-        if inspect.code() != 0 {
-            return Err(format!(
-                "image {image} missing: run scripts/build-images.sh"
-            ));
-        }
-    }
-    Ok(())
-}
 
 // ---------------------------------------------------------------------------
 // One test's run: its id, its files, its containers
 // ---------------------------------------------------------------------------
 
-/// A test's run id and scratch folder. Dropping it removes every container
-/// carrying the run's label, so a failing test leaves nothing behind.
+/// A test's run id and scratch folder. Its guard (dropped first) removes
+/// every container carrying the run's label, so a failing test leaves
+/// nothing behind.
 struct Run {
+    _guard: Cleanup,
     id: String,
     dir: tempfile::TempDir,
 }
 
 impl Run {
     fn new(test: &str) -> Run {
-        require_engine();
-        let id = format!("t-{}-{}", test.replace('_', "-"), std::process::id());
+        let id = common::run_id("t", test);
+        let guard = Cleanup::new(&[&id]);
         let dir = tempfile::Builder::new()
             .prefix("sbx-engine-")
             .tempdir()
             .expect("create a scratch folder");
-        Run { id, dir }
-    }
-
-    fn label(&self) -> String {
-        format!("label=sbx.run={}", self.id)
+        Run {
+            _guard: guard,
+            id,
+            dir,
+        }
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -332,10 +82,8 @@ impl Run {
     /// `sbx` with this run's id, a clean docker setting and the scratch
     /// folder as working directory.
     fn sbx(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sbx"));
-        cmd.env("SBX_RUN_ID", &self.id)
-            .env_remove("SBX_DOCKER")
-            .current_dir(self.dir.path());
+        let mut cmd = common::sbx(Some(&self.id));
+        cmd.current_dir(self.dir.path());
         cmd
     }
 
@@ -356,7 +104,14 @@ impl Run {
         finish(self.run_cmd(file, image, timeout, extra), None, RUN_LIMIT)
     }
 
-    /// Writes `tasks` to `<name>.json` and returns
+    /// Writes `script` to `name` with `mode` and runs it in busybox with
+    /// the generous timeout.
+    fn busybox(&self, name: &str, script: &str, mode: u32) -> Out {
+        let file = self.file(name, script, mode);
+        self.run(&file, BUSYBOX, GENEROUS, &[])
+    }
+
+    /// Writes `tasks` to `tasks.json` and returns
     /// `sbx eval --tasks .. --gen GEN --image IMAGE --pull never EXTRA...`.
     fn eval_cmd(&self, tasks: &Value, gen: &Path, image: &str, extra: &[&str]) -> Command {
         let tasks_file = self.file(
@@ -375,44 +130,30 @@ impl Run {
         cmd
     }
 
+    /// `sbx eval` over the candidates in `gen/`, which must finish by itself.
+    fn eval(&self, tasks: &Value, image: &str, extra: &[&str]) -> Out {
+        finish(
+            self.eval_cmd(tasks, &self.path("gen"), image, extra),
+            None,
+            RUN_LIMIT,
+        )
+    }
+
     /// IDs of every container (any state) carrying this run's label.
     fn containers(&self) -> Vec<String> {
-        docker(&["ps", "-a", "-q", "--no-trunc", "--filter", &self.label()])
-            .stdout
-            .split_whitespace()
-            .map(str::to_string)
-            .collect()
+        labelled(&self.id)
     }
 
     /// sbx must have left no container of this run, in any state.
     fn assert_clean(&self) {
-        let left = self.containers();
-        if !left.is_empty() {
-            let listing = try_docker(&[
-                "ps",
-                "-a",
-                "--filter",
-                &self.label(),
-                "--format",
-                "{{.Names}} {{.State}} {{.Status}}",
-            ])
-            .map(|o| o.stdout)
-            .unwrap_or_default();
-            panic!(
-                "containers of run {} left behind: {left:?}\n{listing}",
-                self.id
-            );
-        }
+        common::assert_nothing_left(&self.id, "");
     }
 
     /// Polls until at least `n` containers of the run are running.
     fn wait_for_running(&self, n: usize, limit: Duration) {
         let deadline = Instant::now() + limit;
         loop {
-            let running = docker(&["ps", "-q", "--filter", &self.label()])
-                .stdout
-                .split_whitespace()
-                .count();
+            let running = ps(&["--filter", &common::label_filter(&self.id)]).len();
             if running >= n {
                 return;
             }
@@ -426,27 +167,10 @@ impl Run {
     }
 }
 
-impl Drop for Run {
-    fn drop(&mut self) {
-        // Best effort, and never a panic (this may run while unwinding).
-        // A failing test may have killed sbx while a create was in flight,
-        // so then look twice.
-        let passes = if thread::panicking() { 2 } else { 1 };
-        for pass in 0..passes {
-            if pass > 0 {
-                thread::sleep(Duration::from_secs(2));
-            }
-            let listed = try_docker(&["ps", "-a", "-q", "--no-trunc", "--filter", &self.label()]);
-            if let Ok(out) = listed {
-                let ids: Vec<&str> = out.stdout.split_whitespace().collect();
-                if !ids.is_empty() {
-                    let mut args = vec!["rm", "-f"];
-                    args.extend(ids);
-                    let _ = try_docker(&args);
-                }
-            }
-        }
-    }
+/// A run that exited 0 and printed exactly `stdout`.
+fn assert_ok(out: &Out, stdout: &str) {
+    assert_eq!(out.code(), 0, "{out:?}");
+    assert_eq!(out.stdout, stdout, "{out:?}");
 }
 
 /// Parses an eval report (stdout), with the whole output on failure.
@@ -464,17 +188,42 @@ fn entry<'a>(report: &'a [Value], id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no entry `{id}` in {report:#?}"))
 }
 
+/// The report entry `e` has this status and reason.
+fn assert_verdict(e: &Value, status: &str, reason: &str) {
+    assert_eq!(e["status"], status, "{e:#}");
+    assert_eq!(e["reason"], reason, "{e:#}");
+}
+
+/// `PROGRAM ARGS` on the host, within the docker bound, to its end.
+fn host(program: &str, args: &[&str]) -> Out {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    finish(cmd, None, DOCKER_LIMIT)
+}
+
 fn send_signal(pid: u32, signal: &str) {
-    let out = finish(
-        {
-            let mut cmd = Command::new("kill");
-            cmd.arg(format!("-{signal}")).arg(pid.to_string());
-            cmd
-        },
-        None,
-        DOCKER_LIMIT,
-    );
+    let out = host("kill", &[&format!("-{signal}"), &pid.to_string()]);
     assert_eq!(out.code(), 0, "kill -{signal} {pid}: {out:?}");
+}
+
+/// Once `n` containers of `run` are running, sends `signal` to `sbx`, which
+/// must stop within 15 s with `code`, say it was interrupted and leave no
+/// container.
+fn assert_stops_on(run: &Run, sbx: Running, n: usize, signal: &str, code: i32) {
+    run.wait_for_running(n, Duration::from_secs(30));
+    let signalled = Instant::now();
+    send_signal(sbx.pid(), signal);
+    let out = sbx
+        .wait(Duration::from_secs(30))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        signalled.elapsed() < Duration::from_secs(15),
+        "took {:?} to stop after SIG{signal}: {out:?}",
+        signalled.elapsed()
+    );
+    assert_eq!(out.code(), code, "{out:?}");
+    assert!(out.stderr.contains("interrupted"), "{out:?}");
+    run.assert_clean();
 }
 
 const BUSY_SH: &str = "#!/bin/sh\nwhile :; do :; done\n";
@@ -486,8 +235,7 @@ const BUSY_SH: &str = "#!/bin/sh\nwhile :; do :; done\n";
 #[test]
 fn network_has_only_loopback() {
     let run = Run::new("network");
-    let script = run.file("net.sh", "#!/bin/sh\nls /sys/class/net\n", 0o755);
-    let out = run.run(&script, BUSYBOX, GENEROUS, &[]);
+    let out = run.busybox("net.sh", "#!/bin/sh\nls /sys/class/net\n", 0o755);
     assert_eq!(out.code(), 0, "{out:?}");
     assert_eq!(out.stdout, "lo\n", "interfaces other than lo: {out:?}");
     run.assert_clean();
@@ -500,12 +248,11 @@ fn network_has_only_loopback() {
 #[test]
 fn root_filesystem_is_read_only() {
     let run = Run::new("read-only-root");
-    let script = run.file(
+    let out = run.busybox(
         "ro.sh",
         "#!/bin/sh\nif echo x >> /work/task; then echo TASK-WRITABLE; fi\ntouch /x\n",
         0o755,
     );
-    let out = run.run(&script, BUSYBOX, GENEROUS, &[]);
     assert_ne!(out.code(), 0, "touch /x succeeded: {out:?}");
     assert!(
         out.stderr.contains("/x: Read-only file system"),
@@ -521,21 +268,19 @@ fn root_filesystem_is_read_only() {
 #[test]
 fn tmp_is_writable() {
     let run = Run::new("tmp-writable");
-    let script = run.file(
+    let out = run.busybox(
         "tmp.sh",
         "#!/bin/sh\necho a > /tmp/f && cat /tmp/f\n",
         0o755,
     );
-    let out = run.run(&script, BUSYBOX, GENEROUS, &[]);
-    assert_eq!(out.code(), 0, "{out:?}");
-    assert_eq!(out.stdout, "a\n", "{out:?}");
+    assert_ok(&out, "a\n");
     run.assert_clean();
 }
 
 #[test]
 fn tmp_is_noexec() {
     let run = Run::new("tmp-noexec");
-    let script = run.file(
+    let out = run.busybox(
         "noexec.sh",
         r#"#!/bin/sh
 printf '#!/bin/sh\necho SCRIPT-RAN\n' > /tmp/s
@@ -548,7 +293,6 @@ echo "binary=$?"
 "#,
         0o755,
     );
-    let out = run.run(&script, BUSYBOX, GENEROUS, &[]);
     assert!(
         out.stdout.contains("CHMOD-OK"),
         "setup in /tmp failed: {out:?}"
@@ -570,12 +314,11 @@ echo "binary=$?"
 #[test]
 fn capabilities_are_dropped() {
     let run = Run::new("caps");
-    let script = run.file(
+    let out = run.busybox(
         "caps.sh",
         "#!/bin/sh\necho a > /tmp/f || exit 99\ngrep -E '^(CapEff|CapBnd|NoNewPrivs):' /proc/self/status\nchown 1 /tmp/f\n",
         0o755,
     );
-    let out = run.run(&script, BUSYBOX, GENEROUS, &[]);
     assert_ne!(out.code(), 0, "chown succeeded: {out:?}");
     assert_ne!(out.code(), 99, "could not create /tmp/f: {out:?}");
     assert!(out.stderr.contains("Operation not permitted"), "{out:?}");
@@ -602,16 +345,11 @@ fn memory_cap_is_reported_as_oom_in_eval() {
     let run = Run::new("oom-eval");
     run.file("gen/hog.py", HOG_PY, 0o644);
     let tasks = json!([{"id": "hog", "stdin": "", "expect": "never\n", "timeout": 30}]);
-    let out = finish(
-        run.eval_cmd(&tasks, &run.path("gen"), PYTHON, &["-j", "1"]),
-        None,
-        RUN_LIMIT,
-    );
+    let out = run.eval(&tasks, PYTHON, &["-j", "1"]);
     assert_eq!(out.code(), 1, "{out:?}");
     let report = report(&out);
     let hog = entry(&report, "hog");
-    assert_eq!(hog["status"], "fail", "{hog:#}");
-    assert_eq!(hog["reason"], "oom", "{hog:#}");
+    assert_verdict(hog, "fail", "oom");
     assert_eq!(hog["exit_code"], 137, "{hog:#}");
     run.assert_clean();
 }
@@ -689,8 +427,7 @@ fn stdin_reaches_run() {
         Some(b"hello\n".to_vec()),
         RUN_LIMIT,
     );
-    assert_eq!(out.code(), 0, "{out:?}");
-    assert_eq!(out.stdout, "HELLO\n", "{out:?}");
+    assert_ok(&out, "HELLO\n");
     run.assert_clean();
 }
 
@@ -704,11 +441,7 @@ fn stdin_reaches_eval() {
         "expect": "HELLO FROM EVAL\nLINE TWO\n",
         "timeout": 30
     }]);
-    let out = finish(
-        run.eval_cmd(&tasks, &run.path("gen"), PYTHON, &[]),
-        None,
-        RUN_LIMIT,
-    );
+    let out = run.eval(&tasks, PYTHON, &[]);
     assert_eq!(out.code(), 0, "{out:?}");
     assert_eq!(entry(&report(&out), "upper")["status"], "pass", "{out:?}");
     run.assert_clean();
@@ -723,8 +456,7 @@ fn large_ignored_stdin_does_not_hang_run() {
         Some(vec![b'a'; 20 << 20]),
         RUN_LIMIT,
     );
-    assert_eq!(out.code(), 0, "{out:?}");
-    assert_eq!(out.stdout, "ignored\n", "{out:?}");
+    assert_ok(&out, "ignored\n");
     run.assert_clean();
 }
 
@@ -738,11 +470,7 @@ fn large_stdin_in_eval_ignored_or_read() {
         {"id": "count", "stdin": "b".repeat(2 << 20), "expect": "2097152", "compare": "trim",
          "timeout": 30},
     ]);
-    let out = finish(
-        run.eval_cmd(&tasks, &run.path("gen"), BUSYBOX, &["-j", "2"]),
-        None,
-        RUN_LIMIT,
-    );
+    let out = run.eval(&tasks, BUSYBOX, &["-j", "2"]);
     let report = report(&out);
     assert_eq!(entry(&report, "ignore")["status"], "pass", "{out:?}");
     assert_eq!(entry(&report, "count")["status"], "pass", "{out:?}");
@@ -757,12 +485,11 @@ fn large_stdin_in_eval_ignored_or_read() {
 #[test]
 fn exit_code_and_streams_pass_through() {
     let run = Run::new("pass-through");
-    let script = run.file(
+    let out = run.busybox(
         "seven.sh",
         "#!/bin/sh\necho to-stdout\necho to-stderr >&2\nexit 7\n",
         0o755,
     );
-    let out = run.run(&script, BUSYBOX, GENEROUS, &[]);
     assert_eq!(out.code(), 7, "{out:?}");
     assert_eq!(out.stdout, "to-stdout\n", "{out:?}");
     assert!(out.stderr.contains("to-stderr\n"), "{out:?}");
@@ -777,11 +504,13 @@ fn exit_code_and_streams_pass_through() {
 #[test]
 fn script_without_exec_bit_runs() {
     let run = Run::new("no-exec-bit");
-    let script = run.file("plain.sh", "#!/bin/sh\necho ran without x\n", 0o644);
-    let out = run.run(&script, BUSYBOX, GENEROUS, &[]);
-    assert_eq!(out.code(), 0, "{out:?}");
-    assert_eq!(out.stdout, "ran without x\n", "{out:?}");
-    let mode = fs::metadata(&script).expect("stat").permissions().mode() & 0o777;
+    let out = run.busybox("plain.sh", "#!/bin/sh\necho ran without x\n", 0o644);
+    assert_ok(&out, "ran without x\n");
+    let mode = fs::metadata(run.path("plain.sh"))
+        .expect("stat")
+        .permissions()
+        .mode()
+        & 0o777;
     assert_eq!(mode, 0o644, "sbx changed the mode of the original file");
     run.assert_clean();
 }
@@ -799,16 +528,7 @@ fn output_flood_hits_the_limit() {
         {"id": "flood_out", "stdin": "", "expect": "y\n", "timeout": 30},
         {"id": "flood_err", "stdin": "", "expect": "y\n", "timeout": 30},
     ]);
-    let out = finish(
-        run.eval_cmd(
-            &tasks,
-            &run.path("gen"),
-            BUSYBOX,
-            &["-j", "2", "--max-output", "64K"],
-        ),
-        None,
-        RUN_LIMIT,
-    );
+    let out = run.eval(&tasks, BUSYBOX, &["-j", "2", "--max-output", "64K"]);
     assert_eq!(out.code(), 1, "{out:?}");
     assert!(
         out.elapsed < Duration::from_secs(25),
@@ -817,8 +537,7 @@ fn output_flood_hits_the_limit() {
     let report = report(&out);
     for id in ["flood_out", "flood_err"] {
         let e = entry(&report, id);
-        assert_eq!(e["status"], "fail", "{e:#}");
-        assert_eq!(e["reason"], "output_limit", "{e:#}");
+        assert_verdict(e, "fail", "output_limit");
         let ms = e["duration_ms"].as_u64().expect("duration_ms");
         assert!(ms < 15_000, "stopped only after {ms} ms: {e:#}");
     }
@@ -833,12 +552,11 @@ fn output_flood_hits_the_limit() {
 fn fork_bomb_is_contained() {
     let run = Run::new("fork-bomb");
     // Never start a bomb unless the pids limit is really there.
-    let probe = run.file(
+    let limit = run.busybox(
         "probe.sh",
         "#!/bin/sh\ncat /sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max 2>/dev/null\n",
         0o755,
     );
-    let limit = run.run(&probe, BUSYBOX, GENEROUS, &[]);
     assert_eq!(
         limit.stdout.trim(),
         "64",
@@ -859,11 +577,7 @@ fn fork_bomb_is_contained() {
         {"id": "bomb_sh", "stdin": "", "expect": "x\n", "timeout": 5, "image": BUSYBOX},
         {"id": "bomb_py", "stdin": "", "expect": "x\n", "timeout": 5, "image": PYTHON},
     ]);
-    let out = finish(
-        run.eval_cmd(&tasks, &run.path("gen"), BUSYBOX, &["-j", "2"]),
-        None,
-        RUN_LIMIT,
-    );
+    let out = run.eval(&tasks, BUSYBOX, &["-j", "2"]);
     assert_eq!(out.code(), 1, "{out:?}");
     assert!(out.elapsed < Duration::from_secs(40), "{out:?}");
     let report = report(&out);
@@ -879,13 +593,9 @@ fn fork_bomb_is_contained() {
     run.assert_clean();
 
     // The host still works: it can fork, and the engine still runs containers.
-    let mut host = Command::new("sh");
-    host.args(["-c", "echo host-ok"]);
-    assert_eq!(finish(host, None, DOCKER_LIMIT).stdout, "host-ok\n");
-    let hello = run.file("hello.sh", "#!/bin/sh\necho after the bomb\n", 0o755);
-    let after = run.run(&hello, BUSYBOX, GENEROUS, &[]);
-    assert_eq!(after.code(), 0, "{after:?}");
-    assert_eq!(after.stdout, "after the bomb\n", "{after:?}");
+    assert_eq!(host("sh", &["-c", "echo host-ok"]).stdout, "host-ok\n");
+    let after = run.busybox("hello.sh", "#!/bin/sh\necho after the bomb\n", 0o755);
+    assert_ok(&after, "after the bomb\n");
     run.assert_clean();
 }
 
@@ -909,11 +619,7 @@ fn eval_mixed_suite_in_parallel() {
         {"id": "missing", "stdin": "", "expect": "anything\n"},
         {"id": "pass_py", "stdin": "", "expect": "42\n", "timeout": 30, "image": PYTHON},
     ]);
-    let out = finish(
-        run.eval_cmd(&tasks, &run.path("gen"), BUSYBOX, &["-j", "4"]),
-        None,
-        RUN_LIMIT,
-    );
+    let out = run.eval(&tasks, BUSYBOX, &["-j", "4"]);
     assert_eq!(out.code(), 1, "{out:?}");
     let report = report(&out);
     let ids: Vec<&str> = report.iter().filter_map(|e| e["id"].as_str()).collect();
@@ -931,8 +637,7 @@ fn eval_mixed_suite_in_parallel() {
     }
 
     let wrong = entry(&report, "wrong");
-    assert_eq!(wrong["status"], "fail", "{wrong:#}");
-    assert_eq!(wrong["reason"], "wrong_output", "{wrong:#}");
+    assert_verdict(wrong, "fail", "wrong_output");
     assert_eq!(wrong["exit_code"], 0, "{wrong:#}");
     let diff = wrong["diff"].as_str().expect("wrong_output has a diff");
     assert!(
@@ -941,8 +646,7 @@ fn eval_mixed_suite_in_parallel() {
     );
 
     let exit = entry(&report, "exit");
-    assert_eq!(exit["status"], "fail", "{exit:#}");
-    assert_eq!(exit["reason"], "exit_code", "{exit:#}");
+    assert_verdict(exit, "fail", "exit_code");
     assert_eq!(exit["exit_code"], 3, "{exit:#}");
     assert!(
         exit["stderr_tail"]
@@ -953,13 +657,10 @@ fn eval_mixed_suite_in_parallel() {
     );
 
     let slow = entry(&report, "slow");
-    assert_eq!(slow["status"], "fail", "{slow:#}");
-    assert_eq!(slow["reason"], "timeout", "{slow:#}");
+    assert_verdict(slow, "fail", "timeout");
     assert!(slow["exit_code"].is_null(), "{slow:#}");
 
-    let missing = entry(&report, "missing");
-    assert_eq!(missing["status"], "missing", "{missing:#}");
-    assert_eq!(missing["reason"], "no_candidate", "{missing:#}");
+    assert_verdict(entry(&report, "missing"), "missing", "no_candidate");
 
     for e in &report {
         for field in ["id", "status", "stderr_tail", "exit_code", "duration_ms"] {
@@ -996,40 +697,14 @@ fn sigint_stops_eval_and_removes_its_containers() {
         ),
         None,
     );
-    run.wait_for_running(2, Duration::from_secs(30));
-    let signalled = Instant::now();
-    send_signal(running.pid(), "INT");
-    let out = running
-        .wait(Duration::from_secs(30))
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        signalled.elapsed() < Duration::from_secs(15),
-        "took {:?} to stop after SIGINT: {out:?}",
-        signalled.elapsed()
-    );
-    assert_eq!(out.code(), 130, "{out:?}");
-    assert!(out.stderr.contains("interrupted"), "{out:?}");
-    run.assert_clean();
+    assert_stops_on(&run, running, 2, "INT", 130);
 }
 
 fn assert_run_stops_on(test: &str, signal: &str, code: i32) {
     let run = Run::new(test);
     let script = run.file("busy.sh", BUSY_SH, 0o755);
     let running = start(run.run_cmd(&script, BUSYBOX, "120", &[]), None);
-    run.wait_for_running(1, Duration::from_secs(30));
-    let signalled = Instant::now();
-    send_signal(running.pid(), signal);
-    let out = running
-        .wait(Duration::from_secs(30))
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        signalled.elapsed() < Duration::from_secs(15),
-        "took {:?} to stop after SIG{signal}: {out:?}",
-        signalled.elapsed()
-    );
-    assert_eq!(out.code(), code, "{out:?}");
-    assert!(out.stderr.contains("interrupted"), "{out:?}");
-    run.assert_clean();
+    assert_stops_on(&run, running, 1, signal, code);
 }
 
 #[test]
@@ -1042,6 +717,53 @@ fn sigint_stops_run_with_130() {
     assert_run_stops_on("sigint-run", "INT", 130);
 }
 
+/// A closed terminal: the docker client is in its own process group, so
+/// only sbx gets the hangup, and sbx must not leave the container running.
+#[test]
+fn sighup_stops_run_with_129() {
+    assert_run_stops_on("sighup-run", "HUP", 129);
+}
+
+#[test]
+fn sigquit_stops_run_with_131() {
+    assert_run_stops_on("sigquit-run", "QUIT", 131);
+}
+
+/// A candidate that prints docker's own start-failure line and exits 1 did
+/// start: the engine's record decides, and it stays the candidate's failure.
+#[test]
+fn docker_words_from_a_candidate_are_its_own() {
+    let run = Run::new("spoof");
+    let line = "Error response from daemon: failed to create shim task: exec: \"x\": executable file not found in $PATH: unknown";
+    let out = run.busybox(
+        "spoof.sh",
+        &format!("#!/bin/sh\necho '{line}' >&2\nexit 1\n"),
+        0o755,
+    );
+    assert_eq!(
+        out.code(),
+        1,
+        "sbx run rewrote the program's exit 1: {out:?}"
+    );
+    run.file(
+        "gen/spoof.sh",
+        format!("echo '{line}' >&2\nexit 1\n"),
+        0o644,
+    );
+    // A real start failure too: an interpreter the image lacks (`.js` -> node).
+    run.file("gen/nonode.js", "console.log(1)\n", 0o644);
+    let tasks = json!([
+        {"id": "spoof", "stdin": "", "expect": ""},
+        {"id": "nonode", "stdin": "", "expect": "1\n"}
+    ]);
+    let out = run.eval(&tasks, BUSYBOX, &[]);
+    let results = report(&out);
+    assert_verdict(entry(&results, "spoof"), "fail", "exit_code");
+    assert_verdict(entry(&results, "nonode"), "error", "start_failed");
+    assert_eq!(out.code(), 2, "an error entry makes eval exit 2: {out:?}");
+    run.assert_clean();
+}
+
 // ---------------------------------------------------------------------------
 // 13. Awkward paths
 // ---------------------------------------------------------------------------
@@ -1049,14 +771,12 @@ fn sigint_stops_run_with_130() {
 #[test]
 fn path_with_colon_comma_and_spaces_runs() {
     let run = Run::new("odd-path");
-    let script = run.file(
+    let out = run.busybox(
         "dir: one, two/my task: v1, final.sh",
         "#!/bin/sh\necho odd path ok\n",
         0o644,
     );
-    let out = run.run(&script, BUSYBOX, GENEROUS, &[]);
-    assert_eq!(out.code(), 0, "{out:?}");
-    assert_eq!(out.stdout, "odd path ok\n", "{out:?}");
+    assert_ok(&out, "odd path ok\n");
     run.assert_clean();
 
     let gen = run.path("gen: a, b");
@@ -1079,45 +799,57 @@ fn path_with_colon_comma_and_spaces_runs() {
 
 /// A docker CLI that logs every call and refuses `pull` (so even a buggy
 /// sbx could not reach a registry from this test).
-fn logging_docker_shim(run: &Run) -> (PathBuf, PathBuf) {
-    let which = finish(
-        {
-            let mut cmd = Command::new("sh");
-            cmd.args(["-c", "command -v docker"]);
-            cmd
-        },
-        None,
-        DOCKER_LIMIT,
-    );
-    let real = which.stdout.trim().to_string();
-    assert!(real.starts_with('/'), "docker not on PATH: {which:?}");
-    let log = run.path("docker-calls.log");
-    let shim = run.file(
-        "docker-shim",
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nif [ \"$1\" = pull ]; then echo 'shim: pull refused' >&2; exit 1; fi\nexec '{real}' \"$@\"\n",
-            log.display()
-        ),
-        0o755,
-    );
-    (shim, log)
+struct LoggingShim {
+    path: PathBuf,
+    log: PathBuf,
+}
+
+impl LoggingShim {
+    fn new(run: &Run) -> LoggingShim {
+        let which = host("sh", &["-c", "command -v docker"]);
+        let real = which.stdout.trim().to_string();
+        assert!(real.starts_with('/'), "docker not on PATH: {which:?}");
+        let log = run.path("docker-calls.log");
+        let path = run.file(
+            "docker-shim",
+            format!(
+                "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nif [ \"$1\" = pull ]; then echo 'shim: pull refused' >&2; exit 1; fi\nexec '{real}' \"$@\"\n",
+                log.display()
+            ),
+            0o755,
+        );
+        LoggingShim { path, log }
+    }
+
+    /// Runs the sbx command `cmd` with `--docker SHIM`, on a fresh log.
+    fn sbx(&self, mut cmd: Command) -> Out {
+        fs::write(&self.log, "").expect("truncate log");
+        cmd.arg("--docker").arg(&self.path);
+        finish(cmd, None, RUN_LIMIT)
+    }
+
+    /// The docker calls logged, one a line (`$*`).
+    fn calls(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+/// Whether `image` exists locally; panics if docker cannot tell.
+fn local(image: &str) -> bool {
+    image_exists(image).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
 fn pull_never_refuses_an_absent_image_without_pulling() {
     let run = Run::new("pull-never");
-    let absent = try_docker(&["image", "inspect", ABSENT_IMAGE]).unwrap_or_else(|e| panic!("{e}"));
-    assert_ne!(
-        absent.code(),
-        0,
+    assert!(
+        !local(ABSENT_IMAGE),
         "{ABSENT_IMAGE} exists locally; remove it to run this test"
     );
-    let (shim, log) = logging_docker_shim(&run);
+    let shim = LoggingShim::new(&run);
     let script = run.file("hello.sh", "#!/bin/sh\necho should not run\n", 0o755);
 
-    let mut cmd = run.run_cmd(&script, ABSENT_IMAGE, GENEROUS, &[]);
-    cmd.arg("--docker").arg(&shim);
-    let out = finish(cmd, None, RUN_LIMIT);
+    let out = shim.sbx(run.run_cmd(&script, ABSENT_IMAGE, GENEROUS, &[]));
     assert_eq!(out.code(), 125, "{out:?}");
     assert!(out.stdout.is_empty(), "{out:?}");
     let lines: Vec<&str> = out
@@ -1131,7 +863,7 @@ fn pull_never_refuses_an_absent_image_without_pulling() {
         "unclear message: {out:?}"
     );
     assert!(lines[0].contains("--pull never"), "{out:?}");
-    let calls = fs::read_to_string(&log).unwrap_or_default();
+    let calls = shim.calls();
     // The image is checked by `docker create --pull never` itself (before
     // any clock), which fails: nothing is pulled, nothing is started.
     assert!(
@@ -1143,17 +875,12 @@ fn pull_never_refuses_an_absent_image_without_pulling() {
     assert!(!calls.is_empty(), "the shim was not used");
 
     // eval: the task is an error (not the candidate's failure), still no pull.
-    fs::write(&log, "").expect("truncate log");
     run.file("gen/hello.sh", "echo hi\n", 0o644);
     let tasks = json!([{"id": "hello", "stdin": "", "expect": "hi\n"}]);
-    let mut cmd = run.eval_cmd(&tasks, &run.path("gen"), ABSENT_IMAGE, &[]);
-    cmd.arg("--docker").arg(&shim);
-    let out = finish(cmd, None, RUN_LIMIT);
+    let out = shim.sbx(run.eval_cmd(&tasks, &run.path("gen"), ABSENT_IMAGE, &[]));
     assert_eq!(out.code(), 2, "{out:?}");
-    let e = entry(&report(&out), "hello").clone();
-    assert_eq!(e["status"], "error", "{e:#}");
-    assert_eq!(e["reason"], "image_missing", "{e:#}");
-    let calls = fs::read_to_string(&log).unwrap_or_default();
+    assert_verdict(entry(&report(&out), "hello"), "error", "image_missing");
+    let calls = shim.calls();
     assert!(
         calls.lines().all(|c| c.starts_with("image inspect ")
             || c.starts_with("ps ")
@@ -1162,8 +889,7 @@ fn pull_never_refuses_an_absent_image_without_pulling() {
     );
     assert!(!calls.lines().any(|c| c.starts_with("pull")), "{calls}");
 
-    let still = try_docker(&["image", "inspect", ABSENT_IMAGE]).unwrap_or_else(|e| panic!("{e}"));
-    assert_ne!(still.code(), 0, "{ABSENT_IMAGE} appeared locally");
+    assert!(!local(ABSENT_IMAGE), "{ABSENT_IMAGE} appeared locally");
     run.assert_clean();
 }
 

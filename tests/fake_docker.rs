@@ -39,6 +39,8 @@ const LIMIT: Duration = Duration::from_secs(20);
 /// here, yet bounded, so that a process sbx failed to kill cannot hold a
 /// test's pipes for ever.
 const SLEEPER: &str = "#!/bin/sh\nexec sleep 20\n";
+/// A candidate that prints `ran`.
+const PRINTS_RAN: &str = "#!/bin/sh\necho ran\n";
 
 /// What `docker start` prints (exit 1) when the runtime cannot find the
 /// program; `docker run` gives this 127.
@@ -167,6 +169,8 @@ start)
   # Like docker: without -i on both create and start, the program's stdin is empty.
   if [ -z "$interactive" ] || [ ! -e "$dir/c-$name.i" ]; then exec </dev/null; fi
   staged=$(cat "$dir/c-$name.staged")
+  # Like the engine's `start` event: the program was started.
+  : > "$dir/c-$name.started"
   echo $$ > "$dir/pid-$name.tmp" && mv "$dir/pid-$name.tmp" "$dir/pid-$name"
   exec /bin/sh "$staged" ;;
 rm)
@@ -181,7 +185,19 @@ rm)
   done
   exit 0 ;;
 events)
-  [ "$FAKE_OOM" = 1 ] && echo oom
+  # events --since S --until U --filter container=NAME --filter event=E --format F
+  name= event=
+  for a in "$@"; do
+    case $a in
+      container=*) name=${a#container=} ;;
+      event=*) event=${a#event=} ;;
+    esac
+  done
+  case $event in
+    oom) [ "$FAKE_OOM" = 1 ] && echo oom ;;
+    start) [ -e "$dir/c-$name.started" ] && echo start ;;
+    *) bad "unexpected event filter: $event" ;;
+  esac
   exit 0 ;;
 ps)
   exit 0 ;;
@@ -257,55 +273,71 @@ impl Fake {
         path
     }
 
-    /// `sbx` (assert_cmd) wired to this fake, with a fixed run id.
-    fn sbx(&self, run_id: &str) -> Command {
-        let mut cmd = Command::cargo_bin("sbx").expect("sbx binary");
-        self.wire(&mut cmd, run_id);
-        cmd.timeout(LIMIT);
-        cmd
-    }
-
-    /// `sbx` (std) wired to this fake, for tests that signal it.
+    /// `sbx` (std) wired to this fake with a fixed run id, for tests that
+    /// spawn and signal it.
     fn sbx_std(&self, run_id: &str) -> std::process::Command {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sbx"));
         for k in FAKE_VARS {
             cmd.env_remove(k);
         }
-        for (k, v) in self.env(run_id) {
-            cmd.env(k, v);
-        }
+        cmd.env("SBX_DOCKER", self.docker())
+            .env("SBX_RUN_ID", run_id)
+            .env("TMPDIR", self.tmp());
         cmd
     }
 
-    fn wire(&self, cmd: &mut Command, run_id: &str) {
-        for k in FAKE_VARS {
-            cmd.env_remove(k);
-        }
-        for (k, v) in self.env(run_id) {
-            cmd.env(k, v);
-        }
+    /// `sbx` (assert_cmd) wired to this fake, with a fixed run id.
+    fn sbx(&self, run_id: &str) -> Command {
+        bounded(self.sbx_std(run_id))
     }
 
-    fn env(&self, run_id: &str) -> Vec<(&'static str, PathBuf)> {
-        vec![
-            ("SBX_DOCKER", self.docker()),
-            ("SBX_RUN_ID", PathBuf::from(run_id)),
-            ("TMPDIR", self.tmp()),
-        ]
+    /// `sbx run FILE` (assert_cmd); positionals, environment or stdin may follow.
+    fn run_cmd(&self, run_id: &str, file: &Path) -> Command {
+        let mut cmd = self.sbx(run_id);
+        cmd.arg("run").arg(file);
+        cmd
     }
 
-    /// `sbx eval` over `tasks`, candidates in `<tmp>/gen`.
-    fn eval(&self, run_id: &str, tasks: &Value) -> Command {
+    /// `sbx run FILE ARGS...`, to its end.
+    fn run(&self, run_id: &str, file: &Path, args: &[&str]) -> Output {
+        self.run_cmd(run_id, file)
+            .args(args)
+            .output()
+            .expect("run sbx")
+    }
+
+    /// `sbx eval` (std) over `tasks`, candidates in `<tmp>/gen`.
+    fn eval_std(&self, run_id: &str, tasks: &Value) -> std::process::Command {
         let path = self.root().join("tasks.json");
         fs::write(&path, serde_json::to_vec(tasks).expect("tasks")).expect("write tasks");
         fs::create_dir_all(self.gen()).expect("gen dir");
-        let mut cmd = self.sbx(run_id);
+        let mut cmd = self.sbx_std(run_id);
         cmd.arg("eval")
             .arg("--tasks")
             .arg(&path)
             .arg("--gen")
             .arg(self.gen());
         cmd
+    }
+
+    /// `sbx eval` (assert_cmd) over `tasks`, candidates in `<tmp>/gen`.
+    fn eval(&self, run_id: &str, tasks: &Value) -> Command {
+        bounded(self.eval_std(run_id, tasks))
+    }
+
+    /// Where a spawned sbx writes its stderr (see [`Fake::stderr_file`]).
+    fn stderr_path(&self) -> PathBuf {
+        self.root().join("sbx.stderr")
+    }
+
+    /// A fresh file for a spawned sbx's stderr.
+    fn stderr_file(&self) -> fs::File {
+        fs::File::create(self.stderr_path()).expect("stderr file")
+    }
+
+    /// What a spawned sbx wrote to [`Fake::stderr_file`].
+    fn stderr_text(&self) -> String {
+        fs::read_to_string(self.stderr_path()).unwrap_or_default()
     }
 
     /// A `.py` candidate for eval; its body is run by the fake with /bin/sh.
@@ -377,6 +409,13 @@ struct Created {
     interactive: bool,
 }
 
+/// An assert_cmd command for `cmd`, bounded by [`LIMIT`].
+fn bounded(cmd: std::process::Command) -> Command {
+    let mut cmd = Command::from_std(cmd);
+    cmd.timeout(LIMIT);
+    cmd
+}
+
 /// The fake's switches: never inherited from the environment of the tests.
 const FAKE_VARS: [&str; 7] = [
     "FAKE_DAEMON",
@@ -403,6 +442,19 @@ fn stderr(out: &Output) -> String {
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Asserts that sbx exited with `code`.
+fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(out.status.code(), Some(code), "{}", show(out));
+}
+
+/// Asserts that sbx printed nothing and exactly one line on stderr; returns it.
+fn one_line_error(out: &Output) -> String {
+    let err = stderr(out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(stdout(out), "");
+    err
 }
 
 /// Index of the first call whose argv starts with `prefix`.
@@ -437,6 +489,13 @@ fn rm_argv(name: &str) -> Vec<String> {
         .iter()
         .map(|s| s.to_string())
         .collect()
+}
+
+/// The one `create` among `calls`.
+fn only_create(calls: &[Vec<String>]) -> &Vec<String> {
+    let creates = calls_of(calls, "create");
+    assert_eq!(creates.len(), 1, "{calls:?}");
+    creates[0]
 }
 
 /// Index of the `create` of container `name`.
@@ -497,6 +556,13 @@ fn assert_removed_after_start(fake: &Fake, name: &str) {
     );
 }
 
+/// Asserts that the client of container `name` is gone and that the
+/// container was removed after its start.
+fn assert_stopped_and_removed(fake: &Fake, name: &str) {
+    assert_gone(fake.pid(name));
+    assert_removed_after_start(fake, name);
+}
+
 /// Asserts that no call removed container `name`.
 fn assert_not_removed(calls: &[Vec<String>], name: &str) {
     assert!(
@@ -518,9 +584,7 @@ fn assert_gone(pid: u32) {
     while alive(pid) {
         if Instant::now() >= deadline {
             let state = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
+            let _ = kill("-KILL", pid);
             panic!("the client process {pid} survived sbx: {state}");
         }
         thread::sleep(Duration::from_millis(20));
@@ -542,7 +606,31 @@ fn wait_for(path: &Path, within: Duration) -> bool {
 /// A child that is killed and reaped if the test panics.
 struct Spawned(Child);
 
+/// Spawns `cmd` (an sbx) with stdin from /dev/null and these stdout and stderr.
+fn spawn(
+    cmd: &mut std::process::Command,
+    stdout: impl Into<Stdio>,
+    stderr: impl Into<Stdio>,
+) -> Spawned {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .expect("spawn sbx");
+    Spawned(child)
+}
+
 impl Spawned {
+    /// Sends `signal` and waits `within` for the exit; returns the status
+    /// and the time it took from the signal.
+    fn stop(&mut self, signal: &str, within: Duration) -> (ExitStatus, Duration) {
+        let clock = Instant::now();
+        send(signal, self.0.id());
+        let status = self.wait(within);
+        (status, clock.elapsed())
+    }
+
     fn wait(&mut self, within: Duration) -> ExitStatus {
         let deadline = Instant::now() + within;
         loop {
@@ -562,11 +650,15 @@ impl Drop for Spawned {
     }
 }
 
-fn send(signal: &str, pid: u32) {
-    let status = std::process::Command::new("kill")
+/// `kill SIGNAL PID`.
+fn kill(signal: &str, pid: u32) -> io::Result<ExitStatus> {
+    std::process::Command::new("kill")
         .args([signal, &pid.to_string()])
         .status()
-        .expect("run kill");
+}
+
+fn send(signal: &str, pid: u32) {
+    let status = kill(signal, pid).expect("run kill");
     assert!(status.success(), "kill {signal} {pid} failed");
 }
 
@@ -582,6 +674,12 @@ fn field<'a>(result: &'a Value, name: &str) -> &'a str {
     result[name].as_str().unwrap_or("")
 }
 
+/// Asserts the status and reason of one report entry.
+fn assert_verdict(result: &Value, status: &str, reason: &str) {
+    assert_eq!(field(result, "status"), status, "{result}");
+    assert_eq!(field(result, "reason"), reason, "{result}");
+}
+
 /// The entry of `id` in the report.
 fn result_of<'a>(results: &'a [Value], id: &str) -> &'a Value {
     results
@@ -590,9 +688,23 @@ fn result_of<'a>(results: &'a [Value], id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
 }
 
-/// Whether the staging area (sbx's TMPDIR) is empty again.
-fn stage_is_empty(fake: &Fake) -> bool {
-    fs::read_dir(fake.tmp()).expect("tmp").next().is_none()
+/// Asserts that the staging area (sbx's TMPDIR) is empty again.
+/// Nothing of sbx is left in its TMPDIR: no staging directory, and in the
+/// shared `sbx-runs` directory no run lock (sbx removes its own).
+fn assert_stage_empty(fake: &Fake) {
+    let entries = |dir: &Path| -> Vec<_> {
+        match fs::read_dir(dir) {
+            Ok(rd) => rd.map(|e| e.map(|e| e.file_name())).collect(),
+            Err(_) => Vec::new(),
+        }
+    };
+    let left: Vec<_> = entries(&fake.tmp())
+        .into_iter()
+        .filter(|e| !matches!(e, Ok(n) if n == "sbx-runs"))
+        .collect();
+    assert!(left.is_empty(), "staged copies left behind: {left:?}");
+    let locks = entries(&fake.tmp().join("sbx-runs"));
+    assert!(locks.is_empty(), "run locks left behind: {locks:?}");
 }
 
 // ---------------------------------------------------------------- sbx run
@@ -602,24 +714,16 @@ fn run_timeout_kills_client_and_removes_container() {
     let fake = Fake::new();
     let file = fake.file("sleep.sh", SLEEPER);
     let clock = Instant::now();
-    let out = fake
-        .sbx("t-timeout")
-        .arg("run")
-        .arg(&file)
-        .arg("python:3.12-slim")
-        .arg("1")
-        .output()
-        .expect("run sbx");
+    let out = fake.run("t-timeout", &file, &["python:3.12-slim", "1"]);
     let elapsed = clock.elapsed();
-    assert_eq!(out.status.code(), Some(124), "{}", show(&out));
+    assert_exit(&out, 124);
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
     assert!(elapsed >= Duration::from_millis(900), "took {elapsed:?}");
     assert!(stderr(&out).contains("timed out"), "{}", show(&out));
     let name = "sbx-t-timeout-0";
-    assert_gone(fake.pid(name));
-    assert_removed_after_start(&fake, name);
+    assert_stopped_and_removed(&fake, name);
     assert_eq!(commands(&fake.calls()), ["create", "start", "rm"]);
-    assert!(stage_is_empty(&fake), "staged copy left behind");
+    assert_stage_empty(&fake);
 }
 
 #[test]
@@ -629,32 +733,22 @@ fn run_exit_code_and_output_pass_through() {
         "three.sh",
         "#!/bin/sh\necho out-line\necho err-line >&2\nexit 3\n",
     );
-    let out = fake
-        .sbx("t-code")
-        .arg("run")
-        .arg(&three)
-        .output()
-        .expect("run sbx");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let out = fake.run("t-code", &three, &[]);
+    assert_exit(&out, 3);
     assert_eq!(stdout(&out), "out-line\n");
     assert_eq!(stderr(&out), "err-line\n");
     assert_removed_after_start(&fake, "sbx-t-code-0");
 
     let zero = fake.file("zero.sh", "#!/bin/sh\necho fine\n");
-    let out = fake
-        .sbx("t-code")
-        .arg("run")
-        .arg(&zero)
-        .output()
-        .expect("run sbx");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = fake.run("t-code", &zero, &[]);
+    assert_exit(&out, 0);
     assert_eq!(stdout(&out), "fine\n");
     assert_eq!(stderr(&out), "");
     assert_eq!(
         commands(&fake.calls()),
         ["create", "start", "rm", "create", "start"]
     );
-    assert!(stage_is_empty(&fake), "staged copy left behind");
+    assert_stage_empty(&fake);
 }
 
 #[test]
@@ -662,13 +756,11 @@ fn run_stdin_passes_through() {
     let fake = Fake::new();
     let file = fake.file("cat.sh", "#!/bin/sh\nexec cat\n");
     let out = fake
-        .sbx("t-stdin")
-        .arg("run")
-        .arg(&file)
+        .run_cmd("t-stdin", &file)
         .write_stdin("line one\nline two\n")
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_exit(&out, 0);
     assert_eq!(stdout(&out), "line one\nline two\n");
     // The stdin reaches the program through `create -i` and `start -a -i`.
     let calls = fake.calls();
@@ -683,13 +775,8 @@ fn run_program_exit_125_passes_through_and_removes_container() {
         "fail.sh",
         "#!/bin/sh\necho 'docker: Error response from daemon: oops.' >&2\nexit 125\n",
     );
-    let out = fake
-        .sbx("t-125")
-        .arg("run")
-        .arg(&file)
-        .output()
-        .expect("run sbx");
-    assert_eq!(out.status.code(), Some(125), "{}", show(&out));
+    let out = fake.run("t-125", &file, &[]);
+    assert_exit(&out, 125);
     assert!(stderr(&out).contains("oops"), "{}", show(&out));
     assert_removed_after_start(&fake, "sbx-t-125-0");
 }
@@ -697,7 +784,7 @@ fn run_program_exit_125_passes_through_and_removes_container() {
 #[test]
 fn run_start_failure_gets_the_code_docker_run_gives() {
     let fake = Fake::new();
-    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let file = fake.file("prog.sh", PRINTS_RAN);
     let cases = [
         ("t-notfound", START_NOT_FOUND, 127),
         ("t-denied", START_DENIED, 126),
@@ -705,10 +792,8 @@ fn run_start_failure_gets_the_code_docker_run_gives() {
     ];
     for (id, message, code) in cases {
         let out = fake
-            .sbx(id)
+            .run_cmd(id, &file)
             .env("FAKE_START_FAIL", message)
-            .arg("run")
-            .arg(&file)
             .output()
             .expect("run sbx");
         assert_eq!(out.status.code(), Some(code), "{message}: {}", show(&out));
@@ -720,11 +805,15 @@ fn run_start_failure_gets_the_code_docker_run_gives() {
         // A container that could not start stays `Created`: sbx removes it.
         assert_removed_after_start(&fake, &name);
     }
+    // After each: the engine is asked whether the program started at all.
     assert_eq!(
         commands(&fake.calls()),
-        ["create", "start", "rm", "create", "start", "rm", "create", "start", "rm"]
+        [
+            "create", "start", "rm", "events", "create", "start", "rm", "events", "create",
+            "start", "rm", "events"
+        ]
     );
-    assert!(stage_is_empty(&fake), "staged copy left behind");
+    assert_stage_empty(&fake);
 }
 
 #[test]
@@ -735,13 +824,8 @@ fn run_program_own_stderr_and_exit_1_are_the_programs() {
         "#!/bin/sh\necho 'Traceback (most recent call last):' >&2\necho '{START_NOT_FOUND}' >&2\nexit 1\n"
     );
     let file = fake.file("own.sh", &body);
-    let out = fake
-        .sbx("t-own1")
-        .arg("run")
-        .arg(&file)
-        .output()
-        .expect("run sbx");
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let out = fake.run("t-own1", &file, &[]);
+    assert_exit(&out, 1);
     assert_eq!(
         stderr(&out),
         format!("Traceback (most recent call last):\n{START_NOT_FOUND}\n")
@@ -757,13 +841,8 @@ fn run_program_own_stderr_and_exit_1_are_the_programs() {
 fn run_removes_the_container_only_after_a_start_that_did_not_exit_0() {
     let fake = Fake::new();
     let zero = fake.file("zero.sh", "#!/bin/sh\necho zero\n");
-    let out = fake
-        .sbx("t-rm0")
-        .arg("run")
-        .arg(&zero)
-        .output()
-        .expect("run sbx");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = fake.run("t-rm0", &zero, &[]);
+    assert_exit(&out, 0);
     assert_eq!(stdout(&out), "zero\n");
     let calls = fake.calls();
     // A clean exit 0: `--rm` removed the container, sbx calls nothing more.
@@ -772,13 +851,8 @@ fn run_removes_the_container_only_after_a_start_that_did_not_exit_0() {
     assert_not_removed(&calls, "sbx-t-rm0-0");
 
     let three = fake.file("three.sh", "#!/bin/sh\necho three\nexit 3\n");
-    let out = fake
-        .sbx("t-rm3")
-        .arg("run")
-        .arg(&three)
-        .output()
-        .expect("run sbx");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let out = fake.run("t-rm3", &three, &[]);
+    assert_exit(&out, 3);
     assert_eq!(stdout(&out), "three\n");
     let calls = fake.calls();
     assert_eq!(
@@ -789,7 +863,7 @@ fn run_removes_the_container_only_after_a_start_that_did_not_exit_0() {
     assert_eq!(calls[4], rm_argv("sbx-t-rm3-0"));
     assert_removed_after_start(&fake, "sbx-t-rm3-0");
     assert_eq!(fake.removed(), ["sbx-t-rm3-0"]);
-    assert!(stage_is_empty(&fake), "staged copy left behind");
+    assert_stage_empty(&fake);
 }
 
 #[test]
@@ -797,13 +871,11 @@ fn run_exact_argv() {
     let fake = Fake::new();
     let file = fake.file("prog.sh", "#!/bin/sh\nexit 0\n");
     let out = fake
-        .sbx("t-argv")
-        .arg("run")
-        .arg(&file)
+        .run_cmd("t-argv", &file)
         .write_stdin("")
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_exit(&out, 0);
     let calls = fake.calls();
     // The create is the image check: no `image inspect`, and a clean exit 0
     // needs no `rm` (`--rm` removed the container).
@@ -869,7 +941,7 @@ fn run_exact_argv() {
     assert!(created.interpreter.is_empty(), "{created:?}");
     assert!(created.interactive, "{created:?}");
     // sbx leaves nothing staged.
-    assert!(stage_is_empty(&fake), "staged copy left behind");
+    assert_stage_empty(&fake);
 }
 
 #[test]
@@ -884,11 +956,9 @@ fn run_limits_reach_the_argv() {
         .arg(&file)
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_exit(&out, 0);
     let calls = fake.calls();
-    let creates = calls_of(&calls, "create");
-    assert_eq!(creates.len(), 1, "{calls:?}");
-    let create = creates[0];
+    let create = only_create(&calls);
     assert_eq!(after(create, "--memory"), "512m");
     assert_eq!(after(create, "--cpus"), "1.5");
     assert_eq!(after(create, "--pids-limit"), "32");
@@ -911,7 +981,7 @@ fn run_print_argv_prints_json_and_runs_nothing() {
         .arg("busybox:1.36")
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_exit(&out, 0);
     let text = stdout(&out);
     assert_eq!(text.lines().count(), 1, "{text}");
     let argv: Vec<String> = serde_json::from_str(&text).expect("a JSON list of strings");
@@ -936,17 +1006,10 @@ fn run_print_argv_prints_json_and_runs_nothing() {
 
     // It is the create of a real run with `create` replaced by `run` (the
     // staging directory differs from one session to the next).
-    let out = fake
-        .sbx("t-print")
-        .arg("run")
-        .arg(&file)
-        .arg("busybox:1.36")
-        .output()
-        .expect("run sbx");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = fake.run("t-print", &file, &["busybox:1.36"]);
+    assert_exit(&out, 0);
     let calls = fake.calls();
-    let creates = calls_of(&calls, "create");
-    assert_eq!(creates.len(), 1, "{calls:?}");
+    let create = only_create(&calls);
     let without_volume = |args: &[String]| -> Vec<String> {
         let v = args.iter().position(|a| a == "-v").expect("-v") + 1;
         let mut args = args.to_vec();
@@ -955,7 +1018,7 @@ fn run_print_argv_prints_json_and_runs_nothing() {
     };
     let mut printed = without_volume(&argv[1..]);
     printed[0] = "create".into();
-    assert_eq!(printed, without_volume(creates[0]));
+    assert_eq!(printed, without_volume(create));
 }
 
 #[test]
@@ -976,12 +1039,7 @@ fn run_odd_file_paths() {
 
     for (i, path) in paths.iter().enumerate() {
         let id = format!("t-odd{i}");
-        let out = fake
-            .sbx(&id)
-            .arg("run")
-            .arg(path)
-            .output()
-            .expect("run sbx");
+        let out = fake.run(&id, path, &[]);
         assert_eq!(out.status.code(), Some(0), "{path:?}: {}", show(&out));
         assert_eq!(stdout(&out), "odd-ok\n", "{path:?}");
         let calls = fake.calls();
@@ -1017,13 +1075,8 @@ fn run_odd_file_paths() {
 fn run_missing_file_is_64_with_the_seed_message() {
     let fake = Fake::new();
     let missing = fake.root().join("nope.py");
-    let out = fake
-        .sbx("t-missing")
-        .arg("run")
-        .arg(&missing)
-        .output()
-        .expect("run sbx");
-    assert_eq!(out.status.code(), Some(64), "{}", show(&out));
+    let out = fake.run("t-missing", &missing, &[]);
+    assert_exit(&out, 64);
     assert_eq!(
         stderr(&out),
         format!("No such file: {}\n", missing.display())
@@ -1033,13 +1086,8 @@ fn run_missing_file_is_64_with_the_seed_message() {
 
     let dir = fake.root().join("a-dir");
     fs::create_dir(&dir).expect("mkdir");
-    let out = fake
-        .sbx("t-missing")
-        .arg("run")
-        .arg(&dir)
-        .output()
-        .expect("run sbx");
-    assert_eq!(out.status.code(), Some(64), "{}", show(&out));
+    let out = fake.run("t-missing", &dir, &[]);
+    assert_exit(&out, 64);
     assert_eq!(stderr(&out), format!("No such file: {}\n", dir.display()));
     assert!(fake.calls().is_empty(), "{:?}", fake.calls());
 }
@@ -1047,7 +1095,7 @@ fn run_missing_file_is_64_with_the_seed_message() {
 #[test]
 fn run_refuses_bad_arguments_before_running_anything() {
     let fake = Fake::new();
-    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let file = fake.file("prog.sh", PRINTS_RAN);
     let f = file.to_str().expect("utf-8");
     let cases: Vec<Vec<&str>> = vec![
         vec!["run", f, "--", "--privileged"],
@@ -1079,39 +1127,31 @@ fn run_refuses_bad_arguments_before_running_anything() {
 #[test]
 fn run_docker_cli_missing_is_127() {
     let fake = Fake::new();
-    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let file = fake.file("prog.sh", PRINTS_RAN);
     let out = fake
-        .sbx("t-nodocker")
+        .run_cmd("t-nodocker", &file)
         .env("SBX_DOCKER", "/nonexistent/docker")
-        .arg("run")
-        .arg(&file)
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(127), "{}", show(&out));
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_exit(&out, 127);
+    let err = one_line_error(&out);
     assert!(err.ends_with('\n'), "{err}");
     assert!(err.contains("docker"), "{err}");
     assert!(err.contains("/nonexistent/docker"), "{err}");
-    assert_eq!(stdout(&out), "");
 }
 
 #[test]
 fn run_daemon_down_is_125_one_line() {
     let fake = Fake::new();
-    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let file = fake.file("prog.sh", PRINTS_RAN);
     let out = fake
-        .sbx("t-down")
+        .run_cmd("t-down", &file)
         .env("FAKE_DAEMON", "down")
-        .arg("run")
-        .arg(&file)
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(125), "{}", show(&out));
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_exit(&out, 125);
+    let err = one_line_error(&out);
     assert!(err.contains("Cannot connect to the Docker daemon"), "{err}");
-    assert_eq!(stdout(&out), "");
     // The failed create is the only call: no pull, no start.
     let calls = fake.calls();
     assert_eq!(commands(&calls), ["create"], "{calls:?}");
@@ -1120,7 +1160,7 @@ fn run_daemon_down_is_125_one_line() {
 #[test]
 fn run_image_missing_with_pull_never_is_125_without_pull_or_run() {
     let fake = Fake::new();
-    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let file = fake.file("prog.sh", PRINTS_RAN);
     let out = fake
         .sbx("t-never")
         .env("FAKE_IMAGE", "missing")
@@ -1128,11 +1168,9 @@ fn run_image_missing_with_pull_never_is_125_without_pull_or_run() {
         .arg(&file)
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(125), "{}", show(&out));
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_exit(&out, 125);
+    let err = one_line_error(&out);
     assert!(err.contains("python:3.12-slim"), "{err}");
-    assert_eq!(stdout(&out), "");
     // The create is the image check; it fails, and nothing follows it.
     let calls = fake.calls();
     assert_eq!(commands(&calls), ["create"], "{calls:?}");
@@ -1142,16 +1180,14 @@ fn run_image_missing_with_pull_never_is_125_without_pull_or_run() {
 #[test]
 fn run_image_missing_is_pulled_before_the_run() {
     let fake = Fake::new();
-    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let file = fake.file("prog.sh", PRINTS_RAN);
     let out = fake
-        .sbx("t-pull")
+        .run_cmd("t-pull", &file)
         .env("FAKE_IMAGE", "missing")
-        .arg("run")
-        .arg(&file)
         .arg("busybox:1.36")
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_exit(&out, 0);
     assert_eq!(stdout(&out), "ran\n");
     let calls = fake.calls();
     // create (no such image), pull, the same create again, start.
@@ -1169,16 +1205,14 @@ fn run_image_missing_is_pulled_before_the_run() {
 #[test]
 fn run_pull_failure_is_125_without_run() {
     let fake = Fake::new();
-    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
+    let file = fake.file("prog.sh", PRINTS_RAN);
     let out = fake
-        .sbx("t-pullfail")
+        .run_cmd("t-pullfail", &file)
         .env("FAKE_IMAGE", "missing")
         .env("FAKE_PULL", "fail")
-        .arg("run")
-        .arg(&file)
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(125), "{}", show(&out));
+    assert_exit(&out, 125);
     assert!(
         stderr(&out).contains("pull access denied"),
         "{}",
@@ -1193,13 +1227,8 @@ fn run_pull_failure_is_125_without_run() {
 fn run_without_shebang_needs_an_interpreter() {
     let fake = Fake::new();
     let file = fake.file("plain.py", "echo from-plain\n");
-    let out = fake
-        .sbx("t-interp")
-        .arg("run")
-        .arg(&file)
-        .output()
-        .expect("run sbx");
-    assert_eq!(out.status.code(), Some(126), "{}", show(&out));
+    let out = fake.run("t-interp", &file, &[]);
+    assert_exit(&out, 126);
     assert!(stderr(&out).contains("--interpreter"), "{}", show(&out));
     assert!(fake.calls().is_empty(), "{:?}", fake.calls());
 
@@ -1209,12 +1238,10 @@ fn run_without_shebang_needs_an_interpreter() {
         .arg(&file)
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_exit(&out, 0);
     assert_eq!(stdout(&out), "from-plain\n");
     let calls = fake.calls();
-    let creates = calls_of(&calls, "create");
-    assert_eq!(creates.len(), 1, "{calls:?}");
-    let create = creates[0];
+    let create = only_create(&calls);
     assert_eq!(
         &create[create.len() - 4..],
         ["--", "python:3.12-slim", "python3", "/work/task"]
@@ -1226,18 +1253,14 @@ fn run_without_shebang_needs_an_interpreter() {
 fn run_interrupted_by(signal: &str, code: i32, run_id: &str) {
     let fake = Fake::new();
     let file = fake.file("sleep.sh", SLEEPER);
-    let err_path = fake.root().join("sbx.stderr");
-    let mut sbx = Spawned(
+    let mut sbx = spawn(
         fake.sbx_std(run_id)
             .arg("run")
             .arg(&file)
             .arg("python:3.12-slim")
-            .arg("15")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(fs::File::create(&err_path).expect("stderr file"))
-            .spawn()
-            .expect("spawn sbx"),
+            .arg("15"),
+        Stdio::null(),
+        fake.stderr_file(),
     );
     let name = format!("sbx-{run_id}-0");
     assert!(
@@ -1247,21 +1270,15 @@ fn run_interrupted_by(signal: &str, code: i32, run_id: &str) {
     );
     let pid = fake.pid(&name);
     assert!(alive(pid));
-    let clock = Instant::now();
-    send(signal, sbx.0.id());
-    let status = sbx.wait(Duration::from_secs(5));
-    assert!(
-        clock.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        clock.elapsed()
-    );
-    let err = fs::read_to_string(&err_path).unwrap_or_default();
+    let (status, elapsed) = sbx.stop(signal, Duration::from_secs(5));
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    let err = fake.stderr_text();
     assert_eq!(status.code(), Some(code), "stderr: {err}");
     assert!(err.contains("interrupted"), "{err}");
     assert_gone(pid);
     assert_removed_after_start(&fake, &name);
     assert_eq!(commands(&fake.calls()), ["create", "start", "rm"]);
-    assert!(stage_is_empty(&fake), "staged copy left behind");
+    assert_stage_empty(&fake);
 }
 
 #[test]
@@ -1300,7 +1317,7 @@ fn eval_judges_each_task_and_keeps_task_order() {
         .args(["-j", "4"])
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_exit(&out, 1);
     let results = report(&out);
     let ids: Vec<&str> = results.iter().map(|r| field(r, "id")).collect();
     assert_eq!(ids, ["echo", "wrong", "three", "absent", "quick"]);
@@ -1355,7 +1372,7 @@ fn eval_judges_each_task_and_keeps_task_order() {
     let rms = calls_of(&calls, "rm");
     assert_eq!(rms.len(), 1, "{calls:?}");
     assert_removed_after_start(&fake, &rms[0][3]);
-    assert!(stage_is_empty(&fake), "staged copies left behind");
+    assert_stage_empty(&fake);
 }
 
 #[test]
@@ -1369,11 +1386,30 @@ fn eval_stdin_reaches_the_program() {
         task("cat2", "different input\n", "expected something else\n"),
     ]);
     let out = fake.eval("t-stdin", &tasks).output().expect("run sbx");
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_exit(&out, 1);
     let results = report(&out);
     assert_eq!(field(&results[0], "status"), "pass", "{results:?}");
-    assert_eq!(field(&results[1], "status"), "fail", "{results:?}");
-    assert_eq!(field(&results[1], "reason"), "wrong_output", "{results:?}");
+    assert_verdict(&results[1], "fail", "wrong_output");
+}
+
+/// Runs `sbx eval ARGS` over `tasks` (one task whose candidate does not end
+/// by itself), which must end within 5 s with the task failed for `reason`,
+/// its client gone and its container removed.
+fn assert_eval_stops(fake: &Fake, run_id: &str, tasks: &Value, args: &[&str], reason: &str) {
+    let clock = Instant::now();
+    let out = fake
+        .eval(run_id, tasks)
+        .args(args)
+        .output()
+        .expect("run sbx");
+    assert!(
+        clock.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        clock.elapsed()
+    );
+    assert_exit(&out, 1);
+    assert_verdict(&report(&out)[0], "fail", reason);
+    assert_stopped_and_removed(fake, &format!("sbx-{run_id}-0"));
 }
 
 #[test]
@@ -1381,24 +1417,36 @@ fn eval_output_flood_stops_at_max_output() {
     let fake = Fake::new();
     fake.candidate("flood", "exec yes flood\n");
     let tasks = json!([task("flood", "", "flood\n")]);
-    let clock = Instant::now();
+    assert_eval_stops(
+        &fake,
+        "t-flood",
+        &tasks,
+        &["--max-output", "1K"],
+        "output_limit",
+    );
+}
+
+/// Output past the limit followed at once by exit 0: the client often exits
+/// in the same poll as the limit is crossed. The cut output must never be
+/// judged (it could even match, as here: the first 4 bytes are the expect).
+#[test]
+fn eval_output_past_the_limit_is_output_limit_even_when_the_exit_wins() {
+    let fake = Fake::new();
+    let ids: Vec<String> = (0..20).map(|i| format!("quick{i}")).collect();
+    for id in &ids {
+        fake.candidate(id, "printf abcdEXTRA\n");
+    }
+    let tasks = Value::Array(ids.iter().map(|id| task(id, "", "abcd")).collect());
     let out = fake
-        .eval("t-flood", &tasks)
-        .args(["--max-output", "1K"])
+        .eval("t-race", &tasks)
+        .args(["--max-output", "4", "-j", "8"])
         .output()
         .expect("run sbx");
-    assert!(
-        clock.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        clock.elapsed()
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_exit(&out, 1);
     let results = report(&out);
-    assert_eq!(field(&results[0], "status"), "fail", "{results:?}");
-    assert_eq!(field(&results[0], "reason"), "output_limit", "{results:?}");
-    let name = "sbx-t-flood-0";
-    assert_gone(fake.pid(name));
-    assert_removed_after_start(&fake, name);
+    for id in &ids {
+        assert_verdict(result_of(&results, id), "fail", "output_limit");
+    }
 }
 
 #[test]
@@ -1406,48 +1454,47 @@ fn eval_timeout_kills_and_removes() {
     let fake = Fake::new();
     fake.candidate("slow", SLEEPER);
     let tasks = json!([{"id": "slow", "stdin": "", "expect": "", "timeout": 1}]);
-    let clock = Instant::now();
-    let out = fake
-        .eval("t-evaltimeout", &tasks)
-        .output()
-        .expect("run sbx");
-    assert!(
-        clock.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        clock.elapsed()
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
-    let results = report(&out);
-    assert_eq!(field(&results[0], "status"), "fail", "{results:?}");
-    assert_eq!(field(&results[0], "reason"), "timeout", "{results:?}");
-    let name = "sbx-t-evaltimeout-0";
-    assert_gone(fake.pid(name));
-    assert_removed_after_start(&fake, name);
+    assert_eval_stops(&fake, "t-evaltimeout", &tasks, &[], "timeout");
 }
 
 #[test]
-fn eval_docker_start_failure_is_an_error_not_a_fail() {
+fn eval_docker_words_from_a_program_that_started_are_its_own() {
+    // Candidates that print docker's words and exit as docker would: they
+    // did start (the engine has their `start` event), so their failure is
+    // theirs, never an `error`. A real start failure is the next test.
     let fake = Fake::new();
     fake.candidate(
-        "broken",
+        "spoof1",
+        "echo 'Error response from daemon: failed to create shim task: exec: \"x\": executable file not found in $PATH: unknown' >&2\nexit 1\n",
+    );
+    fake.candidate(
+        "spoof125",
         "echo 'docker: Error response from daemon: oops.' >&2\nexit 125\n",
     );
-    // The program's own 125, without docker's line, is the program's failure.
     fake.candidate("own125", "echo 'Traceback: boom' >&2\nexit 125\n");
-    let tasks = json!([task("broken", "", ""), task("own125", "", "")]);
+    let tasks = json!([
+        task("spoof1", "", ""),
+        task("spoof125", "", ""),
+        task("own125", "", "")
+    ]);
     let out = fake.eval("t-start", &tasks).output().expect("run sbx");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert_exit(&out, 1);
     let results = report(&out);
-    let broken = result_of(&results, "broken");
-    assert_eq!(field(broken, "status"), "error", "{results:?}");
-    assert_eq!(field(broken, "reason"), "start_failed", "{results:?}");
-    assert!(field(broken, "message").contains("oops"), "{results:?}");
-    let own = result_of(&results, "own125");
-    assert_eq!(field(own, "status"), "fail", "{results:?}");
-    assert_eq!(field(own, "reason"), "exit_code", "{results:?}");
-    // Neither exited 0: both containers are removed.
+    for id in ["spoof1", "spoof125", "own125"] {
+        assert_verdict(result_of(&results, id), "fail", "exit_code");
+    }
+    // The one that looked like docker start's failure made sbx ask the engine.
+    assert!(
+        fake.calls()
+            .iter()
+            .any(|c| c[0] == "events" && c.iter().any(|a| a == "event=start")),
+        "the engine was not asked: {:?}",
+        fake.calls()
+    );
+    // None exited 0: all containers are removed.
     assert_removed_after_start(&fake, "sbx-t-start-0");
     assert_removed_after_start(&fake, "sbx-t-start-1");
+    assert_removed_after_start(&fake, "sbx-t-start-2");
 }
 
 #[test]
@@ -1471,8 +1518,7 @@ fn eval_docker_start_exit_1_is_start_failed() {
         assert_eq!(out.status.code(), Some(2), "{message}: {}", show(&out));
         let results = report(&out);
         let a = result_of(&results, "a");
-        assert_eq!(field(a, "status"), "error", "{results:?}");
-        assert_eq!(field(a, "reason"), "start_failed", "{results:?}");
+        assert_verdict(a, "error", "start_failed");
         assert_eq!(field(a, "message"), message, "{results:?}");
         assert!(field(a, "message").contains(says), "{results:?}");
         assert!(stderr(&out).contains("0 passed, 0 failed, 0 missing, 1 errors"));
@@ -1493,11 +1539,10 @@ fn eval_program_own_stderr_and_exit_1_is_a_fail() {
     );
     let tasks = json!([task("own1", "", "")]);
     let out = fake.eval("t-evalown1", &tasks).output().expect("run sbx");
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_exit(&out, 1);
     let results = report(&out);
     let own = result_of(&results, "own1");
-    assert_eq!(field(own, "status"), "fail", "{results:?}");
-    assert_eq!(field(own, "reason"), "exit_code", "{results:?}");
+    assert_verdict(own, "fail", "exit_code");
     assert_eq!(own["exit_code"], 1, "{results:?}");
     assert_removed_after_start(&fake, "sbx-t-evalown1-0");
 }
@@ -1512,7 +1557,7 @@ fn eval_oom_event_is_reported() {
         .env("FAKE_OOM", "1")
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_exit(&out, 1);
     let results = report(&out);
     assert_eq!(field(&results[0], "reason"), "oom", "{results:?}");
     let calls = fake.calls();
@@ -1542,12 +1587,11 @@ fn eval_image_missing_with_pull_never_errors_every_task() {
         .args(["--pull", "never"])
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert_exit(&out, 2);
     let results = report(&out);
     assert_eq!(results.len(), 3);
     for r in &results {
-        assert_eq!(field(r, "status"), "error", "{results:?}");
-        assert_eq!(field(r, "reason"), "image_missing", "{results:?}");
+        assert_verdict(r, "error", "image_missing");
     }
     let calls = fake.calls();
     assert!(calls_of(&calls, "create").is_empty(), "{calls:?}");
@@ -1568,15 +1612,14 @@ fn eval_image_missing_is_pulled_before_any_run() {
         .env("FAKE_IMAGE", "missing")
         .output()
         .expect("run sbx");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_exit(&out, 0);
     assert_eq!(field(&report(&out)[0], "status"), "pass");
     let calls = fake.calls();
     let pull =
         find(&calls, &["pull", "--", "python:3.12-slim"]).unwrap_or_else(|| panic!("{calls:?}"));
     assert_eq!(calls_of(&calls, "pull").len(), 1, "{calls:?}");
     // The image is there before the create: it succeeds the first time.
-    let creates = calls_of(&calls, "create");
-    assert_eq!(creates.len(), 1, "{calls:?}");
+    only_create(&calls);
     let create = create_of(&calls, "sbx-t-evalpull-0");
     assert!(pull < create, "{calls:?}");
     assert!(create < start_of(&calls, "sbx-t-evalpull-0"), "{calls:?}");
@@ -1588,26 +1631,15 @@ fn eval_closed_stdout_does_not_panic() {
     fake.candidate("a", "echo a\n");
     fake.candidate("b", "sleep 0.3\necho b\n");
     let tasks = json!([task("a", "", "a\n"), task("b", "", "b\n")]);
-    let path = fake.root().join("tasks.json");
-    fs::write(&path, serde_json::to_vec(&tasks).expect("tasks")).expect("write");
-    let err_path = fake.root().join("sbx.stderr");
-    let mut child = fake
-        .sbx_std("t-closed")
-        .arg("eval")
-        .arg("--tasks")
-        .arg(&path)
-        .arg("--gen")
-        .arg(fake.gen())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(fs::File::create(&err_path).expect("stderr file"))
-        .spawn()
-        .expect("spawn sbx");
+    let mut sbx = spawn(
+        &mut fake.eval_std("t-closed", &tasks),
+        Stdio::piped(),
+        fake.stderr_file(),
+    );
     // Close the read end before sbx writes its report.
-    drop(child.stdout.take());
-    let mut sbx = Spawned(child);
+    drop(sbx.0.stdout.take());
     let status = sbx.wait(Duration::from_secs(10));
-    let err = fs::read_to_string(&err_path).unwrap_or_default();
+    let err = fake.stderr_text();
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(status.code(), Some(0), "stderr: {err}");
     assert!(err.contains("2 passed"), "{err}");
@@ -1619,22 +1651,10 @@ fn eval_sigterm_stops_every_run() {
     fake.candidate("s1", SLEEPER);
     fake.candidate("s2", SLEEPER);
     let tasks = json!([task("s1", "", ""), task("s2", "", "")]);
-    let path = fake.root().join("tasks.json");
-    fs::write(&path, serde_json::to_vec(&tasks).expect("tasks")).expect("write");
-    let err_path = fake.root().join("sbx.stderr");
-    let mut sbx = Spawned(
-        fake.sbx_std("t-evalterm")
-            .arg("eval")
-            .arg("--tasks")
-            .arg(&path)
-            .arg("--gen")
-            .arg(fake.gen())
-            .args(["-j", "2"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(fs::File::create(&err_path).expect("stderr file"))
-            .spawn()
-            .expect("spawn sbx"),
+    let mut sbx = spawn(
+        fake.eval_std("t-evalterm", &tasks).args(["-j", "2"]),
+        Stdio::null(),
+        fake.stderr_file(),
     );
     let names = ["sbx-t-evalterm-0", "sbx-t-evalterm-1"];
     for name in names {
@@ -1645,9 +1665,8 @@ fn eval_sigterm_stops_every_run() {
         );
     }
     let pids: Vec<u32> = names.iter().map(|n| fake.pid(n)).collect();
-    send("-TERM", sbx.0.id());
-    let status = sbx.wait(Duration::from_secs(5));
-    let err = fs::read_to_string(&err_path).unwrap_or_default();
+    let (status, _) = sbx.stop("-TERM", Duration::from_secs(5));
+    let err = fake.stderr_text();
     assert_eq!(status.code(), Some(143), "stderr: {err}");
     for pid in pids {
         assert_gone(pid);
@@ -1679,35 +1698,26 @@ fn eval_sigterm_stops_every_run() {
 #[test]
 fn run_sigterm_during_pull_stops_promptly() {
     let fake = Fake::new();
-    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
-    let err_path = fake.root().join("sbx.stderr");
-    let mut sbx = Spawned(
+    let file = fake.file("prog.sh", PRINTS_RAN);
+    let mut sbx = spawn(
         fake.sbx_std("t-pullterm")
             .env("FAKE_IMAGE", "missing")
             .env("FAKE_PULL_SLEEP", "8")
             .arg("run")
-            .arg(&file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(fs::File::create(&err_path).expect("stderr file"))
-            .spawn()
-            .expect("spawn sbx"),
+            .arg(&file),
+        Stdio::null(),
+        fake.stderr_file(),
     );
     let pull_pid = fake.root().join("pull.pid");
     assert!(wait_for(&pull_pid, Duration::from_secs(5)), "no pull");
-    let clock = Instant::now();
-    send("-TERM", sbx.0.id());
-    let status = sbx.wait(Duration::from_secs(15));
-    let elapsed = clock.elapsed();
+    let (status, elapsed) = sbx.stop("-TERM", Duration::from_secs(15));
     if let Some(pid) = fs::read_to_string(&pull_pid)
         .ok()
         .and_then(|p| p.trim().parse::<u32>().ok())
     {
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
+        let _ = kill("-KILL", pid);
     }
-    let err = fs::read_to_string(&err_path).unwrap_or_default();
+    let err = fake.stderr_text();
     assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}: {err}");
     assert_eq!(status.code(), Some(143), "stderr: {err}");
     // The create that found no image, the interrupted pull, nothing else.
@@ -1718,19 +1728,15 @@ fn run_sigterm_during_pull_stops_promptly() {
 #[test]
 fn run_sigterm_during_a_slow_create_removes_the_container_once_created() {
     let fake = Fake::new();
-    let file = fake.file("prog.sh", "#!/bin/sh\necho ran\n");
-    let err_path = fake.root().join("sbx.stderr");
+    let file = fake.file("prog.sh", PRINTS_RAN);
     let out_path = fake.root().join("sbx.stdout");
-    let mut sbx = Spawned(
+    let mut sbx = spawn(
         fake.sbx_std("t-createterm")
             .env("FAKE_CREATE_SLEEP", "2")
             .arg("run")
-            .arg(&file)
-            .stdin(Stdio::null())
-            .stdout(fs::File::create(&out_path).expect("stdout file"))
-            .stderr(fs::File::create(&err_path).expect("stderr file"))
-            .spawn()
-            .expect("spawn sbx"),
+            .arg(&file),
+        fs::File::create(&out_path).expect("stdout file"),
+        fake.stderr_file(),
     );
     let started = fake.root().join("create.started");
     assert!(
@@ -1738,11 +1744,8 @@ fn run_sigterm_during_a_slow_create_removes_the_container_once_created() {
         "no create: {:?}",
         fake.calls()
     );
-    let clock = Instant::now();
-    send("-TERM", sbx.0.id());
-    let status = sbx.wait(Duration::from_secs(10));
-    let elapsed = clock.elapsed();
-    let err = fs::read_to_string(&err_path).unwrap_or_default();
+    let (status, elapsed) = sbx.stop("-TERM", Duration::from_secs(10));
+    let err = fake.stderr_text();
     assert_eq!(status.code(), Some(143), "stderr: {err}");
     // sbx let the create finish (it sleeps 2 s) instead of killing it...
     assert!(elapsed >= Duration::from_secs(1), "took {elapsed:?}: {err}");
@@ -1761,29 +1764,25 @@ fn run_sigterm_during_a_slow_create_removes_the_container_once_created() {
     );
     assert!(!fake.pid_file(name).exists(), "the program ran");
     assert_eq!(fs::read_to_string(&out_path).unwrap_or_default(), "");
-    assert!(stage_is_empty(&fake), "staged copy left behind");
+    assert_stage_empty(&fake);
 }
 
 #[test]
 fn closed_stderr_keeps_the_exit_code() {
     let fake = Fake::new();
     let file = fake.file("sleep.sh", SLEEPER);
-    let mut child = fake
-        .sbx_std("t-closederr")
-        .arg("run")
-        .arg(&file)
-        .arg("python:3.12-slim")
-        .arg("1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn sbx");
-    drop(child.stderr.take());
-    let mut sbx = Spawned(child);
+    let mut sbx = spawn(
+        fake.sbx_std("t-closederr")
+            .arg("run")
+            .arg(&file)
+            .arg("python:3.12-slim")
+            .arg("1"),
+        Stdio::null(),
+        Stdio::piped(),
+    );
+    drop(sbx.0.stderr.take());
     let status = sbx.wait(Duration::from_secs(10));
-    assert_gone(fake.pid("sbx-t-closederr-0"));
-    assert_removed_after_start(&fake, "sbx-t-closederr-0");
+    assert_stopped_and_removed(&fake, "sbx-t-closederr-0");
     assert_eq!(
         status.code(),
         Some(124),
@@ -1791,27 +1790,14 @@ fn closed_stderr_keeps_the_exit_code() {
     );
 
     fake.candidate("a", "echo a\n");
-    let path = fake.root().join("tasks.json");
-    fs::write(
-        &path,
-        serde_json::to_vec(&json!([task("a", "", "a\n")])).expect("tasks"),
-    )
-    .expect("write");
-    let mut child = fake
-        .sbx_std("t-closederr2")
-        .arg("eval")
-        .arg("--tasks")
-        .arg(&path)
-        .arg("--gen")
-        .arg(fake.gen())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn sbx");
-    drop(child.stdout.take());
-    drop(child.stderr.take());
-    let mut sbx = Spawned(child);
+    let tasks = json!([task("a", "", "a\n")]);
+    let mut sbx = spawn(
+        &mut fake.eval_std("t-closederr2", &tasks),
+        Stdio::piped(),
+        Stdio::piped(),
+    );
+    drop(sbx.0.stdout.take());
+    drop(sbx.0.stderr.take());
     let status = sbx.wait(Duration::from_secs(10));
     assert_eq!(
         status.code(),
