@@ -172,6 +172,9 @@ pub struct EvalArgs {
     /// Bytes kept of each of stdout and stderr; more stops the candidate.
     #[arg(long, default_value = "1MiB", value_name = "BYTES")]
     pub max_output: String,
+    /// Run every case of a multi-case task, not only up to its first failure.
+    #[arg(long)]
+    pub no_fail_fast: bool,
     /// Also write a JUnit XML report to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

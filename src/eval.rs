@@ -27,20 +27,29 @@ use crate::spec::{self, Sandbox};
 use crate::supervise::{OutputSink, StdinSource};
 
 /// The fields a task may have.
-const TASK_FIELDS: [&str; 7] = [
-    "id", "prompt", "stdin", "expect", "timeout", "image", "compare",
+const TASK_FIELDS: [&str; 8] = [
+    "id", "prompt", "stdin", "expect", "cases", "timeout", "image", "compare",
 ];
-/// The fields a task must have (what the original reads).
-const REQUIRED_FIELDS: [&str; 3] = ["id", "stdin", "expect"];
+/// The fields of one case of `cases`.
+const CASE_FIELDS: [&str; 2] = ["stdin", "expect"];
 
 /// One validated task.
 #[derive(Debug, Clone)]
 pub struct Task {
     pub id: String,
-    pub stdin: Arc<[u8]>,
-    pub matcher: Matcher,
+    /// One case for a task with `stdin`/`expect`, several with `cases`.
+    pub cases: Vec<Case>,
+    /// Whether the task gave `cases` (its report entry then counts them).
+    pub multi_case: bool,
     pub timeout: Duration,
     pub image: String,
+}
+
+/// One input and what must come out of it.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub stdin: Arc<[u8]>,
+    pub matcher: Matcher,
 }
 
 /// A validated `sbx eval` request.
@@ -51,6 +60,8 @@ pub struct EvalRequest {
     pub jobs: usize,
     pub interpreter: Option<Vec<String>>,
     pub max_output: usize,
+    /// Stop a multi-case task at its first failing case.
+    pub fail_fast: bool,
     pub junit: Option<PathBuf>,
     pub sandbox: Sandbox,
 }
@@ -113,6 +124,7 @@ impl EvalRequest {
                 .map(spec::parse_interpreter)
                 .transpose()?,
             max_output: spec::parse_bytes("--max-output", &args.max_output)?,
+            fail_fast: !args.no_fail_fast,
             junit: args.junit,
             sandbox,
         })
@@ -151,19 +163,8 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
         if let Some(unknown) = fields.keys().find(|k| !TASK_FIELDS.contains(&k.as_str())) {
             return Err(format!("{at}: unknown field `{}`", unknown.escape_debug()));
         }
-        if let Some(missing) = REQUIRED_FIELDS.iter().find(|f| !fields.contains_key(**f)) {
-            return Err(format!("{at}: missing field `{missing}`"));
-        }
-        let string = |name: &str| -> Result<Option<String>, String> {
-            match fields.get(name) {
-                None => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(format!("{at}: field `{name}` must be a string")),
-            }
-        };
+        let string = |name: &str| string_field(fields, name, &at);
         string("prompt")?;
-        let stdin = string("stdin")?.unwrap_or_default();
-        let expect = string("expect")?.unwrap_or_default();
         let image = match string("image")? {
             Some(image) => spec::parse_image(&image).map_err(|e| format!("{at}: {e}"))?,
             None => defaults.image.clone(),
@@ -184,17 +185,62 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
                 )
             })?,
         };
-        let matcher =
-            Matcher::new(mode, &expect, defaults.tolerance).map_err(|e| format!("{at}: {e}"))?;
+        let case = |fields: &serde_json::Map<String, Value>, at: &str| -> Result<Case, String> {
+            if let Some(missing) = CASE_FIELDS.iter().find(|f| !fields.contains_key(**f)) {
+                return Err(format!("{at}: missing field `{missing}`"));
+            }
+            let stdin = string_field(fields, "stdin", at)?.unwrap_or_default();
+            let expect = string_field(fields, "expect", at)?.unwrap_or_default();
+            Ok(Case {
+                stdin: Arc::from(stdin.into_bytes()),
+                matcher: Matcher::new(mode, &expect, defaults.tolerance)
+                    .map_err(|e| format!("{at}: {e}"))?,
+            })
+        };
+        let multi_case = fields.contains_key("cases");
+        let cases = match fields.get("cases") {
+            None => vec![case(fields, &at)?],
+            Some(_) if fields.contains_key("stdin") || fields.contains_key("expect") => {
+                return Err(format!("{at}: give either `cases` or `stdin`/`expect`, not both"))
+            }
+            Some(Value::Array(list)) if !list.is_empty() => {
+                let mut cases = Vec::with_capacity(list.len());
+                for (k, item) in list.iter().enumerate() {
+                    let at = format!("{at}, case {}", k + 1);
+                    let Value::Object(case_fields) = item else {
+                        return Err(format!("{at}: not a JSON object"));
+                    };
+                    if let Some(unknown) = case_fields.keys().find(|k| !CASE_FIELDS.contains(&k.as_str())) {
+                        return Err(format!("{at}: unknown field `{}`", unknown.escape_debug()));
+                    }
+                    cases.push(case(case_fields, &at)?);
+                }
+                cases
+            }
+            Some(_) => return Err(format!("{at}: `cases` must be a non-empty list")),
+        };
         tasks.push(Task {
             id,
-            stdin: Arc::from(stdin.into_bytes()),
-            matcher,
+            cases,
+            multi_case,
             timeout,
             image,
         });
     }
     Ok(tasks)
+}
+
+/// A field that must be a string when present.
+fn string_field(
+    fields: &serde_json::Map<String, Value>,
+    name: &str,
+    at: &str,
+) -> Result<Option<String>, String> {
+    match fields.get(name) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{at}: field `{name}` must be a string")),
+    }
 }
 
 /// An id names a file in the gen folder: a plain file name only.
@@ -376,7 +422,8 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     Ok(summary.exit_code())
 }
 
-/// Judges one task. `None` when the eval was interrupted during the run.
+/// Judges one task: each of its cases in a fresh container. `None` when the
+/// eval was interrupted during a run.
 fn judge(session: &Session, req: &EvalRequest, gen_root: &Path, task: &Task) -> Option<TaskResult> {
     let (bytes, interpreter) = match find_candidate(gen_root, &task.id, req.interpreter.as_ref()) {
         Found::Missing => return Some(TaskResult::missing(&task.id)),
@@ -385,11 +432,66 @@ fn judge(session: &Session, req: &EvalRequest, gen_root: &Path, task: &Task) -> 
         }
         Found::Ready { bytes, interpreter } => (bytes, interpreter),
     };
+    let run_case = |case: &Case| judge_case(session, req, task, &bytes, &interpreter, case);
+    if !task.multi_case {
+        return run_case(&task.cases[0]);
+    }
+    // Several cases: the task passes when every case passes. The entry
+    // carries the first failing case's details; an `error` in any case
+    // makes the task an `error` (sbx could not judge it).
+    let mut passed = 0;
+    let mut duration_ms = 0;
+    let mut first_failure: Option<TaskResult> = None;
+    let mut last_pass: Option<TaskResult> = None;
+    for (k, case) in task.cases.iter().enumerate() {
+        let mut result = run_case(case)?;
+        duration_ms += result.duration_ms;
+        result.case = Some(k + 1);
+        match result.status {
+            Status::Pass => {
+                passed += 1;
+                last_pass = Some(result);
+            }
+            Status::Error => {
+                first_failure = Some(result);
+                break;
+            }
+            Status::Fail | Status::Missing => {
+                first_failure.get_or_insert(result);
+                if req.fail_fast {
+                    break;
+                }
+            }
+        }
+    }
+    let mut result = match first_failure.or(last_pass) {
+        Some(result) => result,
+        None => TaskResult::error(&task.id, "no_case", "the task has no case".into()),
+    };
+    if result.status == Status::Pass {
+        result.case = None;
+    }
+    result.cases_passed = Some(passed);
+    result.cases_total = Some(task.cases.len());
+    result.duration_ms = duration_ms;
+    Some(result)
+}
+
+/// Runs one case of a task in its own container and judges it. `None` when
+/// the eval was interrupted during the run.
+fn judge_case(
+    session: &Session,
+    req: &EvalRequest,
+    task: &Task,
+    bytes: &[u8],
+    interpreter: &[String],
+    case: &Case,
+) -> Option<TaskResult> {
     let run = session
         .prepare(&Candidate {
-            bytes: &bytes,
+            bytes,
             image: &task.image,
-            interpreter: &interpreter,
+            interpreter,
             interactive: true,
         })
         .and_then(|prepared| {
@@ -397,7 +499,7 @@ fn judge(session: &Session, req: &EvalRequest, gen_root: &Path, task: &Task) -> 
             session
                 .execute(
                     prepared,
-                    StdinSource::Bytes(Arc::clone(&task.stdin)),
+                    StdinSource::Bytes(Arc::clone(&case.stdin)),
                     OutputSink::Capture {
                         max: req.max_output,
                     },
@@ -415,7 +517,7 @@ fn judge(session: &Session, req: &EvalRequest, gen_root: &Path, task: &Task) -> 
         name: &name,
         since: finished.started,
     };
-    let verdict = outcome::judge(&finished, |stdout| task.matcher.mismatch(stdout), &record);
+    let verdict = outcome::judge(&finished, |stdout| case.matcher.mismatch(stdout), &record);
     match verdict {
         Verdict::Interrupted => return None,
         Verdict::DockerError(message) => {
@@ -461,7 +563,8 @@ mod tests {
         assert_eq!(tasks[0].id, "fizzbuzz");
         assert_eq!(tasks[0].timeout, Duration::from_secs(10));
         assert_eq!(tasks[0].image, "python:3.12-slim");
-        assert!(tasks[0].matcher.mismatch("1\n").is_none());
+        assert!(!tasks[0].multi_case);
+        assert!(tasks[0].cases[0].matcher.mismatch("1\n").is_none());
     }
 
     #[test]
@@ -473,9 +576,24 @@ mod tests {
         .unwrap();
         assert_eq!(tasks[0].timeout, Duration::from_millis(2500));
         assert_eq!(tasks[0].image, "sbx-busybox:latest");
-        assert_eq!(&*tasks[0].stdin, b"x");
-        assert!(tasks[0].matcher.mismatch("1\n2\n").is_none());
+        assert_eq!(&*tasks[0].cases[0].stdin, b"x");
+        assert!(tasks[0].cases[0].matcher.mismatch("1\n2\n").is_none());
         assert_eq!(tasks[1].timeout, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn cases_parse_with_the_task_compare_mode() {
+        let tasks = parse(
+            r#"[{"id": "a", "compare": "trim", "cases": [
+                {"stdin": "1", "expect": "one"},
+                {"stdin": "2", "expect": "two  "}
+            ]}]"#,
+        )
+        .unwrap();
+        assert!(tasks[0].multi_case);
+        assert_eq!(tasks[0].cases.len(), 2);
+        assert_eq!(&*tasks[0].cases[1].stdin, b"2");
+        assert!(tasks[0].cases[1].matcher.mismatch("two\n").is_none());
     }
 
     #[test]
@@ -546,6 +664,25 @@ mod tests {
             (
                 r#"[{"id": "a", "stdin": "", "expect": "(", "compare": "regex"}]"#,
                 "invalid regex",
+            ),
+            (
+                r#"[{"id": "a", "stdin": "", "expect": "", "cases": [{"stdin": "", "expect": ""}]}]"#,
+                "either `cases` or `stdin`/`expect`, not both",
+            ),
+            (r#"[{"id": "a", "cases": []}]"#, "`cases` must be a non-empty list"),
+            (r#"[{"id": "a", "cases": {}}]"#, "`cases` must be a non-empty list"),
+            (r#"[{"id": "a", "cases": [1]}]"#, "task `a` (#1), case 1: not a JSON object"),
+            (
+                r#"[{"id": "a", "cases": [{"stdin": ""}]}]"#,
+                "task `a` (#1), case 1: missing field `expect`",
+            ),
+            (
+                r#"[{"id": "a", "cases": [{"stdin": "", "expect": "", "x": 1}]}]"#,
+                "case 1: unknown field `x`",
+            ),
+            (
+                r#"[{"id": "a", "compare": "regex", "cases": [{"stdin": "", "expect": "("}]}]"#,
+                "case 1: invalid regex",
             ),
         ] {
             let err = parse(text).expect_err(text);

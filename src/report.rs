@@ -45,6 +45,15 @@ pub struct TaskResult {
     pub duration_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// Multi-case tasks only: the first failing case (1-based), whose
+    /// details the entry carries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case: Option<usize>,
+    /// Multi-case tasks only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cases_passed: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cases_total: Option<usize>,
 }
 
 impl TaskResult {
@@ -66,6 +75,9 @@ impl TaskResult {
             exit_code,
             duration_ms: u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
             diff: None,
+            case: None,
+            cases_passed: None,
+            cases_total: None,
         }
     }
 
@@ -80,6 +92,9 @@ impl TaskResult {
             exit_code: None,
             duration_ms: 0,
             diff: None,
+            case: None,
+            cases_passed: None,
+            cases_total: None,
         }
     }
 
@@ -94,6 +109,9 @@ impl TaskResult {
             exit_code: None,
             duration_ms: 0,
             diff: None,
+            case: None,
+            cases_passed: None,
+            cases_total: None,
         }
     }
 }
@@ -224,6 +242,9 @@ mod tests {
             exit_code: Some(0),
             duration_ms: 420,
             diff: Some("line 1: expected \"a\", got \"b\"".into()),
+            case: None,
+            cases_passed: None,
+            cases_total: None,
         }
     }
 

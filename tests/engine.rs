@@ -930,3 +930,62 @@ fn tiny_timeout_leaves_no_created_container() {
         total
     );
 }
+
+// ---------------------------------------------------------------------------
+// Several cases per task
+// ---------------------------------------------------------------------------
+
+/// Each case runs in its own container; the task passes when every case
+/// does; the entry counts them and carries the first failing case. With the
+/// default fail-fast, a task stops at its first failing case.
+#[test]
+fn multi_case_tasks_count_cases_and_stop_at_the_first_failure() {
+    let run = Run::new("cases");
+    run.file("gen/upper.sh", "tr a-z A-Z\n", 0o644);
+    run.file("gen/allgood.sh", "tr a-z A-Z\n", 0o644);
+    run.file("gen/single.sh", "tr a-z A-Z\n", 0o644);
+    let tasks = json!([
+        {"id": "upper", "cases": [
+            {"stdin": "a", "expect": "A"},
+            {"stdin": "c", "expect": "X"},
+            {"stdin": "b", "expect": "B"}
+        ]},
+        {"id": "allgood", "cases": [
+            {"stdin": "x", "expect": "X"},
+            {"stdin": "y", "expect": "Y"}
+        ]},
+        {"id": "single", "stdin": "q", "expect": "Q"}
+    ]);
+    let out = run.eval(&tasks, BUSYBOX, &[]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    let results = report(&out);
+    let upper = entry(&results, "upper");
+    assert_verdict(upper, "fail", "wrong_output");
+    assert_eq!(upper["case"], 2, "{upper:#}");
+    assert_eq!(
+        upper["cases_passed"], 1,
+        "fail-fast stops at case 2: {upper:#}"
+    );
+    assert_eq!(upper["cases_total"], 3, "{upper:#}");
+    assert!(
+        upper["diff"].as_str().is_some_and(|d| d.contains("\"X\"")),
+        "{upper:#}"
+    );
+    let good = entry(&results, "allgood");
+    assert_eq!(good["status"], "pass", "{good:#}");
+    assert_eq!(good["cases_passed"], 2, "{good:#}");
+    assert_eq!(good["cases_total"], 2, "{good:#}");
+    assert!(good.get("case").is_none(), "{good:#}");
+    // The single-case schema and report stay as they were.
+    let single = entry(&results, "single");
+    assert_eq!(single["status"], "pass", "{single:#}");
+    assert!(single.get("cases_total").is_none(), "{single:#}");
+
+    // Without fail-fast every case runs: 2 of 3 pass, the first failure is reported.
+    let out = run.eval(&tasks, BUSYBOX, &["--no-fail-fast"]);
+    let results = report(&out);
+    let upper = entry(&results, "upper");
+    assert_eq!(upper["cases_passed"], 2, "{upper:#}");
+    assert_eq!(upper["case"], 2, "{upper:#}");
+    run.assert_clean();
+}
