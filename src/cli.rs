@@ -175,6 +175,9 @@ pub struct EvalArgs {
     /// Run every case of a multi-case task, not only up to its first failure.
     #[arg(long)]
     pub no_fail_fast: bool,
+    /// Report pass@K for multi-sample tasks (repeatable) [default: 1, and 10 where n >= 10].
+    #[arg(long = "k", value_name = "K", value_parser = clap::value_parser!(usize))]
+    pub k: Vec<usize>,
     /// Also write a JUnit XML report to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

@@ -62,6 +62,8 @@ pub struct EvalRequest {
     pub max_output: usize,
     /// Stop a multi-case task at its first failing case.
     pub fail_fast: bool,
+    /// The k of pass@k for multi-sample tasks (empty: 1, and 10 where n >= 10).
+    pub ks: Vec<usize>,
     pub junit: Option<PathBuf>,
     pub sandbox: Sandbox,
 }
@@ -125,6 +127,7 @@ impl EvalRequest {
                 .transpose()?,
             max_output: spec::parse_bytes("--max-output", &args.max_output)?,
             fail_fast: !args.no_fail_fast,
+            ks: args.k,
             junit: args.junit,
             sandbox,
         })
@@ -201,7 +204,9 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
         let cases = match fields.get("cases") {
             None => vec![case(fields, &at)?],
             Some(_) if fields.contains_key("stdin") || fields.contains_key("expect") => {
-                return Err(format!("{at}: give either `cases` or `stdin`/`expect`, not both"))
+                return Err(format!(
+                    "{at}: give either `cases` or `stdin`/`expect`, not both"
+                ))
             }
             Some(Value::Array(list)) if !list.is_empty() => {
                 let mut cases = Vec::with_capacity(list.len());
@@ -210,7 +215,10 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
                     let Value::Object(case_fields) = item else {
                         return Err(format!("{at}: not a JSON object"));
                     };
-                    if let Some(unknown) = case_fields.keys().find(|k| !CASE_FIELDS.contains(&k.as_str())) {
+                    if let Some(unknown) = case_fields
+                        .keys()
+                        .find(|k| !CASE_FIELDS.contains(&k.as_str()))
+                    {
                         return Err(format!("{at}: unknown field `{}`", unknown.escape_debug()));
                     }
                     cases.push(case(case_fields, &at)?);
@@ -274,56 +282,195 @@ enum Found {
     },
 }
 
-/// Looks for `<id>.py`, `<id>.sh`, `<id>.js` in that order. A symlink that
-/// leads outside the gen folder is refused, never read.
-fn find_candidate(gen_root: &Path, id: &str, interpreter: Option<&Vec<String>>) -> Found {
+/// Where a task's candidates are.
+#[derive(Debug)]
+enum Source {
+    /// `gen/<id>.py` (or `.sh`, `.js`): one candidate, judged as the task.
+    Single(Found),
+    /// `gen/<id>/`: several samples of the task, by file name, sorted.
+    Samples(Vec<(String, Found)>),
+}
+
+/// A folder `gen/<id>/` holds samples; otherwise `<id>.py`, `<id>.sh`,
+/// `<id>.js` in that order. Nothing that leads outside the gen folder is
+/// followed or read.
+fn find_source(gen_root: &Path, id: &str, interpreter: Option<&Vec<String>>) -> Source {
+    let dir = gen_root.join(id);
+    if fs::symlink_metadata(&dir).is_ok() {
+        match fs::canonicalize(&dir) {
+            Ok(real) if real.is_dir() && !real.starts_with(gen_root) => {
+                return Source::Single(outside(&dir))
+            }
+            Ok(real) if real.is_dir() => {
+                return Source::Samples(samples_in(gen_root, &real, interpreter))
+            }
+            _ => {}
+        }
+    }
     for ext in spec::CANDIDATE_EXTENSIONS {
         let path = gen_root.join(format!("{id}.{ext}"));
-        if fs::symlink_metadata(&path).is_err() {
+        if fs::symlink_metadata(&path).is_ok() {
+            return Source::Single(load(gen_root, &path, interpreter));
+        }
+    }
+    Source::Single(Found::Missing)
+}
+
+/// The samples of a folder: every entry but hidden ones, by name.
+fn samples_in(
+    gen_root: &Path,
+    dir: &Path,
+    interpreter: Option<&Vec<String>>,
+) -> Vec<(String, Found)> {
+    let mut names: Vec<String> = match fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| !name.starts_with('.'))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let found = load(gen_root, &dir.join(&name), interpreter);
+            (name, found)
+        })
+        .collect()
+}
+
+fn outside(path: &Path) -> Found {
+    Found::Refused {
+        reason: "candidate_outside_gen",
+        message: format!(
+            "`{}` leads outside the candidates folder; not followed",
+            path.display()
+        ),
+    }
+}
+
+/// Reads one candidate file: a regular file inside the gen folder, run by
+/// `interpreter` or by the interpreter of its extension.
+fn load(gen_root: &Path, path: &Path, interpreter: Option<&Vec<String>>) -> Found {
+    let refused = |reason, message: String| Found::Refused { reason, message };
+    let real = match fs::canonicalize(path) {
+        Ok(real) => real,
+        Err(e) => {
+            return refused(
+                "unreadable_candidate",
+                format!("cannot resolve `{}`: {e}", path.display()),
+            )
+        }
+    };
+    if !real.starts_with(gen_root) {
+        return outside(path);
+    }
+    if !real.is_file() {
+        return refused(
+            "not_a_file",
+            format!("`{}` is not a regular file", path.display()),
+        );
+    }
+    let interpreter = match interpreter {
+        Some(words) => words.clone(),
+        None => {
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            match spec::interpreter_for_extension(ext) {
+                Some(words) => words,
+                None => {
+                    return refused(
+                        "unknown_extension",
+                        format!(
+                            "no interpreter for `{}` (.py, .sh, .js); pass --interpreter",
+                            path.display()
+                        ),
+                    )
+                }
+            }
+        }
+    };
+    match fs::read(&real) {
+        Ok(bytes) => Found::Ready { bytes, interpreter },
+        Err(e) => refused(
+            "unreadable_candidate",
+            format!("cannot read `{}`: {e}", path.display()),
+        ),
+    }
+}
+
+/// What sbx does for one task: an answer already known, or candidates to run.
+#[derive(Debug)]
+enum Plan {
+    Known(Box<TaskResult>),
+    /// One candidate: the run of `units[index]` is the task's entry.
+    Single(usize),
+    /// Samples: each one's answer, known or the run of `units[index]`.
+    Samples(Vec<(String, Result<TaskResult, usize>)>),
+}
+
+/// One candidate to run against every case of a task.
+#[derive(Debug)]
+struct Unit {
+    task: usize,
+    bytes: Vec<u8>,
+    interpreter: Vec<String>,
+}
+
+/// The plan of every task and the units to run, in task order.
+fn plan(
+    req: &EvalRequest,
+    gen_root: &Path,
+    image_errors: &BTreeMap<&str, Option<(String, String)>>,
+) -> (Vec<Plan>, Vec<Unit>) {
+    let mut units = Vec::new();
+    let mut unit = |task: usize, bytes: Vec<u8>, interpreter: Vec<String>| {
+        units.push(Unit {
+            task,
+            bytes,
+            interpreter,
+        });
+        units.len() - 1
+    };
+    let known = |id: &str, found: Found| match found {
+        Found::Missing => TaskResult::missing(id),
+        Found::Refused { reason, message } => TaskResult::error(id, reason, message),
+        Found::Ready { .. } => unreachable!("ready candidates become units"),
+    };
+    let mut plans = Vec::with_capacity(req.tasks.len());
+    for (i, task) in req.tasks.iter().enumerate() {
+        if let Some((code, message)) = &image_errors[task.image.as_str()] {
+            plans.push(Plan::Known(Box::new(TaskResult::error(
+                &task.id,
+                code,
+                message.clone(),
+            ))));
             continue;
         }
-        let refused = |reason, message: String| Found::Refused { reason, message };
-        let real = match fs::canonicalize(&path) {
-            Ok(real) => real,
-            Err(e) => {
-                return refused(
-                    "unreadable_candidate",
-                    format!("cannot resolve `{}`: {e}", path.display()),
-                )
-            }
-        };
-        if !real.starts_with(gen_root) {
-            return refused(
-                "candidate_outside_gen",
-                format!(
-                    "`{}` leads outside the candidates folder; not followed",
-                    path.display()
+        plans.push(
+            match find_source(gen_root, &task.id, req.interpreter.as_ref()) {
+                Source::Single(Found::Ready { bytes, interpreter }) => {
+                    Plan::Single(unit(i, bytes, interpreter))
+                }
+                Source::Single(other) => Plan::Known(Box::new(known(&task.id, other))),
+                Source::Samples(samples) => Plan::Samples(
+                    samples
+                        .into_iter()
+                        .map(|(name, found)| {
+                            let answer = match found {
+                                Found::Ready { bytes, interpreter } => {
+                                    Err(unit(i, bytes, interpreter))
+                                }
+                                other => Ok(known(&task.id, other)),
+                            };
+                            (name, answer)
+                        })
+                        .collect(),
                 ),
-            );
-        }
-        if !real.is_file() {
-            return refused(
-                "not_a_file",
-                format!("`{}` is not a regular file", path.display()),
-            );
-        }
-        let bytes = match fs::read(&real) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                return refused(
-                    "unreadable_candidate",
-                    format!("cannot read `{}`: {e}", path.display()),
-                )
-            }
-        };
-        let interpreter = match interpreter {
-            Some(words) => words.clone(),
-            None => spec::interpreter_for_extension(ext)
-                .expect("every candidate extension has an interpreter"),
-        };
-        return Found::Ready { bytes, interpreter };
+            },
+        );
     }
-    Found::Missing
+    (plans, units)
 }
 
 /// Runs the eval and returns the exit code. The report goes to stdout.
@@ -351,12 +498,12 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         }
     }
 
-    let slots: Vec<Mutex<Option<TaskResult>>> =
-        req.tasks.iter().map(|_| Mutex::new(None)).collect();
+    let (plans, units) = plan(&req, &gen_root, &images);
+    let slots: Vec<Mutex<Option<TaskResult>>> = units.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let progress = std::io::stderr().is_terminal();
-    let total = req.tasks.len();
+    let total = units.len();
     let workers = req.jobs.min(total).max(1);
     thread::scope(|scope| {
         for _ in 0..workers {
@@ -365,19 +512,15 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                     return;
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(task) = req.tasks.get(i) else { return };
-                let result = match &images[task.image.as_str()] {
-                    Some((code, message)) => {
-                        Some(TaskResult::error(&task.id, code, message.clone()))
-                    }
-                    None => judge(&session, &req, &gen_root, task),
-                };
-                if let Some(result) = result {
+                let Some(unit) = units.get(i) else { return };
+                if let Some(result) = judge(&session, &req, &req.tasks[unit.task], unit) {
                     *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
                 }
                 let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
                 if progress {
-                    console::progress(&format!("\r\x1b[Ksbx: {finished}/{total} tasks judged"));
+                    console::progress(&format!(
+                        "\r\x1b[Ksbx: {finished}/{total} candidates judged"
+                    ));
                 }
             });
         }
@@ -399,15 +542,32 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         return Ok(exit::for_signal(signal));
     }
 
-    let results: Vec<TaskResult> = slots
+    let mut ran: Vec<Option<TaskResult>> = slots
+        .into_iter()
+        .map(|slot| slot.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect();
+    let mut take = |index: usize, id: &str| {
+        ran[index]
+            .take()
+            .unwrap_or_else(|| TaskResult::error(id, "not_run", "the candidate was not run".into()))
+    };
+    let results: Vec<TaskResult> = plans
         .into_iter()
         .zip(&req.tasks)
-        .map(|(slot, task)| {
-            slot.into_inner()
-                .unwrap_or_else(|p| p.into_inner())
-                .unwrap_or_else(|| {
-                    TaskResult::error(&task.id, "not_run", "the task was not run".into())
-                })
+        .map(|(plan, task)| match plan {
+            Plan::Known(result) => *result,
+            Plan::Single(index) => take(index, &task.id),
+            Plan::Samples(samples) => {
+                let samples = samples
+                    .into_iter()
+                    .map(|(name, answer)| {
+                        let mut result = answer.unwrap_or_else(|index| take(index, &task.id));
+                        result.sample = Some(name);
+                        result
+                    })
+                    .collect();
+                report::samples_entry(&task.id, samples, &req.ks)
+            }
         })
         .collect();
 
@@ -418,21 +578,19 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         report::write_junit(path, &results, clock.elapsed())?;
     }
     let summary = report::Summary::of(&results);
-    console::note(&summary.line(clock.elapsed()));
+    let mut line = summary.line(clock.elapsed());
+    for (key, mean, tasks) in report::pass_at_k_means(&results) {
+        line.push_str(&format!("; mean {key} {mean:.3} over {tasks} tasks"));
+    }
+    console::note(&line);
     Ok(summary.exit_code())
 }
 
-/// Judges one task: each of its cases in a fresh container. `None` when the
-/// eval was interrupted during a run.
-fn judge(session: &Session, req: &EvalRequest, gen_root: &Path, task: &Task) -> Option<TaskResult> {
-    let (bytes, interpreter) = match find_candidate(gen_root, &task.id, req.interpreter.as_ref()) {
-        Found::Missing => return Some(TaskResult::missing(&task.id)),
-        Found::Refused { reason, message } => {
-            return Some(TaskResult::error(&task.id, reason, message))
-        }
-        Found::Ready { bytes, interpreter } => (bytes, interpreter),
-    };
-    let run_case = |case: &Case| judge_case(session, req, task, &bytes, &interpreter, case);
+/// Judges one candidate against each case of its task, each in a fresh
+/// container. `None` when the eval was interrupted during a run.
+fn judge(session: &Session, req: &EvalRequest, task: &Task, unit: &Unit) -> Option<TaskResult> {
+    let (bytes, interpreter) = (&unit.bytes, &unit.interpreter);
+    let run_case = |case: &Case| judge_case(session, req, task, bytes, interpreter, case);
     if !task.multi_case {
         return run_case(&task.cases[0]);
     }
@@ -669,9 +827,18 @@ mod tests {
                 r#"[{"id": "a", "stdin": "", "expect": "", "cases": [{"stdin": "", "expect": ""}]}]"#,
                 "either `cases` or `stdin`/`expect`, not both",
             ),
-            (r#"[{"id": "a", "cases": []}]"#, "`cases` must be a non-empty list"),
-            (r#"[{"id": "a", "cases": {}}]"#, "`cases` must be a non-empty list"),
-            (r#"[{"id": "a", "cases": [1]}]"#, "task `a` (#1), case 1: not a JSON object"),
+            (
+                r#"[{"id": "a", "cases": []}]"#,
+                "`cases` must be a non-empty list",
+            ),
+            (
+                r#"[{"id": "a", "cases": {}}]"#,
+                "`cases` must be a non-empty list",
+            ),
+            (
+                r#"[{"id": "a", "cases": [1]}]"#,
+                "task `a` (#1), case 1: not a JSON object",
+            ),
             (
                 r#"[{"id": "a", "cases": [{"stdin": ""}]}]"#,
                 "task `a` (#1), case 1: missing field `expect`",
@@ -705,6 +872,12 @@ mod tests {
         std::os::unix::fs::symlink(gen.join("a.py"), gen.join("d.py")).unwrap();
         fs::create_dir(gen.join("e.py")).unwrap();
         let root = fs::canonicalize(&gen).unwrap();
+        let find_candidate = |root: &Path, id: &str, interp: Option<&Vec<String>>| match find_source(
+            root, id, interp,
+        ) {
+            Source::Single(found) => found,
+            Source::Samples(s) => panic!("not samples: {s:?}"),
+        };
 
         match find_candidate(&root, "a", None) {
             Found::Ready { bytes, interpreter } => {
@@ -739,5 +912,55 @@ mod tests {
             }
         ));
         assert!(matches!(find_candidate(&root, "zz", None), Found::Missing));
+    }
+
+    #[test]
+    fn a_folder_holds_samples_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let gen = dir.path().join("gen");
+        fs::create_dir_all(gen.join("t")).unwrap();
+        fs::write(gen.join("t/b.py"), "print(2)\n").unwrap();
+        fs::write(gen.join("t/a.sh"), "echo 1\n").unwrap();
+        fs::write(gen.join("t/c.txt"), "?").unwrap();
+        fs::write(gen.join("t/.hidden.py"), "x").unwrap();
+        fs::write(dir.path().join("secret.py"), "s").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret.py"), gen.join("t/d.py")).unwrap();
+        // A folder that leads outside is not followed either.
+        fs::create_dir(dir.path().join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), gen.join("out")).unwrap();
+        let root = fs::canonicalize(&gen).unwrap();
+
+        let Source::Samples(samples) = find_source(&root, "t", None) else {
+            panic!("expected samples")
+        };
+        let names: Vec<&str> = samples.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a.sh", "b.py", "c.txt", "d.py"]);
+        assert!(
+            matches!(&samples[0].1, Found::Ready { interpreter, .. } if interpreter == &["sh"])
+        );
+        assert!(
+            matches!(&samples[1].1, Found::Ready { interpreter, .. } if interpreter == &["python3"])
+        );
+        assert!(matches!(
+            &samples[2].1,
+            Found::Refused {
+                reason: "unknown_extension",
+                ..
+            }
+        ));
+        assert!(matches!(
+            &samples[3].1,
+            Found::Refused {
+                reason: "candidate_outside_gen",
+                ..
+            }
+        ));
+        assert!(matches!(
+            find_source(&root, "out", None),
+            Source::Single(Found::Refused {
+                reason: "candidate_outside_gen",
+                ..
+            })
+        ));
     }
 }

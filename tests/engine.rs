@@ -989,3 +989,63 @@ fn multi_case_tasks_count_cases_and_stop_at_the_first_failure() {
     assert_eq!(upper["case"], 2, "{upper:#}");
     run.assert_clean();
 }
+
+// ---------------------------------------------------------------------------
+// Several samples per task, pass@k
+// ---------------------------------------------------------------------------
+
+/// A folder `gen/<id>/` holds samples; each is judged like a candidate (in
+/// parallel with the others), and the entry gives n, c and pass@k. Samples
+/// sbx could not judge are left out of n and counted apart.
+#[test]
+fn samples_give_n_c_and_pass_at_k() {
+    let run = Run::new("samples");
+    for i in 0..10 {
+        // Samples 0-6 double the input (right), 7-9 add one (wrong).
+        let body = if i < 7 {
+            "read n; echo $((n * 2))\n"
+        } else {
+            "read n; echo $((n + 1))\n"
+        };
+        run.file(&format!("gen/double/s{i}.sh"), body, 0o644);
+    }
+    run.file("gen/double/unknown.rb", "puts 1\n", 0o644);
+    run.file("gen/single.sh", "read n; echo $((n * 2))\n", 0o644);
+    fs::create_dir_all(run.path("gen/empty")).expect("mkdir");
+    let tasks = json!([
+        {"id": "double", "stdin": "4\n", "expect": "8\n"},
+        {"id": "single", "stdin": "4\n", "expect": "8\n"},
+        {"id": "empty", "stdin": "", "expect": ""}
+    ]);
+    let out = run.eval(&tasks, BUSYBOX, &["-j", "4"]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    let results = report(&out);
+    let double = entry(&results, "double");
+    assert_eq!(double["status"], "fail", "{double:#}");
+    assert_eq!(double["n"], 10, "{double:#}");
+    assert_eq!(double["c"], 7, "{double:#}");
+    assert_eq!(double["errors"], 1, "the .rb sample: {double:#}");
+    let p1 = double["pass@1"].as_f64().expect("pass@1");
+    assert!((p1 - 0.7).abs() < 1e-9, "{double:#}");
+    // n >= 10 also gives pass@10: any 10 of 10 contain a pass.
+    assert_eq!(double["pass@10"], 1.0, "{double:#}");
+    let samples = double["samples"].as_array().expect("samples");
+    let names: Vec<&str> = samples
+        .iter()
+        .filter_map(|s| s["sample"].as_str())
+        .collect();
+    assert_eq!(names.len(), 11, "{double:#}");
+    assert!(names.windows(2).all(|w| w[0] < w[1]), "sorted: {names:?}");
+    assert_eq!(samples[10]["status"], "error", "{double:#}");
+    assert_eq!(samples[10]["reason"], "unknown_extension", "{double:#}");
+    // A plain candidate file keeps the single-candidate entry.
+    let single = entry(&results, "single");
+    assert_eq!(single["status"], "pass", "{single:#}");
+    assert!(single.get("n").is_none(), "{single:#}");
+    assert_eq!(entry(&results, "empty")["status"], "missing");
+    assert!(
+        out.stderr.contains("mean pass@1 0.700 over 1 tasks"),
+        "{out:?}"
+    );
+    run.assert_clean();
+}
