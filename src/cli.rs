@@ -28,6 +28,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Remove containers that sbx started and that were left behind.
     Gc(GcArgs),
+    /// Compare two eval reports: regressions, fixes and an exact McNemar test.
+    Diff(DiffArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -58,6 +60,19 @@ pub struct GcArgs {
     pub run_id: Option<String>,
     #[command(flatten)]
     pub engine: EngineArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    /// The baseline report (what `sbx eval` printed).
+    #[arg(value_name = "OLD.json")]
+    pub old: PathBuf,
+    /// The report judged against it.
+    #[arg(value_name = "NEW.json")]
+    pub new: PathBuf,
+    /// Print the comparison as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// How sbx reaches the engine.
@@ -175,6 +190,13 @@ pub struct EvalArgs {
     /// Run every case of a multi-case task, not only up to its first failure.
     #[arg(long)]
     pub no_fail_fast: bool,
+    /// Reuse and store judged results in this directory; a change to any
+    /// input (candidate, task, image ID, limits, sbx version) misses.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Ignore --cache: run everything.
+    #[arg(long)]
+    pub no_cache: bool,
     /// Report pass@K for multi-sample tasks (repeatable) [default: 1, and 10 where n >= 10].
     #[arg(long = "k", value_name = "K", value_parser = clap::value_parser!(usize))]
     pub k: Vec<usize>,

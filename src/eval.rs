@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::cli::EvalArgs;
+use crate::cache::{Cache, KeyInput};
 use crate::compare::{Matcher, Mode, Tolerance};
 use crate::console;
 use crate::engine::{self, ContainerRecord};
@@ -64,6 +65,8 @@ pub struct EvalRequest {
     pub fail_fast: bool,
     /// The k of pass@k for multi-sample tasks (empty: 1, and 10 where n >= 10).
     pub ks: Vec<usize>,
+    /// Where judged results are cached, if anywhere.
+    pub cache: Option<PathBuf>,
     pub junit: Option<PathBuf>,
     pub sandbox: Sandbox,
 }
@@ -128,6 +131,7 @@ impl EvalRequest {
             max_output: spec::parse_bytes("--max-output", &args.max_output)?,
             fail_fast: !args.no_fail_fast,
             ks: args.k,
+            cache: args.cache.filter(|_| !args.no_cache),
             junit: args.junit,
             sandbox,
         })
@@ -418,10 +422,13 @@ struct Unit {
 }
 
 /// The plan of every task and the units to run, in task order.
+/// An image's ID, or why it cannot be used (error code, message).
+type ImageCheck = std::result::Result<String, (String, String)>;
+
 fn plan(
     req: &EvalRequest,
     gen_root: &Path,
-    image_errors: &BTreeMap<&str, Option<(String, String)>>,
+    images: &BTreeMap<&str, ImageCheck>,
 ) -> (Vec<Plan>, Vec<Unit>) {
     let mut units = Vec::new();
     let mut unit = |task: usize, bytes: Vec<u8>, interpreter: Vec<String>| {
@@ -439,7 +446,7 @@ fn plan(
     };
     let mut plans = Vec::with_capacity(req.tasks.len());
     for (i, task) in req.tasks.iter().enumerate() {
-        if let Some((code, message)) = &image_errors[task.image.as_str()] {
+        if let Err((code, message)) = &images[task.image.as_str()] {
             plans.push(Plan::Known(Box::new(TaskResult::error(
                 &task.id,
                 code,
@@ -480,8 +487,9 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display())))?;
     let session = Session::new(req.sandbox.clone())?;
 
-    // Each image is checked (and pulled if allowed) once, before any clock.
-    let mut images: BTreeMap<&str, Option<(String, String)>> = BTreeMap::new();
+    // Each image is checked (and pulled if allowed) once, before any clock;
+    // its ID is part of every cache key.
+    let mut images: BTreeMap<&str, ImageCheck> = BTreeMap::new();
     for task in &req.tasks {
         if !images.contains_key(task.image.as_str()) {
             let check = match engine::ensure_image(
@@ -489,16 +497,17 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                 &task.image,
                 session.sandbox.pull,
             ) {
-                Ok(_) => None,
+                Ok(id) => Ok(id),
                 // Nothing has started yet: stop here.
                 Err(Error::Interrupted(signal)) => return Err(Error::Interrupted(signal)),
-                Err(e) => Some((e.code().to_string(), e.to_string())),
+                Err(e) => Err((e.code().to_string(), e.to_string())),
             };
             images.insert(&task.image, check);
         }
     }
 
     let (plans, units) = plan(&req, &gen_root, &images);
+    let cache = req.cache.clone().map(Cache::open).transpose()?;
     let slots: Vec<Mutex<Option<TaskResult>>> = units.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -513,7 +522,29 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(unit) = units.get(i) else { return };
-                if let Some(result) = judge(&session, &req, &req.tasks[unit.task], unit) {
+                let task = &req.tasks[unit.task];
+                let key = cache.as_ref().map(|_| {
+                    let image_id = images[task.image.as_str()].as_deref().unwrap_or("");
+                    KeyInput::new(
+                        task,
+                        &unit.bytes,
+                        &unit.interpreter,
+                        image_id,
+                        &session.sandbox,
+                        req.max_output,
+                        req.fail_fast,
+                    )
+                    .key()
+                });
+                let hit = cache.as_ref().zip(key.as_deref()).and_then(|(c, k)| c.get(k));
+                let result = hit.or_else(|| {
+                    let result = judge(&session, &req, task, unit)?;
+                    if let (Some(c), Some(k)) = (&cache, &key) {
+                        c.put(k, &result);
+                    }
+                    Some(result)
+                });
+                if let Some(result) = result {
                     *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
                 }
                 let finished = done.fetch_add(1, Ordering::SeqCst) + 1;

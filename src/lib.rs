@@ -5,9 +5,11 @@
 //! `docker` (pure argv) -> `supervise` (the only place that spawns, waits,
 //! kills and drains) -> `outcome` (what happened) -> `eval` / `report`.
 
+pub mod cache;
 pub mod cli;
 pub mod compare;
 pub mod console;
+pub mod diff;
 pub mod docker;
 pub mod doctor;
 pub mod engine;
@@ -54,6 +56,7 @@ pub fn main_impl() -> i32 {
         Command::Run(args) => run::RunRequest::from_args(args).and_then(run::run),
         Command::Eval(args) => eval::EvalRequest::from_args(args).and_then(eval::eval),
         Command::Doctor(args) => doctor_request(args).and_then(doctor::doctor),
+        Command::Diff(args) => diff::diff(&args.old, &args.new, args.json),
         Command::Gc(args) => args
             .older_than
             .as_deref()

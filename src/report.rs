@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::console;
 use crate::error::{Error, Result};
@@ -18,7 +18,7 @@ use crate::supervise::{Ended, Finished};
 pub const STDERR_TAIL_CHARS: usize = 300;
 
 /// A task's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Exit 0 and the output matched.
@@ -33,7 +33,7 @@ pub enum Status {
 
 /// One entry of the report. `id`, `status` and `stderr_tail` are the
 /// original's fields; the rest say why and how.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskResult {
     pub id: String,
     pub status: Status,
@@ -73,6 +73,9 @@ pub struct TaskResult {
     /// Multi-sample tasks only: every sample's own entry, in name order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub samples: Option<Vec<TaskResult>>,
+    /// Served from the result cache (`--cache`) instead of run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached: Option<bool>,
 }
 
 /// The unbiased pass@k estimator, 1 - C(n-c, k) / C(n, k), in the
@@ -205,6 +208,7 @@ impl TaskResult {
             errors: None,
             pass_at: BTreeMap::new(),
             samples: None,
+            cached: None,
         }
     }
 
@@ -228,6 +232,7 @@ impl TaskResult {
             errors: None,
             pass_at: BTreeMap::new(),
             samples: None,
+            cached: None,
         }
     }
 
@@ -251,6 +256,7 @@ impl TaskResult {
             errors: None,
             pass_at: BTreeMap::new(),
             samples: None,
+            cached: None,
         }
     }
 }
@@ -390,6 +396,7 @@ mod tests {
             errors: None,
             pass_at: BTreeMap::new(),
             samples: None,
+            cached: None,
         }
     }
 

@@ -1049,3 +1049,80 @@ fn samples_give_n_c_and_pass_at_k() {
     );
     run.assert_clean();
 }
+
+// ---------------------------------------------------------------------------
+// The result cache
+// ---------------------------------------------------------------------------
+
+/// A second run is served from the cache with the same report, in a
+/// fraction of the time, starting no container; changing one candidate
+/// re-runs that one only; `--no-cache` runs everything.
+#[test]
+fn cache_serves_a_second_run_and_misses_what_changed() {
+    let run = Run::new("cache");
+    for id in ["a", "b", "c"] {
+        run.file(&format!("gen/{id}.sh"), "read n; echo $((n * 2))\n", 0o644);
+    }
+    let tasks = json!([
+        {"id": "a", "stdin": "1\n", "expect": "2\n"},
+        {"id": "b", "stdin": "2\n", "expect": "4\n"},
+        {"id": "c", "stdin": "3\n", "expect": "7\n"}
+    ]);
+    let cache = run.path("cache");
+    let cache_arg = cache.to_str().expect("utf-8 path");
+    let strip = |out: &Out| -> Vec<Value> {
+        report(out)
+            .into_iter()
+            .map(|mut e| {
+                let o = e.as_object_mut().expect("object");
+                o.remove("cached");
+                o.remove("duration_ms");
+                e
+            })
+            .collect()
+    };
+    let first_clock = Instant::now();
+    let first = run.eval(&tasks, BUSYBOX, &["--cache", cache_arg]);
+    let first_time = first_clock.elapsed();
+    assert_eq!(first.code(), 1, "{first:?}");
+    assert!(
+        report(&first).iter().all(|e| e.get("cached").is_none()),
+        "{first:?}"
+    );
+
+    let second_clock = Instant::now();
+    let second = run.eval(&tasks, BUSYBOX, &["--cache", cache_arg]);
+    let second_time = second_clock.elapsed();
+    assert_eq!(strip(&second), strip(&first), "{second:?}");
+    assert!(
+        report(&second).iter().all(|e| e["cached"] == true),
+        "{second:?}"
+    );
+    assert!(
+        second_time * 3 < first_time,
+        "cached run took {second_time:?} against {first_time:?}"
+    );
+
+    // One candidate changes: only it runs again (and now passes).
+    run.file("gen/c.sh", "read n; echo $((n * 2 + 1))\n", 0o644);
+    let third = run.eval(&tasks, BUSYBOX, &["--cache", cache_arg]);
+    let results = report(&third);
+    assert_eq!(entry(&results, "a")["cached"], true, "{third:?}");
+    assert_eq!(entry(&results, "b")["cached"], true, "{third:?}");
+    assert!(entry(&results, "c").get("cached").is_none(), "{third:?}");
+    assert_eq!(entry(&results, "c")["status"], "pass", "{third:?}");
+
+    // A changed limit is a different sandbox: everything misses.
+    let fourth = run.eval(&tasks, BUSYBOX, &["--cache", cache_arg, "--memory", "128m"]);
+    assert!(
+        report(&fourth).iter().all(|e| e.get("cached").is_none()),
+        "{fourth:?}"
+    );
+    // --no-cache runs everything even with --cache.
+    let fifth = run.eval(&tasks, BUSYBOX, &["--cache", cache_arg, "--no-cache"]);
+    assert!(
+        report(&fifth).iter().all(|e| e.get("cached").is_none()),
+        "{fifth:?}"
+    );
+    run.assert_clean();
+}
