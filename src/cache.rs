@@ -59,7 +59,12 @@ impl<'a> KeyInput<'a> {
             cases: task
                 .cases
                 .iter()
-                .map(|c| (String::from_utf8_lossy(&c.stdin).into_owned(), format!("{:?}", c.matcher)))
+                .map(|c| {
+                    (
+                        String::from_utf8_lossy(&c.stdin).into_owned(),
+                        format!("{:?}", c.matcher),
+                    )
+                })
                 .collect(),
             multi_case: task.multi_case,
             timeout_ms: task.timeout.as_millis(),
@@ -112,7 +117,9 @@ impl Cache {
         if result.status == Status::Error {
             return;
         }
-        let Ok(json) = serde_json::to_vec(result) else { return };
+        let Ok(json) = serde_json::to_vec(result) else {
+            return;
+        };
         if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(&self.dir) {
             if tmp.write_all(&json).is_ok() {
                 let _ = tmp.persist(self.path(key));
@@ -151,29 +158,128 @@ mod tests {
     fn keys_change_with_every_input_and_only_then() {
         let base_task = r#"[{"id": "a", "stdin": "1", "expect": "2"}]"#;
         let py = vec!["python3".to_string()];
-        let key = |task_json: &str, bytes: &[u8], interp: &[String], image: &str, memory: &str, max: usize, ff: bool| {
-            KeyInput::new(&task(task_json), bytes, interp, image, &sandbox(memory), max, ff).key()
+        let key = |task_json: &str,
+                   bytes: &[u8],
+                   interp: &[String],
+                   image: &str,
+                   memory: &str,
+                   max: usize,
+                   ff: bool| {
+            KeyInput::new(
+                &task(task_json),
+                bytes,
+                interp,
+                image,
+                &sandbox(memory),
+                max,
+                ff,
+            )
+            .key()
         };
         let base = key(base_task, b"print(2)", &py, "sha256:1", "256m", 1024, true);
         // Same inputs, same key (and the id, the prompt do not matter).
-        assert_eq!(base, key(base_task, b"print(2)", &py, "sha256:1", "256m", 1024, true));
         assert_eq!(
             base,
-            key(r#"[{"id": "b", "prompt": "p", "stdin": "1", "expect": "2"}]"#, b"print(2)", &py, "sha256:1", "256m", 1024, true)
+            key(base_task, b"print(2)", &py, "sha256:1", "256m", 1024, true)
+        );
+        assert_eq!(
+            base,
+            key(
+                r#"[{"id": "b", "prompt": "p", "stdin": "1", "expect": "2"}]"#,
+                b"print(2)",
+                &py,
+                "sha256:1",
+                "256m",
+                1024,
+                true
+            )
         );
         let sh = vec!["sh".to_string()];
         for (what, other) in [
-            ("candidate", key(base_task, b"print(3)", &py, "sha256:1", "256m", 1024, true)),
-            ("interpreter", key(base_task, b"print(2)", &sh, "sha256:1", "256m", 1024, true)),
-            ("image id", key(base_task, b"print(2)", &py, "sha256:2", "256m", 1024, true)),
-            ("memory", key(base_task, b"print(2)", &py, "sha256:1", "512m", 1024, true)),
-            ("max output", key(base_task, b"print(2)", &py, "sha256:1", "256m", 2048, true)),
-            ("fail fast", key(base_task, b"print(2)", &py, "sha256:1", "256m", 1024, false)),
-            ("stdin", key(r#"[{"id": "a", "stdin": "9", "expect": "2"}]"#, b"print(2)", &py, "sha256:1", "256m", 1024, true)),
-            ("expect", key(r#"[{"id": "a", "stdin": "1", "expect": "3"}]"#, b"print(2)", &py, "sha256:1", "256m", 1024, true)),
-            ("compare", key(r#"[{"id": "a", "stdin": "1", "expect": "2", "compare": "trim"}]"#, b"print(2)", &py, "sha256:1", "256m", 1024, true)),
-            ("timeout", key(r#"[{"id": "a", "stdin": "1", "expect": "2", "timeout": 3}]"#, b"print(2)", &py, "sha256:1", "256m", 1024, true)),
-            ("cases", key(r#"[{"id": "a", "cases": [{"stdin": "1", "expect": "2"}]}]"#, b"print(2)", &py, "sha256:1", "256m", 1024, true)),
+            (
+                "candidate",
+                key(base_task, b"print(3)", &py, "sha256:1", "256m", 1024, true),
+            ),
+            (
+                "interpreter",
+                key(base_task, b"print(2)", &sh, "sha256:1", "256m", 1024, true),
+            ),
+            (
+                "image id",
+                key(base_task, b"print(2)", &py, "sha256:2", "256m", 1024, true),
+            ),
+            (
+                "memory",
+                key(base_task, b"print(2)", &py, "sha256:1", "512m", 1024, true),
+            ),
+            (
+                "max output",
+                key(base_task, b"print(2)", &py, "sha256:1", "256m", 2048, true),
+            ),
+            (
+                "fail fast",
+                key(base_task, b"print(2)", &py, "sha256:1", "256m", 1024, false),
+            ),
+            (
+                "stdin",
+                key(
+                    r#"[{"id": "a", "stdin": "9", "expect": "2"}]"#,
+                    b"print(2)",
+                    &py,
+                    "sha256:1",
+                    "256m",
+                    1024,
+                    true,
+                ),
+            ),
+            (
+                "expect",
+                key(
+                    r#"[{"id": "a", "stdin": "1", "expect": "3"}]"#,
+                    b"print(2)",
+                    &py,
+                    "sha256:1",
+                    "256m",
+                    1024,
+                    true,
+                ),
+            ),
+            (
+                "compare",
+                key(
+                    r#"[{"id": "a", "stdin": "1", "expect": "2", "compare": "trim"}]"#,
+                    b"print(2)",
+                    &py,
+                    "sha256:1",
+                    "256m",
+                    1024,
+                    true,
+                ),
+            ),
+            (
+                "timeout",
+                key(
+                    r#"[{"id": "a", "stdin": "1", "expect": "2", "timeout": 3}]"#,
+                    b"print(2)",
+                    &py,
+                    "sha256:1",
+                    "256m",
+                    1024,
+                    true,
+                ),
+            ),
+            (
+                "cases",
+                key(
+                    r#"[{"id": "a", "cases": [{"stdin": "1", "expect": "2"}]}]"#,
+                    b"print(2)",
+                    &py,
+                    "sha256:1",
+                    "256m",
+                    1024,
+                    true,
+                ),
+            ),
         ] {
             assert_ne!(base, other, "changing the {what} must change the key");
         }

@@ -39,6 +39,8 @@ pub enum Error {
     Tasks { path: PathBuf, message: String },
     /// Writing a report failed (exit 2).
     Write { what: String, source: io::Error },
+    /// `diff`: a report is missing, unreadable or malformed (exit 2).
+    Report { path: PathBuf, message: String },
     /// SIGINT or SIGTERM arrived before any program started (exit 130/143).
     Interrupted(i32),
 }
@@ -47,7 +49,9 @@ impl Error {
     /// The documented exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) | Error::Tasks { .. } | Error::Write { .. } => exit::USAGE,
+            Error::Usage(_) | Error::Tasks { .. } | Error::Write { .. } | Error::Report { .. } => {
+                exit::USAGE
+            }
             Error::Interrupted(signal) => exit::for_signal(*signal),
             Error::NoSuchFile(_) | Error::Unreadable { .. } => exit::NO_SUCH_FILE,
             Error::NotExecutable(_) | Error::DockerSpawn { .. } => exit::CANNOT_EXECUTE,
@@ -78,6 +82,7 @@ impl Error {
             Error::Setup { .. } => "setup",
             Error::Tasks { .. } => "tasks",
             Error::Write { .. } => "write",
+            Error::Report { .. } => "report",
             Error::Interrupted(_) => "interrupted",
         }
     }
@@ -130,6 +135,9 @@ impl fmt::Display for Error {
                 write!(f, "bad tasks file `{}`: {message}", path.display())
             }
             Error::Write { what, source } => write!(f, "failed to write {what}: {source}"),
+            Error::Report { path, message } => {
+                write!(f, "report `{}`: {message}", path.display())
+            }
             Error::Interrupted(signal) => write!(
                 f,
                 "interrupted by signal {signal} before any program started; nothing is left running"

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cli::EvalArgs;
 use crate::cache::{Cache, KeyInput};
+use crate::cli::EvalArgs;
 use crate::compare::{Matcher, Mode, Tolerance};
 use crate::console;
 use crate::engine::{self, ContainerRecord};
@@ -536,7 +536,10 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                     )
                     .key()
                 });
-                let hit = cache.as_ref().zip(key.as_deref()).and_then(|(c, k)| c.get(k));
+                let hit = cache
+                    .as_ref()
+                    .zip(key.as_deref())
+                    .and_then(|(c, k)| c.get(k));
                 let result = hit.or_else(|| {
                     let result = judge(&session, &req, task, unit)?;
                     if let (Some(c), Some(k)) = (&cache, &key) {

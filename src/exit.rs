@@ -2,12 +2,15 @@
 //!
 //! `sbx run` keeps the seed script's contract (the program's code passes
 //! through, 124 on timeout, 64 for a missing file); `sbx eval` exits 0 when
-//! every task passed, 1 when any did not, 2 for usage or setup errors.
+//! every task passed, 1 when any did not, 2 for usage or setup errors;
+//! `sbx diff` exits 0 without regressions, 1 with, 2 for unreadable input.
 
 /// Everything passed (eval) or the program exited 0 (run).
 pub const SUCCESS: i32 = 0;
 /// `eval`: at least one task failed or had no candidate.
 pub const NOT_ALL_PASSED: i32 = 1;
+/// `diff`: NEW has at least one pass→fail regression.
+pub const REGRESSED: i32 = 1;
 /// Usage error: bad arguments, bad tasks file, invalid image reference;
 /// for `eval` also any task that sbx could not judge (status `error`).
 pub const USAGE: i32 = 2;

@@ -1,0 +1,436 @@
+//! `sbx diff` through the binary, on report files each test writes into its
+//! own temp directory. No engine is involved and every run is bounded.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Output;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+/// Upper bound for any one sbx invocation: a hang fails instead of hanging CI.
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// A temp directory holding report files.
+struct Reports {
+    dir: TempDir,
+}
+
+impl Reports {
+    fn new() -> Reports {
+        Reports {
+            dir: tempfile::tempdir().expect("a temp directory"),
+        }
+    }
+
+    /// Writes `value` as the report `name` and returns its path.
+    fn write(&self, name: &str, value: &Value) -> PathBuf {
+        self.write_raw(
+            name,
+            &serde_json::to_string_pretty(value).expect("a report serializes"),
+        )
+    }
+
+    fn write_raw(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        fs::write(&path, text).expect("the report is written");
+        path
+    }
+
+    /// `sbx diff ARGS...`, run in the temp directory (so file names print short).
+    fn diff(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sbx"));
+        cmd.current_dir(self.dir.path())
+            .arg("diff")
+            .args(args)
+            .timeout(LIMIT);
+        cmd.output().expect("sbx runs")
+    }
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn code(out: &Output) -> i32 {
+    out.status
+        .code()
+        .unwrap_or_else(|| panic!("killed: {out:?}"))
+}
+
+/// A report as `sbx eval` prints it.
+fn eval_report(entries: &[(&str, &str, Option<&str>)]) -> Value {
+    Value::Array(
+        entries
+            .iter()
+            .map(|&(id, status, reason)| {
+                let mut e = json!({
+                    "id": id, "status": status, "stderr_tail": "", "exit_code": 0, "duration_ms": 10
+                });
+                if let Some(reason) = reason {
+                    e["reason"] = json!(reason);
+                }
+                e
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn identical_reports_exit_0() {
+    let r = Reports::new();
+    let report = eval_report(&[
+        ("hello", "pass", None),
+        ("reverse", "fail", Some("wrong_output")),
+        ("primes", "missing", Some("no_candidate")),
+    ]);
+    r.write("a.json", &report);
+    r.write("b.json", &report);
+    let out = r.diff(&["a.json", "b.json"]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    let text = stdout(&out);
+    assert!(
+        text.contains("OLD         3     1     1        1      0     33.3%  a.json"),
+        "{text}"
+    );
+    assert!(
+        text.contains("NEW         3     1     1        1      0     33.3%  b.json"),
+        "{text}"
+    );
+    assert!(text.contains("3 tasks shared: 1 pass on both, 2 fail on both, 0 pass→fail, 0 fail→pass, 0 not judged"), "{text}");
+    assert!(
+        text.contains("McNemar exact p = 1 (0 pass→fail, 0 fail→pass): no shared task changed"),
+        "{text}"
+    );
+    assert!(!text.contains("only in"), "{text}");
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn a_regression_exits_1_and_is_listed() {
+    let r = Reports::new();
+    r.write(
+        "a.json",
+        &eval_report(&[("hello", "pass", None), ("reverse", "pass", None)]),
+    );
+    let mut new = eval_report(&[
+        ("hello", "pass", None),
+        ("reverse", "fail", Some("wrong_output")),
+    ]);
+    new[1]["diff"] = json!("line 1: expected \"xobdnas\\n\", got \"sandbox\\n\"");
+    r.write("b.json", &new);
+    let out = r.diff(&["a.json", "b.json"]);
+    assert_eq!(code(&out), 1, "{out:?}");
+    let text = stdout(&out);
+    assert!(
+        text.contains("pass→fail (1), NEW's status and reason:\n  reverse  fail, wrong_output: line 1: expected \"xobdnas\\n\", got \"sandbox\\n\"\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("change     +0    -1    +1       +0     +0  -50.0 pp"),
+        "{text}"
+    );
+    assert!(
+        text.contains("McNemar exact p = 1 (1 pass→fail, 0 fail→pass)"),
+        "{text}"
+    );
+    // A missing candidate where OLD passed is a regression too.
+    r.write(
+        "c.json",
+        &eval_report(&[
+            ("hello", "missing", Some("no_candidate")),
+            ("reverse", "pass", None),
+        ]),
+    );
+    let out = r.diff(&["a.json", "c.json"]);
+    assert_eq!(code(&out), 1, "{out:?}");
+    assert!(
+        stdout(&out).contains("  hello  missing, no_candidate\n"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn fixes_only_exit_0() {
+    let r = Reports::new();
+    let ids: Vec<String> = (0..8).map(|i| format!("t{i}")).collect();
+    let old: Vec<(&str, &str, Option<&str>)> = ids
+        .iter()
+        .map(|id| (id.as_str(), "fail", Some("timeout")))
+        .collect();
+    let new: Vec<(&str, &str, Option<&str>)> =
+        ids.iter().map(|id| (id.as_str(), "pass", None)).collect();
+    r.write("a.json", &eval_report(&old));
+    r.write("b.json", &eval_report(&new));
+    let out = r.diff(&["a.json", "b.json"]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    let text = stdout(&out);
+    assert!(
+        text.contains("fail→pass (8), OLD's status and reason:\n  t0  fail, timeout\n"),
+        "{text}"
+    );
+    assert!(!text.contains("pass→fail (")); // no regression list
+                                            // 8 fixes, no regression: 2 / 2^8.
+    assert!(
+        text.contains("McNemar exact p = 0.0078 (0 pass→fail, 8 fail→pass): NEW is better, and unlikely to be noise (p < 0.05)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn one_side_only_tasks_are_listed_not_counted() {
+    let r = Reports::new();
+    r.write(
+        "a.json",
+        &eval_report(&[("shared", "pass", None), ("dropped", "pass", None)]),
+    );
+    r.write(
+        "b.json",
+        &eval_report(&[
+            ("added", "fail", Some("exit_code")),
+            ("shared", "pass", None),
+        ]),
+    );
+    let out = r.diff(&["a.json", "b.json"]);
+    assert_eq!(code(&out), 0, "a dropped task is not a regression: {out:?}");
+    let text = stdout(&out);
+    assert!(
+        text.contains("only in OLD (1):\n  dropped  pass\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("only in NEW (1):\n  added    fail, exit_code\n"),
+        "{text}"
+    );
+    assert!(text.contains("1 task shared: 1 pass on both"), "{text}");
+}
+
+#[test]
+fn pass_to_error_is_not_judged() {
+    let r = Reports::new();
+    r.write(
+        "a.json",
+        &eval_report(&[("a", "pass", None), ("b", "fail", None)]),
+    );
+    let mut new = eval_report(&[("a", "error", Some("image_missing")), ("b", "error", None)]);
+    new[0]["message"] = json!("image `x` is not present locally");
+    r.write("b.json", &new);
+    let out = r.diff(&["a.json", "b.json", "--json"]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["regressions"], json!([]));
+    assert_eq!(v["not_judged"].as_array().unwrap().len(), 2);
+    assert_eq!(v["mcnemar"]["n"], 0);
+    let text = stdout(&r.diff(&["a.json", "b.json"]));
+    assert!(
+        text.contains("  a  pass → error, image_missing: image `x` is not present locally\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn unreadable_input_exits_2_with_one_line() {
+    let r = Reports::new();
+    r.write("good.json", &eval_report(&[("a", "pass", None)]));
+    r.write_raw("broken.json", "[{\"id\": \"a\", \"status\": \"pass\"},");
+    r.write_raw("object.json", "{\"results\": []}");
+    r.write_raw("nostatus.json", "[{\"id\": \"a\"}]");
+    r.write_raw(
+        "badstatus.json",
+        "[{\"id\": \"a\", \"status\": \"PASSED\"}]",
+    );
+    for (args, expected) in [
+        (
+            ["broken.json", "good.json"],
+            "sbx: report `broken.json`: not JSON: ",
+        ),
+        (
+            ["good.json", "nope.json"],
+            "sbx: report `nope.json`: cannot read it: ",
+        ),
+        (
+            ["object.json", "good.json"],
+            "sbx: report `object.json`: expected a JSON list",
+        ),
+        (
+            ["good.json", "nostatus.json"],
+            "sbx: report `nostatus.json`: entry 1 (`a`): missing field `status`",
+        ),
+        (
+            ["badstatus.json", "good.json"],
+            "sbx: report `badstatus.json`: entry 1 (`a`): unknown status `PASSED`",
+        ),
+    ] {
+        let out = r.diff(&args);
+        assert_eq!(code(&out), 2, "{args:?}: {out:?}");
+        let err = stderr(&out);
+        assert!(err.starts_with(expected), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert_eq!(stdout(&out), "", "{args:?}");
+    }
+    // A missing argument is clap's usage error, exit 2 too.
+    assert_eq!(code(&r.diff(&["good.json"])), 2);
+}
+
+#[test]
+fn original_eval_loop_reports_work() {
+    let r = Reports::new();
+    r.write_raw(
+        "old.json",
+        r#"[{"id": "a", "status": "pass", "stderr_tail": ""},
+            {"id": "b", "status": "pass", "stderr_tail": ""},
+            {"id": "c", "status": "missing"}]"#,
+    );
+    r.write_raw(
+        "new.json",
+        r#"[{"id": "a", "status": "pass", "stderr_tail": ""},
+            {"id": "b", "status": "fail", "stderr_tail": "Traceback (most recent call last):\n  File \"/work/task\"\nZeroDivisionError: division by zero\n"},
+            {"id": "c", "status": "pass", "stderr_tail": ""}]"#,
+    );
+    let out = r.diff(&["old.json", "new.json"]);
+    assert_eq!(code(&out), 1, "{out:?}");
+    let text = stdout(&out);
+    assert!(
+        text.contains("  b  fail, ZeroDivisionError: division by zero\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fail→pass (1), OLD's status and reason:\n  c  missing\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn json_output_parses_and_has_the_fields() {
+    let r = Reports::new();
+    r.write(
+        "a.json",
+        &eval_report(&[
+            ("x", "pass", None),
+            ("y", "fail", Some("timeout")),
+            ("z", "pass", None),
+        ]),
+    );
+    r.write(
+        "b.json",
+        &eval_report(&[
+            ("x", "fail", Some("oom")),
+            ("y", "pass", None),
+            ("w", "pass", None),
+        ]),
+    );
+    let out = r.diff(&["--json", "a.json", "b.json"]);
+    assert_eq!(code(&out), 1, "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["old"],
+        json!({"file": "a.json", "tasks": 3, "passed": 2, "failed": 1, "missing": 0, "errors": 0,
+               "pass_rate": 2.0 / 3.0})
+    );
+    assert_eq!(v["new"]["file"], "b.json");
+    assert_eq!(v["new"]["passed"], 2);
+    assert_eq!(v["change"]["tasks"], 0);
+    assert_eq!(v["change"]["passed"], 0);
+    assert_eq!(v["shared"], 2);
+    assert_eq!(
+        (v["both_pass"].clone(), v["both_fail"].clone()),
+        (json!(0), json!(0))
+    );
+    assert_eq!(
+        v["regressions"],
+        json!([{"id": "x", "old": {"status": "pass"}, "new": {"status": "fail", "reason": "oom"}}])
+    );
+    assert_eq!(
+        v["fixes"],
+        json!([{"id": "y", "old": {"status": "fail", "reason": "timeout"}, "new": {"status": "pass"}}])
+    );
+    assert_eq!(v["not_judged"], json!([]));
+    assert_eq!(v["only_old"], json!([{"id": "z", "status": "pass"}]));
+    assert_eq!(v["only_new"], json!([{"id": "w", "status": "pass"}]));
+    assert_eq!(v["pass_at_1"], Value::Null);
+    assert_eq!(v["mcnemar"]["b"], 1);
+    assert_eq!(v["mcnemar"]["c"], 1);
+    assert_eq!(v["mcnemar"]["p"], 1.0);
+    assert!(v["mcnemar"]["interpretation"]
+        .as_str()
+        .unwrap()
+        .contains("too few"));
+    assert_eq!(v["regressed"], true);
+}
+
+#[test]
+fn multi_sample_reports_show_pass_at_1() {
+    let r = Reports::new();
+    r.write(
+        "a.json",
+        &json!([
+            {"id": "a", "status": "pass", "n": 10, "c": 8, "pass@1": 0.8},
+            {"id": "b", "status": "fail", "n": 10, "c": 2, "pass@1": 0.2},
+            {"id": "c", "status": "pass", "n": 10, "c": 10, "pass@1": 1.0}
+        ]),
+    );
+    r.write(
+        "b.json",
+        &json!([
+            // As `sbx eval` writes a multi-sample entry: errors, pass@10, samples.
+            {"id": "a", "status": "pass", "stderr_tail": "", "exit_code": null, "duration_ms": 30,
+             "n": 10, "c": 9, "errors": 1, "pass@1": 0.9, "pass@10": 1.0,
+             "samples": [{"id": "a", "status": "error", "stderr_tail": "", "reason": "image_missing",
+                          "message": "no image", "exit_code": null, "duration_ms": 0, "sample": "0.py"}]},
+            {"id": "b", "status": "pass", "n": 10, "c": 6, "pass@1": 0.6},
+            {"id": "c", "status": "pass", "n": 10, "c": 10, "pass@1": 1.0}
+        ]),
+    );
+    let out = r.diff(&["a.json", "b.json"]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    let text = stdout(&out);
+    assert!(
+        text.contains("mean pass@1 over 3 tasks with pass@1 on both sides: 0.667 → 0.833 (+0.167)"),
+        "{text}"
+    );
+    assert!(text.contains("pass@1 old → new (2 changed, 1 unchanged):\n  a  0.800 → 0.900 (+0.100)\n  b  0.200 → 0.600 (+0.400)\n"), "{text}");
+    let out = r.diff(&["a.json", "b.json", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pass_at_1"]["tasks"], 3);
+    assert_eq!(
+        v["pass_at_1"]["per_task"][1],
+        json!({"id": "b", "old": 0.2, "new": 0.6})
+    );
+    assert_eq!(
+        v["fixes"][0]["new"],
+        json!({"status": "pass", "pass@1": 0.6, "n": 10, "c": 6})
+    );
+}
+
+#[test]
+fn closed_stdout_ends_quietly() {
+    // Enough regressions that the text far exceeds a pipe's buffer, and a
+    // reader that closes the pipe without reading: sbx must still exit with
+    // the diff's code and print nothing on stderr.
+    let r = Reports::new();
+    let ids: Vec<String> = (0..20_000).map(|i| format!("task-{i}")).collect();
+    let old: Vec<_> = ids.iter().map(|id| (id.as_str(), "pass", None)).collect();
+    let new: Vec<_> = ids
+        .iter()
+        .map(|id| (id.as_str(), "fail", Some("wrong_output")))
+        .collect();
+    r.write("a.json", &eval_report(&old));
+    r.write("b.json", &eval_report(&new));
+    let mut cmd = Command::new("bash");
+    cmd.current_dir(r.dir.path())
+        .env("SBX", env!("CARGO_BIN_EXE_sbx"))
+        .args([
+            "-c",
+            r#""$SBX" diff a.json b.json | exec 0<&-; echo "${PIPESTATUS[0]}""#,
+        ])
+        .timeout(LIMIT);
+    let out = cmd.output().unwrap();
+    assert_eq!(stdout(&out).trim(), "1", "{out:?}");
+    assert_eq!(stderr(&out), "", "{out:?}");
+}
