@@ -47,6 +47,7 @@ use serde_json::{Map, Value};
 use crate::console;
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::report::Status;
 
 /// The significance level the text's interpretation uses.
 pub const ALPHA: f64 = 0.05;
@@ -54,39 +55,6 @@ pub const ALPHA: f64 = 0.05;
 const DETAIL_CHARS: usize = 100;
 /// Widest id column in the text output (longer ids push their line).
 const ID_COLUMN: usize = 32;
-
-/// A report entry's status as read. `report::Status` is what this version's
-/// `sbx eval` writes; a report file may come from another version or from
-/// eval_loop.py, so it is parsed here on its own terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Pass,
-    Fail,
-    Missing,
-    Error,
-}
-
-impl Status {
-    fn parse(s: &str) -> Option<Status> {
-        match s {
-            "pass" => Some(Status::Pass),
-            "fail" => Some(Status::Fail),
-            "missing" => Some(Status::Missing),
-            "error" => Some(Status::Error),
-            _ => None,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Status::Pass => "pass",
-            Status::Fail => "fail",
-            Status::Missing => "missing",
-            Status::Error => "error",
-        }
-    }
-}
 
 /// One side's view of a task: what the diff reads from a report entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -748,7 +716,7 @@ fn parse_entry(item: &Value) -> std::result::Result<Entry, String> {
         None => return Err("missing field `id`".into()),
     };
     let status = match map.get("status") {
-        Some(Value::String(s)) => Status::parse(s).ok_or_else(|| {
+        Some(Value::String(s)) => Status::from_name(s).ok_or_else(|| {
             format!(
                 "unknown status `{}` (expected pass, fail, missing or error)",
                 clean(s, ID_COLUMN)

@@ -31,6 +31,30 @@ pub enum Status {
     Error,
 }
 
+impl Status {
+    /// The status written as `name` in a report (any version of sbx, or
+    /// eval_loop.py, whose reports use the same words).
+    pub fn from_name(name: &str) -> Option<Status> {
+        match name {
+            "pass" => Some(Status::Pass),
+            "fail" => Some(Status::Fail),
+            "missing" => Some(Status::Missing),
+            "error" => Some(Status::Error),
+            _ => None,
+        }
+    }
+
+    /// The word a report uses for this status.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Missing => "missing",
+            Status::Error => "error",
+        }
+    }
+}
+
 /// One entry of the report. `id`, `status` and `stderr_tail` are the
 /// original's fields; the rest say why and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
