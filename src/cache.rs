@@ -1,40 +1,52 @@
 //! The result cache: each judged candidate's result, stored under a key
 //! that covers everything that could change it, so that a second run re-runs
-//! only what changed. A key is the SHA-256 of: sbx's version, the candidate's
-//! bytes and interpreter, the task's cases (stdin and expectation with its
-//! comparison mode and tolerances), timeout and fail-fast, the image ID (not
-//! its name), and every limit and hardening option that shapes the argv.
-//! `error` results (sbx could not judge) are never stored.
+//! only what changed. A key is the SHA-256 of: this sbx build (version,
+//! executable size and modification time, schema number), the candidate's bytes and
+//! interpreter, the task's cases (stdin and expectation with its comparison
+//! mode and tolerances), timeout (and fail-fast for multi-case tasks), the
+//! image ID (not its name), `--max-output`, and every limit and hardening
+//! option that shapes the argv. `error` results are never stored.
 
 use std::fs;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use crate::console;
 use crate::error::{Error, Result};
 use crate::eval::Task;
 use crate::report::{Status, TaskResult};
 use crate::spec::Sandbox;
 
+/// Bumped whenever what a cached result means changes.
+const SCHEMA: u32 = 1;
+
 /// A cache directory.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Cache {
     dir: PathBuf,
+    /// This exact sbx build: sbx's version alone stays the same across
+    /// changes to how results are judged.
+    build: String,
+    warned: AtomicBool,
 }
 
 /// What one cached result depends on.
 #[derive(Debug, Serialize)]
 pub struct KeyInput<'a> {
-    pub sbx_version: &'a str,
+    pub sbx_build: &'a str,
     pub candidate_sha256: String,
     pub interpreter: &'a [String],
     pub image_id: &'a str,
     pub cases: Vec<(String, String)>,
     pub multi_case: bool,
     pub timeout_ms: u128,
-    pub fail_fast: bool,
+    /// Only for multi-case tasks: a single case does not depend on it.
+    pub fail_fast: Option<bool>,
     pub max_output: usize,
     pub limits: String,
     pub hardening: String,
@@ -42,7 +54,12 @@ pub struct KeyInput<'a> {
 
 impl<'a> KeyInput<'a> {
     /// The key input of one candidate of `task` under `sandbox`.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one argument per thing a result depends on"
+    )]
     pub fn new(
+        build: &'a str,
         task: &Task,
         bytes: &[u8],
         interpreter: &'a [String],
@@ -52,7 +69,7 @@ impl<'a> KeyInput<'a> {
         fail_fast: bool,
     ) -> KeyInput<'a> {
         KeyInput {
-            sbx_version: env!("CARGO_PKG_VERSION"),
+            sbx_build: build,
             candidate_sha256: hex(&Sha256::digest(bytes)),
             interpreter,
             image_id,
@@ -68,7 +85,7 @@ impl<'a> KeyInput<'a> {
                 .collect(),
             multi_case: task.multi_case,
             timeout_ms: task.timeout.as_millis(),
-            fail_fast,
+            fail_fast: task.multi_case.then_some(fail_fast),
             max_output,
             limits: format!("{:?}", sandbox.limits),
             hardening: format!("{:?}", sandbox.hardening),
@@ -86,6 +103,29 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Never an `error`: sbx could not judge it, the next run may.
+fn cacheable(result: &TaskResult) -> bool {
+    result.status != Status::Error
+}
+
+/// This build's identity: sbx's version and the size and modification time
+/// of the running executable (a rebuild or reinstall changes them; reading
+/// the whole executable to hash it costs too much per run).
+fn build_id() -> String {
+    let stamp = std::env::current_exe()
+        .and_then(fs::metadata)
+        .map(|m| {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{}-{modified}", m.len())
+        })
+        .unwrap_or_default();
+    format!("{SCHEMA}-{}-{stamp}", env!("CARGO_PKG_VERSION"))
+}
+
 impl Cache {
     /// Opens (creating) the cache directory.
     pub fn open(dir: PathBuf) -> Result<Cache> {
@@ -93,36 +133,62 @@ impl Cache {
             what: format!("create the cache directory `{}`", dir.display()),
             source,
         })?;
-        Ok(Cache { dir })
+        Ok(Cache {
+            dir,
+            build: build_id(),
+            warned: AtomicBool::new(false),
+        })
+    }
+
+    /// This build's identity, part of every key.
+    pub fn build(&self) -> &str {
+        &self.build
     }
 
     fn path(&self, key: &str) -> PathBuf {
         self.dir.join(format!("{key}.json"))
     }
 
-    /// The stored result for `key`, marked `cached`; `None` on a miss or an
-    /// unreadable entry (which then simply runs again).
-    pub fn get(&self, key: &str) -> Option<TaskResult> {
+    /// The stored result for `key`, as task `id`'s and marked `cached`;
+    /// `None` on a miss or an unreadable entry (which then simply runs
+    /// again).
+    pub fn get(&self, key: &str, id: &str) -> Option<TaskResult> {
         let text = fs::read_to_string(self.path(key)).ok()?;
         let mut result: TaskResult = serde_json::from_str(&text).ok()?;
-        if result.status == Status::Error {
+        if !cacheable(&result) {
             return None;
         }
+        // The key leaves the id out (two tasks may share a result); the
+        // entry is this task's. A candidate's own result has no pass@k: any
+        // extra numeric field of another build is dropped, not reported.
+        result.id = id.to_string();
+        result.pass_at.clear();
         result.cached = Some(true);
         Some(result)
     }
 
-    /// Stores a judged result (never an `error`), atomically; best effort.
+    /// Stores a judged result (never an `error`), atomically;
+    /// says once when the directory cannot be written.
     pub fn put(&self, key: &str, result: &TaskResult) {
-        if result.status == Status::Error {
+        if !cacheable(result) {
             return;
         }
         let Ok(json) = serde_json::to_vec(result) else {
             return;
         };
-        if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(&self.dir) {
-            if tmp.write_all(&json).is_ok() {
-                let _ = tmp.persist(self.path(key));
+        let written = tempfile::NamedTempFile::new_in(&self.dir).and_then(|mut tmp| {
+            tmp.write_all(&json)?;
+            // Readable by other users sharing the cache, like any file.
+            fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o644))?;
+            tmp.persist(self.path(key)).map_err(|e| e.error)?;
+            Ok(())
+        });
+        if let Err(e) = written {
+            if !self.warned.swap(true, Ordering::SeqCst) {
+                console::note(&format!(
+                    "sbx: cannot write the cache `{}` ({e}); results are not cached",
+                    self.dir.display()
+                ));
             }
         }
     }
@@ -166,6 +232,7 @@ mod tests {
                    max: usize,
                    ff: bool| {
             KeyInput::new(
+                "build",
                 &task(task_json),
                 bytes,
                 interp,
@@ -215,10 +282,6 @@ mod tests {
             (
                 "max output",
                 key(base_task, b"print(2)", &py, "sha256:1", "256m", 2048, true),
-            ),
-            (
-                "fail fast",
-                key(base_task, b"print(2)", &py, "sha256:1", "256m", 1024, false),
             ),
             (
                 "stdin",
@@ -286,6 +349,41 @@ mod tests {
     }
 
     #[test]
+    fn fail_fast_matters_for_multi_case_tasks_only() {
+        let py = vec!["python3".to_string()];
+        let key = |json: &str, ff: bool| {
+            KeyInput::new(
+                "build",
+                &task(json),
+                b"x",
+                &py,
+                "sha256:1",
+                &sandbox("256m"),
+                1024,
+                ff,
+            )
+            .key()
+        };
+        let single = r#"[{"id": "a", "stdin": "1", "expect": "2"}]"#;
+        assert_eq!(key(single, true), key(single, false));
+        let multi = r#"[{"id": "a", "cases": [{"stdin": "1", "expect": "2"}]}]"#;
+        assert_ne!(key(multi, true), key(multi, false));
+        // And the build is part of every key.
+        let other_build = KeyInput::new(
+            "other",
+            &task(single),
+            b"x",
+            &py,
+            "sha256:1",
+            &sandbox("256m"),
+            1024,
+            true,
+        )
+        .key();
+        assert_ne!(key(single, true), other_build);
+    }
+
+    #[test]
     fn stores_judged_results_and_never_errors() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::open(dir.path().join("c")).unwrap();
@@ -293,13 +391,15 @@ mod tests {
         pass.status = Status::Pass;
         pass.reason = None;
         cache.put("k1", &pass);
-        let hit = cache.get("k1").unwrap();
+        let hit = cache.get("k1", "other").unwrap();
+        assert_eq!(hit.id, "other", "a hit is the asking task's entry");
         assert_eq!(hit.cached, Some(true));
         assert_eq!(hit.status, Status::Pass);
-        assert!(cache.get("k2").is_none());
+        assert!(cache.get("k2", "a").is_none());
         cache.put("k3", &TaskResult::error("a", "image_missing", "x".into()));
-        assert!(cache.get("k3").is_none());
+        assert!(cache.get("k3", "a").is_none());
+
         fs::write(dir.path().join("c/k4.json"), "garbage").unwrap();
-        assert!(cache.get("k4").is_none());
+        assert!(cache.get("k4", "a").is_none());
     }
 }

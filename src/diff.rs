@@ -35,7 +35,9 @@
 //!   shown (the text lists those that changed, the JSON all), with the mean
 //!   over those tasks.
 //! - Exit 0 when NEW has no regression, 1 when it has one, 2 when a report
-//!   cannot be read or is malformed.
+//!   cannot be read or is malformed, or when a task that passed in OLD is
+//!   `error` in NEW (sbx could not judge it: the gate cannot say "no
+//!   regression").
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -364,12 +366,20 @@ pub fn compare(old: &[Entry], new: &[Entry]) -> Comparison {
 }
 
 impl Comparison {
-    /// 0 when NEW has no pass→fail regression, 1 when it has.
+    /// 1 when NEW has a pass→fail regression; otherwise 2 when a task that
+    /// passed in OLD could not be judged in NEW (`error`: the gate cannot
+    /// tell, and must not pass on an engine that was down); 0 otherwise.
     pub fn exit_code(&self) -> i32 {
-        if self.regressions.is_empty() {
-            exit::SUCCESS
-        } else {
+        let unjudged_pass = self
+            .not_judged
+            .iter()
+            .any(|p| p.old.status == Status::Pass && p.new.status == Status::Error);
+        if !self.regressions.is_empty() {
             exit::REGRESSED
+        } else if unjudged_pass {
+            exit::USAGE
+        } else {
+            exit::SUCCESS
         }
     }
 
@@ -1012,11 +1022,16 @@ mod tests {
         let fixed = compare(&old, &entries(&[("a", Pass), ("b", Pass)]));
         assert_eq!(ids(&fixed.fixes), ["b"]);
         assert_eq!(fixed.exit_code(), 0);
-        // pass→error is not judged, so not a regression either.
+        // pass→error is not judged: not a regression, not in the test, but
+        // the gate cannot say "no regression" either (exit 2).
         let errored = compare(&old, &entries(&[("a", Error), ("b", Fail)]));
         assert_eq!(ids(&errored.not_judged), ["a"]);
+        assert!(errored.regressions.is_empty());
         assert_eq!(errored.mcnemar.n, 0);
-        assert_eq!(errored.exit_code(), 0);
+        assert_eq!(errored.exit_code(), 2);
+        // fail→error tells nothing about a regression: exit 0.
+        let failed_errored = compare(&old, &entries(&[("a", Pass), ("b", Error)]));
+        assert_eq!(failed_errored.exit_code(), 0);
     }
 
     #[test]

@@ -332,7 +332,14 @@ fn samples_in(
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|name| !name.starts_with('.'))
             .collect(),
-        Err(_) => Vec::new(),
+        Err(e) => {
+            let message = format!("cannot read the samples folder `{}`: {e}", dir.display());
+            let found = Found::Refused {
+                reason: "unreadable_candidate",
+                message,
+            };
+            return vec![(".".to_string(), found)];
+        }
     };
     names.sort();
     names
@@ -486,6 +493,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     let gen_root = fs::canonicalize(&req.gen)
         .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display())))?;
     let session = Session::new(req.sandbox.clone())?;
+    let cache = req.cache.clone().map(Cache::open).transpose()?;
 
     // Each image is checked (and pulled if allowed) once, before any clock;
     // its ID is part of every cache key.
@@ -507,7 +515,6 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     }
 
     let (plans, units) = plan(&req, &gen_root, &images);
-    let cache = req.cache.clone().map(Cache::open).transpose()?;
     let slots: Vec<Mutex<Option<TaskResult>>> = units.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -526,6 +533,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                 let key = cache.as_ref().map(|_| {
                     let image_id = images[task.image.as_str()].as_deref().unwrap_or("");
                     KeyInput::new(
+                        cache.as_ref().map_or("", Cache::build),
                         task,
                         &unit.bytes,
                         &unit.interpreter,
@@ -539,7 +547,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                 let hit = cache
                     .as_ref()
                     .zip(key.as_deref())
-                    .and_then(|(c, k)| c.get(k));
+                    .and_then(|(c, k)| c.get(k, &task.id));
                 let result = hit.or_else(|| {
                     let result = judge(&session, &req, task, unit)?;
                     if let (Some(c), Some(k)) = (&cache, &key) {

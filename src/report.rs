@@ -310,6 +310,12 @@ impl Summary {
                 Status::Missing => s.missing += 1,
                 Status::Error => s.errors += 1,
             }
+            // Samples sbx could not judge count as errors too (the task's
+            // own status covers only the judged ones), unless the task is
+            // itself an error already.
+            if r.status != Status::Error {
+                s.errors += r.errors.unwrap_or(0);
+            }
         }
         s
     }

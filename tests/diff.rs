@@ -211,8 +211,11 @@ fn one_side_only_tasks_are_listed_not_counted() {
     assert!(text.contains("1 task shared: 1 pass on both"), "{text}");
 }
 
+/// A task that passed before and could not be judged now is no regression,
+/// but the gate cannot pass on it either: exit 2 (an engine that was down
+/// must not let a CI job go green).
 #[test]
-fn pass_to_error_is_not_judged() {
+fn pass_to_error_is_not_judged_and_fails_the_gate() {
     let r = Reports::new();
     r.write(
         "a.json",
@@ -222,7 +225,7 @@ fn pass_to_error_is_not_judged() {
     new[0]["message"] = json!("image `x` is not present locally");
     r.write("b.json", &new);
     let out = r.diff(&["a.json", "b.json", "--json"]);
-    assert_eq!(code(&out), 0, "{out:?}");
+    assert_eq!(code(&out), 2, "{out:?}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["regressions"], json!([]));
     assert_eq!(v["not_judged"].as_array().unwrap().len(), 2);
