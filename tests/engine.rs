@@ -1018,7 +1018,9 @@ fn samples_give_n_c_and_pass_at_k() {
         {"id": "empty", "stdin": "", "expect": ""}
     ]);
     let out = run.eval(&tasks, BUSYBOX, &["-j", "4"]);
-    assert_eq!(out.code(), 1, "{out:?}");
+    // The .rb sample could not be judged: an error, and errors make eval exit 2.
+    assert_eq!(out.code(), 2, "{out:?}");
+    assert!(out.stderr.contains("1 passed, 1 failed, 1 missing, 1 errors"), "{out:?}");
     let results = report(&out);
     let double = entry(&results, "double");
     assert_eq!(double["status"], "fail", "{double:#}");
