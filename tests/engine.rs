@@ -1020,7 +1020,11 @@ fn samples_give_n_c_and_pass_at_k() {
     let out = run.eval(&tasks, BUSYBOX, &["-j", "4"]);
     // The .rb sample could not be judged: an error, and errors make eval exit 2.
     assert_eq!(out.code(), 2, "{out:?}");
-    assert!(out.stderr.contains("1 passed, 1 failed, 1 missing, 1 errors"), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("1 passed, 1 failed, 1 missing, 1 errors"),
+        "{out:?}"
+    );
     let results = report(&out);
     let double = entry(&results, "double");
     assert_eq!(double["status"], "fail", "{double:#}");
