@@ -529,32 +529,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(unit) = units.get(i) else { return };
-                let task = &req.tasks[unit.task];
-                let key = cache.as_ref().map(|_| {
-                    let image_id = images[task.image.as_str()].as_deref().unwrap_or("");
-                    KeyInput::new(
-                        cache.as_ref().map_or("", Cache::build),
-                        task,
-                        &unit.bytes,
-                        &unit.interpreter,
-                        image_id,
-                        &session.sandbox,
-                        req.max_output,
-                        req.fail_fast,
-                    )
-                    .key()
-                });
-                let hit = cache
-                    .as_ref()
-                    .zip(key.as_deref())
-                    .and_then(|(c, k)| c.get(k, &task.id));
-                let result = hit.or_else(|| {
-                    let result = judge(&session, &req, task, unit)?;
-                    if let (Some(c), Some(k)) = (&cache, &key) {
-                        c.put(k, &result);
-                    }
-                    Some(result)
-                });
+                let result = cached_or_judged(&session, &req, cache.as_ref(), &images, unit);
                 if let Some(result) = result {
                     *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
                 }
@@ -626,6 +601,39 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     }
     console::note(&line);
     Ok(summary.exit_code())
+}
+
+/// A unit's result: from the cache when it holds one, else judged (and
+/// stored). `None` when the eval was interrupted during a run.
+fn cached_or_judged(
+    session: &Session,
+    req: &EvalRequest,
+    cache: Option<&Cache>,
+    images: &BTreeMap<&str, ImageCheck>,
+    unit: &Unit,
+) -> Option<TaskResult> {
+    let task = &req.tasks[unit.task];
+    let Some(cache) = cache else {
+        return judge(session, req, task, unit);
+    };
+    let image_id = images[task.image.as_str()].as_deref().unwrap_or("");
+    let key = KeyInput::new(
+        cache.build(),
+        task,
+        &unit.bytes,
+        &unit.interpreter,
+        image_id,
+        &session.sandbox,
+        req.max_output,
+        req.fail_fast,
+    )
+    .key();
+    if let Some(hit) = cache.get(&key, &task.id) {
+        return Some(hit);
+    }
+    let result = judge(session, req, task, unit)?;
+    cache.put(&key, &result);
+    Some(result)
 }
 
 /// Judges one candidate against each case of its task, each in a fresh
