@@ -156,18 +156,24 @@ fn run_checks(req: &DoctorRequest) -> Result<Vec<Check>> {
     };
     let usable = image.state == State::Ok;
     checks.push(image);
-    let names = [
-        "network",
-        "read-only root",
-        "/tmp",
-        "capabilities",
-        "memory cap",
-        "pids cap",
-        "timeout",
-        "output cap",
+
+    let p = Prober {
+        session: &session,
+        image: &req.image,
+    };
+    // One table: the name reported when the probe cannot run, and the probe.
+    let probes: [(&'static str, &dyn Fn() -> Check); 8] = [
+        ("network", &|| p.network()),
+        ("read-only root", &|| p.read_only_root()),
+        ("/tmp", &|| p.tmp()),
+        ("capabilities", &|| p.capabilities()),
+        ("memory cap", &|| p.memory()),
+        ("pids cap", &|| p.pids()),
+        ("timeout", &|| p.timeout()),
+        ("output cap", &|| p.output_cap()),
     ];
     if !usable {
-        for name in names {
+        for (name, _) in probes {
             checks.push(Check::new(
                 name,
                 State::Failed,
@@ -176,22 +182,7 @@ fn run_checks(req: &DoctorRequest) -> Result<Vec<Check>> {
         }
         return Ok(checks);
     }
-
-    let p = Prober {
-        session: &session,
-        image: &req.image,
-    };
-    let probes: [&dyn Fn() -> Check; 8] = [
-        &|| p.network(),
-        &|| p.read_only_root(),
-        &|| p.tmp(),
-        &|| p.capabilities(),
-        &|| p.memory(),
-        &|| p.pids(),
-        &|| p.timeout(),
-        &|| p.output_cap(),
-    ];
-    for probe in probes {
+    for (_, probe) in probes {
         // An interrupted doctor stops; it never reports a probe it cut
         // short as a sandbox that does not hold.
         if let Some(signal) = signals::received() {
