@@ -213,7 +213,7 @@ mod tests {
 
     fn sandbox(memory: &str) -> Sandbox {
         Sandbox {
-            docker: "docker".into(),
+            docker: crate::docker::Docker::new("docker"),
             limits: crate::spec::Limits::parse(memory, "0.5", "64", "64m", "none").unwrap(),
             hardening: crate::spec::Hardening::default(),
             pull: crate::spec::Pull::Never,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::compare::Mode;
+use crate::engines::Deliver;
 use crate::spec::{self, Profile, Pull};
 
 /// Run untrusted, AI-generated code in a locked-down Docker container and
@@ -58,6 +59,10 @@ pub struct GcArgs {
     /// Only the containers of this run (the value of their sbx.run label).
     #[arg(long = "run", value_name = "RUN_ID")]
     pub run_id: Option<String>,
+    /// Clean this engine (repeatable): a docker context name or a unix://,
+    /// tcp:// or ssh:// URL [default: the current context].
+    #[arg(long = "engine", value_name = "ENGINE")]
+    pub engines: Vec<String>,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -203,6 +208,15 @@ pub struct EvalArgs {
     /// Also write a JUnit XML report to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Spread the tasks over this engine too (repeatable): a docker context
+    /// name or a unix://, tcp:// or ssh:// URL, optionally with `,jobs=N`
+    /// (default: -j) [default: the current context].
+    #[arg(long = "engine", value_name = "ENGINE[,jobs=N]")]
+    pub engines: Vec<String>,
+    /// How candidates reach the engines: bind mounts (engines on this
+    /// machine), throwaway images, or by where each engine is.
+    #[arg(long, value_enum, default_value_t = Deliver::Auto)]
+    pub deliver: Deliver,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }

@@ -1,7 +1,7 @@
 //! The docker argv, as data: pure functions from a validated request to the
 //! exact argument vector. No process is started here.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 use crate::spec::{Hardening, Limits};
@@ -13,6 +13,76 @@ pub const RUN_LABEL: &str = "sbx.run";
 /// The prefix of every container name sbx gives.
 pub const NAME_PREFIX: &str = "sbx-";
 
+/// How the docker CLI reaches one engine: the program, and the global
+/// options that select the engine (`--context NAME` or `--host URL`; none
+/// for the current context). Every docker command sbx runs goes through one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Docker {
+    pub program: OsString,
+    pub globals: Vec<OsString>,
+}
+
+impl Docker {
+    /// The current context (or `DOCKER_HOST`), as plain `docker` sees it.
+    pub fn new(program: impl Into<OsString>) -> Docker {
+        Docker {
+            program: program.into(),
+            globals: Vec::new(),
+        }
+    }
+
+    /// The same program, aimed at `endpoint`.
+    pub fn at(&self, endpoint: &Endpoint) -> Docker {
+        let (option, value) = match endpoint {
+            Endpoint::Context(name) => ("--context", name),
+            Endpoint::Url(url) => ("--host", url),
+        };
+        Docker {
+            program: self.program.clone(),
+            globals: vec![option.into(), value.into()],
+        }
+    }
+
+    /// The arguments after the program: the global options, then `args`.
+    pub fn argv(&self, args: &[OsString]) -> Vec<OsString> {
+        let mut argv = self.globals.clone();
+        argv.extend_from_slice(args);
+        argv
+    }
+
+    pub fn program(&self) -> &OsStr {
+        &self.program
+    }
+
+    /// `docker --host URL` as a user would type it (for messages).
+    pub fn display(&self) -> String {
+        let mut words = vec![self.program.to_string_lossy().into_owned()];
+        words.extend(
+            self.globals
+                .iter()
+                .map(|g| g.to_string_lossy().into_owned()),
+        );
+        words.join(" ")
+    }
+}
+
+/// Where an engine is: a docker context by name, or an engine URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    Context(String),
+    Url(String),
+}
+
+/// Where the candidate comes from inside its container.
+#[derive(Debug, Clone, Copy)]
+pub enum Mount<'a> {
+    /// The staged copy on the engine's host, bound read-only at `/work/task`
+    /// (the seed's way; only for an engine on this machine).
+    Bind(&'a Path),
+    /// Already in the (baked) image at this path; no bind mount.
+    InImage(&'a str),
+}
+
 /// Everything that varies between two containers of sbx.
 #[derive(Debug, Clone, Copy)]
 pub struct Container<'a> {
@@ -22,8 +92,8 @@ pub struct Container<'a> {
     pub run_id: &'a str,
     /// Pass `-i` so the program gets sbx's stdin (never `-t`).
     pub interactive: bool,
-    /// The staged copy of the candidate on the host, bound read-only.
-    pub staged: &'a Path,
+    /// How the candidate gets into the container.
+    pub mount: Mount<'a>,
     pub image: &'a str,
     pub limits: &'a Limits,
     pub hardening: &'a Hardening,
@@ -114,14 +184,20 @@ pub fn create_args(c: &Container<'_>) -> Vec<OsString> {
         push("--env");
         push(env);
     }
-    push("-v");
-    let mut volume = c.staged.as_os_str().to_os_string();
-    volume.push(format!(":{TASK_PATH}:ro"));
-    args.push(volume);
+    let path = match c.mount {
+        Mount::Bind(staged) => {
+            push("-v");
+            let mut volume = staged.as_os_str().to_os_string();
+            volume.push(format!(":{TASK_PATH}:ro"));
+            args.push(volume);
+            TASK_PATH
+        }
+        Mount::InImage(path) => path,
+    };
     args.push("--".into());
     args.push(c.image.into());
     args.extend(c.interpreter.iter().map(OsString::from));
-    args.push(TASK_PATH.into());
+    args.push(path.into());
     args
 }
 
@@ -208,6 +284,71 @@ pub fn events_args(name: &str, event: &str, since: f64, until: f64) -> Vec<OsStr
     ])
 }
 
+/// The repository of the images sbx bakes for engines that cannot see this
+/// machine's files; the tag is `<run id>-<n>`.
+pub const BAKED_REPOSITORY: &str = "sbx-deliver";
+
+/// `docker build` of a baked image: the task image plus every staged
+/// candidate, labelled with the run id so that it can always be found.
+pub fn build_args(tag: &str, run_id: &str, dockerfile: &Path, context: &Path) -> Vec<OsString> {
+    let mut args = to_os(&[
+        "build",
+        "--quiet",
+        "--label",
+        &format!("{RUN_LABEL}={run_id}"),
+        "--tag",
+        tag,
+        "--file",
+    ]);
+    args.push(dockerfile.into());
+    args.push("--".into());
+    args.push(context.into());
+    args
+}
+
+/// `docker rmi -f` of images by name.
+pub fn remove_images_args(images: &[String]) -> Vec<OsString> {
+    let mut args = to_os(&["rmi", "-f", "--"]);
+    args.extend(images.iter().map(OsString::from));
+    args
+}
+
+/// `docker image ls` of sbx's baked images, one tab-separated line each:
+/// repository:tag, creation time.
+pub fn list_baked_args() -> Vec<OsString> {
+    to_os(&[
+        "image",
+        "ls",
+        "--filter",
+        &format!("label={RUN_LABEL}"),
+        "--filter",
+        &format!("reference={BAKED_REPOSITORY}"),
+        "--format",
+        "{{.Repository}}:{{.Tag}}\t{{.CreatedAt}}",
+    ])
+}
+
+/// `docker version` of the engine only: answers when the engine does.
+pub fn ping_args() -> Vec<OsString> {
+    to_os(&["version", "--format", "{{.Server.Version}}"])
+}
+
+/// `docker context inspect` of the engine address of a context (the current
+/// one when `name` is `None`).
+pub fn context_host_args(name: Option<&str>) -> Vec<OsString> {
+    let mut args = to_os(&[
+        "context",
+        "inspect",
+        "--format",
+        "{{.Endpoints.docker.Host}}",
+    ]);
+    if let Some(name) = name {
+        args.push("--".into());
+        args.push(name.into());
+    }
+    args
+}
+
 fn to_os(args: &[&str]) -> Vec<OsString> {
     args.iter().map(OsString::from).collect()
 }
@@ -229,7 +370,7 @@ mod tests {
             name: "sbx-abc-0",
             run_id: "abc",
             interactive: false,
-            staged: Path::new("/tmp/sbx-x/task"),
+            mount: Mount::Bind(Path::new("/tmp/sbx-x/task")),
             image: "python:3.12-slim",
             limits: &limits,
             hardening: &Hardening::default(),
@@ -280,7 +421,7 @@ mod tests {
             name: "sbx-r-1",
             run_id: "r",
             interactive: true,
-            staged: Path::new("/t/task"),
+            mount: Mount::Bind(Path::new("/t/task")),
             image: "img",
             limits: &limits,
             hardening: &Hardening::default(),
@@ -320,7 +461,7 @@ mod tests {
             name: "n",
             run_id: "r",
             interactive: false,
-            staged: Path::new("/t/task"),
+            mount: Mount::Bind(Path::new("/t/task")),
             image: "img",
             limits: &limits,
             hardening: &hardening,
@@ -368,7 +509,7 @@ mod tests {
             name: "n",
             run_id: "r",
             interactive: false,
-            staged,
+            mount: Mount::Bind(staged),
             image: "img",
             limits: &limits,
             hardening: &Hardening::default(),

@@ -9,12 +9,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::console;
-use crate::docker;
+use crate::docker::{self, Docker};
 use crate::engine::{self, ContainerRecord};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::outcome::{self, FailReason, Verdict};
-use crate::sandbox::{Candidate, Session};
+use crate::sandbox::{Candidate, Delivery, Session};
 use crate::signals;
 use crate::spec::{self, Pull, Sandbox};
 use crate::supervise::{
@@ -199,7 +199,7 @@ fn short_id(id: &str) -> &str {
     &id[..id.len().min(12)]
 }
 
-fn engine_facts(docker_cli: &std::ffi::OsStr) -> Check {
+fn engine_facts(docker_cli: &Docker) -> Check {
     let args = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
     let version = supervise::control(
         docker_cli,
@@ -267,16 +267,23 @@ impl Prober<'_> {
         let sh = vec!["sh".to_string()];
         let run = self
             .session
-            .prepare(&Candidate {
-                bytes: script.as_bytes(),
-                image: self.image,
-                interpreter: &sh,
-                interactive: false,
+            .stage(script.as_bytes())
+            .and_then(|staged| {
+                self.session.prepare(
+                    &Candidate {
+                        staged: &staged,
+                        image: self.image,
+                        interpreter: &sh,
+                        interactive: false,
+                    },
+                    &Delivery::Bind,
+                )
             })
             .and_then(|prepared| {
                 let name = prepared.name.clone();
                 self.session
                     .execute(
+                        &self.session.sandbox.docker,
                         prepared,
                         StdinSource::Null,
                         OutputSink::Capture { max: max_output },
@@ -559,11 +566,17 @@ impl Prober<'_> {
         let sh = vec!["sh".to_string()];
         let prepared = self
             .session
-            .prepare(&Candidate {
-                bytes: b"true\n",
-                image: self.image,
-                interpreter: &sh,
-                interactive: false,
+            .stage(b"true\n")
+            .and_then(|staged| {
+                self.session.prepare(
+                    &Candidate {
+                        staged: &staged,
+                        image: self.image,
+                        interpreter: &sh,
+                        interactive: false,
+                    },
+                    &Delivery::Bind,
+                )
             })
             .map_err(|e| e.to_string())?;
         let docker_cli = &self.session.sandbox.docker;
@@ -597,7 +610,7 @@ impl Prober<'_> {
 }
 
 /// Whether no container of this name exists, in any state.
-fn container_gone(docker_cli: &std::ffi::OsStr, name: &str) -> bool {
+fn container_gone(docker_cli: &Docker, name: &str) -> bool {
     let args: Vec<OsString> = ["ps", "-a", "-q", "--filter", &format!("name=^/{name}$")]
         .iter()
         .map(OsString::from)
@@ -605,7 +618,7 @@ fn container_gone(docker_cli: &std::ffi::OsStr, name: &str) -> bool {
     matches!(supervise::control(docker_cli, &args, CONTROL_TIMEOUT), Ok(c) if c.success() && c.stdout.trim().is_empty())
 }
 
-fn nothing_left(docker_cli: &std::ffi::OsStr, run_id: &str) -> Check {
+fn nothing_left(docker_cli: &Docker, run_id: &str) -> Check {
     let name = "nothing left";
     match supervise::control(docker_cli, &docker::list_run_args(run_id), CONTROL_TIMEOUT) {
         Ok(c) if c.success() => {

@@ -2,11 +2,11 @@
 //! here (and can it be pulled), was the container OOM-killed, what of a run
 //! is left. All through `supervise::control`.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::console;
-use crate::docker;
+use crate::docker::{self, Docker};
 use crate::error::{Error, Result};
 use crate::outcome::Record;
 use crate::spec::Pull;
@@ -17,7 +17,7 @@ const PULL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Makes sure `image` is present locally before any clock starts, pulling it
 /// when allowed. Returns the image ID.
-pub fn ensure_image(docker: &OsStr, image: &str, pull: Pull) -> Result<String> {
+pub fn ensure_image(docker: &Docker, image: &str, pull: Pull) -> Result<String> {
     let inspect = || {
         supervise::control_interruptible(
             docker,
@@ -46,7 +46,7 @@ pub fn ensure_image(docker: &OsStr, image: &str, pull: Pull) -> Result<String> {
 
 /// Pulls a missing image if `pull` allows it (interruptible: no container
 /// exists yet).
-fn pull_missing(docker: &OsStr, image: &str, pull: Pull) -> Result<()> {
+fn pull_missing(docker: &Docker, image: &str, pull: Pull) -> Result<()> {
     if pull == Pull::Never {
         return Err(Error::ImageMissing(image.to_string()));
     }
@@ -68,7 +68,7 @@ fn pull_missing(docker: &OsStr, image: &str, pull: Pull) -> Result<()> {
 /// image is pulled first when allowed. Not interruptible: a create killed
 /// half-way can still complete in the engine; it takes milliseconds, and the
 /// caller looks for signals right after.
-pub fn create_container(docker: &OsStr, args: &[OsString], image: &str, pull: Pull) -> Result<()> {
+pub fn create_container(docker: &Docker, args: &[OsString], image: &str, pull: Pull) -> Result<()> {
     let created = supervise::control(docker, args, CONTROL_TIMEOUT)?;
     if created.success() {
         return Ok(());
@@ -104,13 +104,13 @@ fn is_missing_image(failed: &Control) -> bool {
 
 /// Whether the engine recorded an `oom` event for the container between
 /// `since` and now. `--rm` leaves nothing to inspect, but the event stays.
-pub fn oom_killed(docker: &OsStr, name: &str, since: SystemTime) -> bool {
+pub fn oom_killed(docker: &Docker, name: &str, since: SystemTime) -> bool {
     had_event(docker, name, since, "oom") == Some(true)
 }
 
 /// Whether the engine recorded the `event` for container `name` between
 /// `since` and now; `None` if it could not be asked.
-fn had_event(docker: &OsStr, name: &str, since: SystemTime, event: &str) -> Option<bool> {
+fn had_event(docker: &Docker, name: &str, since: SystemTime, event: &str) -> Option<bool> {
     let unix = |t: SystemTime| {
         t.duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64())
@@ -131,7 +131,7 @@ fn had_event(docker: &OsStr, name: &str, since: SystemTime, event: &str) -> Opti
 /// The engine's record of one run's container, asked lazily.
 #[derive(Debug, Clone, Copy)]
 pub struct ContainerRecord<'a> {
-    pub docker: &'a OsStr,
+    pub docker: &'a Docker,
     pub name: &'a str,
     /// When its client was started.
     pub since: SystemTime,
@@ -151,7 +151,7 @@ impl Record for ContainerRecord<'_> {
 
 /// Removes every container that carries the label of `run_id`, whatever its
 /// state. Returns how many were found.
-pub fn remove_run(docker: &OsStr, run_id: &str) -> Result<usize> {
+pub fn remove_run(docker: &Docker, run_id: &str) -> Result<usize> {
     let listed = supervise::control(docker, &docker::list_run_args(run_id), CONTROL_TIMEOUT)?;
     if !listed.success() {
         return Err(Error::EngineUnreachable(listed.stderr_line()));

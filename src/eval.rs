@@ -2,12 +2,12 @@
 //! runs), candidates through the same sandbox as `sbx run`, results out in
 //! task order.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::fs;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,12 +17,13 @@ use crate::cache::{Cache, KeyInput};
 use crate::cli::EvalArgs;
 use crate::compare::{Matcher, Mode, Tolerance};
 use crate::console;
-use crate::engine::{self, ContainerRecord};
+use crate::engine::ContainerRecord;
+use crate::engines::{self, Deliver, EngineSpec, Member, Setup};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::outcome::{self, FailReason, Verdict};
-use crate::report::{self, Status, TaskResult};
-use crate::sandbox::{Candidate, Session};
+use crate::report::{self, Requeue, Status, TaskResult};
+use crate::sandbox::{Candidate, Session, Staged};
 use crate::signals;
 use crate::spec::{self, Sandbox};
 use crate::supervise::{OutputSink, StdinSource};
@@ -68,6 +69,9 @@ pub struct EvalRequest {
     /// Where judged results are cached, if anywhere.
     pub cache: Option<PathBuf>,
     pub junit: Option<PathBuf>,
+    /// The engines to spread the tasks over (empty: the current context).
+    pub engines: Vec<EngineSpec>,
+    pub deliver: Deliver,
     pub sandbox: Sandbox,
 }
 
@@ -133,6 +137,8 @@ impl EvalRequest {
             ks: args.k,
             cache: args.cache.filter(|_| !args.no_cache),
             junit: args.junit,
+            engines: engines::parse_engines(&args.engines)?,
+            deliver: args.deliver,
             sandbox,
         })
     }
@@ -494,91 +500,167 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display())))?;
     let session = Session::new(req.sandbox.clone())?;
     let cache = req.cache.clone().map(Cache::open).transpose()?;
-
-    // Each image is checked (and pulled if allowed) once, before any clock;
-    // its ID is part of every cache key.
-    let mut images: BTreeMap<&str, ImageCheck> = BTreeMap::new();
+    // Every engine is set up, and each image checked (and pulled if allowed)
+    // on each, before any clock; an image's ID is part of every cache key.
+    let mut distinct: Vec<&str> = Vec::new();
     for task in &req.tasks {
-        if !images.contains_key(task.image.as_str()) {
-            let check = match engine::ensure_image(
-                &session.sandbox.docker,
-                &task.image,
-                session.sandbox.pull,
-            ) {
-                Ok(id) => Ok(id),
-                // Nothing has started yet: stop here.
-                Err(Error::Interrupted(signal)) => return Err(Error::Interrupted(signal)),
-                Err(e) => Err((e.code().to_string(), e.to_string())),
-            };
-            images.insert(&task.image, check);
+        if !distinct.contains(&task.image.as_str()) {
+            distinct.push(&task.image);
         }
     }
-
+    let explicit = !req.engines.is_empty();
+    let mut setups = engines::set_up_all(
+        &session.sandbox.docker,
+        &req.engines,
+        req.jobs,
+        req.deliver,
+        &distinct,
+        session.sandbox.pull,
+    )?;
+    let images = combine(&distinct, &setups, explicit);
     let (plans, units) = plan(&req, &gen_root, &images);
+    let staged = units
+        .iter()
+        .map(|unit| session.stage(&unit.bytes))
+        .collect::<Result<Vec<Staged>>>()?;
+    if !units.is_empty() {
+        bake_all(&session, &mut setups, explicit)?;
+    }
+    let mut refusals = BTreeMap::new();
+    let members: Vec<Member> = setups
+        .into_iter()
+        .filter(|s| s.left_out.is_none())
+        .map(|s| {
+            refusals.insert(s.member.label.clone(), s.refused);
+            s.member
+        })
+        .collect();
+
     let slots: Vec<Mutex<Option<TaskResult>>> = units.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
+    let requeues: Vec<Mutex<Vec<Requeue>>> = units.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let queue = Mutex::new(Queue {
+        pending: (0..units.len()).collect(),
+        in_flight: 0,
+    });
+    let wake = Condvar::new();
     let done = AtomicUsize::new(0);
     let progress = std::io::stderr().is_terminal();
     let total = units.len();
-    let workers = req.jobs.min(total).max(1);
+    let image_of = |i: usize| req.tasks[units[i].task].image.as_str();
     thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                if signals::received().is_some() {
-                    return;
-                }
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(unit) = units.get(i) else { return };
-                let result = cached_or_judged(&session, &req, cache.as_ref(), &images, unit);
-                if let Some(result) = result {
-                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
-                }
-                let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
-                if progress {
-                    console::progress(&format!(
-                        "\r\x1b[Ksbx: {finished}/{total} candidates judged"
-                    ));
-                }
-            });
+        for member in &members {
+            for _ in 0..member.jobs.min(total) {
+                scope.spawn(|| {
+                    while let Some(i) = take(&queue, &wake, member, image_of) {
+                        let step = run_unit(
+                            &session,
+                            &req,
+                            cache.as_ref(),
+                            &images,
+                            (&units[i], &staged[i]),
+                            member,
+                        );
+                        let again = match step {
+                            Step::Judged(mut result) => {
+                                if explicit && result.cached.is_none() {
+                                    result.engine = Some(member.label.clone());
+                                }
+                                *lock(&slots[i]) = Some(*result);
+                                false
+                            }
+                            Step::Interrupted => false,
+                            Step::EngineDown(reason) => {
+                                member.mark_down(reason.clone());
+                                lock(&requeues[i]).push(Requeue {
+                                    engine: member.label.clone(),
+                                    reason,
+                                });
+                                true
+                            }
+                        };
+                        {
+                            let mut q = lock(&queue);
+                            q.in_flight -= 1;
+                            if again {
+                                q.pending.push_front(i);
+                            }
+                        }
+                        wake.notify_all();
+                        if again {
+                            continue;
+                        }
+                        let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
+                        if progress {
+                            console::progress(&format!(
+                                "\r\x1b[Ksbx: {finished}/{total} candidates judged"
+                            ));
+                        }
+                    }
+                });
+            }
         }
     });
     if progress {
         console::progress("\r\x1b[K");
     }
-
-    // Whatever happened, nothing of this run stays on the engine.
-    let leftover = engine::remove_run(&session.sandbox.docker, &session.run_id);
+    // Whatever happened, nothing of this run stays on any engine that answers.
+    let cleaned = clean_all(&members, &session.run_id);
     if let Some(signal) = signals::received() {
-        let removed = leftover.map_or_else(
-            |e| format!("cleanup failed: {e}"),
-            |n| format!("{n} leftover containers removed"),
-        );
+        let removed = match cleaned {
+            Ok(n) => format!("{n} leftover containers removed"),
+            Err(e) => format!("cleanup failed: {e}"),
+        };
         console::note(&format!(
             "sbx: interrupted; every container of this eval was stopped ({removed})"
         ));
         return Ok(exit::for_signal(signal));
     }
-
+    if let Err(e) = cleaned {
+        console::note(&format!("sbx: cleanup: {e}"));
+    }
+    let why_not = |image: &str| -> String {
+        let reasons: Vec<String> = members
+            .iter()
+            .map(|m| match m.down_reason() {
+                Some(reason) => format!("engine `{}` stopped answering: {reason}", m.label),
+                None => match refusals.get(&m.label).and_then(|r| r.get(image)) {
+                    Some((_, message)) => format!("engine `{}`: {message}", m.label),
+                    None => format!("engine `{}` did not run it", m.label),
+                },
+            })
+            .collect();
+        if reasons.is_empty() {
+            "no engine could be used".to_string()
+        } else {
+            format!("no engine left to run it ({})", reasons.join("; "))
+        }
+    };
     let mut ran: Vec<Option<TaskResult>> = slots
         .into_iter()
         .map(|slot| slot.into_inner().unwrap_or_else(|p| p.into_inner()))
         .collect();
-    let mut take = |index: usize, id: &str| {
-        ran[index]
+    let mut requeues: Vec<Vec<Requeue>> = requeues
+        .into_iter()
+        .map(|r| r.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect();
+    let mut take = |index: usize, task: &Task| {
+        let mut result = ran[index]
             .take()
-            .unwrap_or_else(|| TaskResult::error(id, "not_run", "the candidate was not run".into()))
+            .unwrap_or_else(|| TaskResult::error(&task.id, "no_engine", why_not(&task.image)));
+        result.requeued = std::mem::take(&mut requeues[index]);
+        result
     };
     let results: Vec<TaskResult> = plans
         .into_iter()
         .zip(&req.tasks)
         .map(|(plan, task)| match plan {
             Plan::Known(result) => *result,
-            Plan::Single(index) => take(index, &task.id),
+            Plan::Single(index) => take(index, task),
             Plan::Samples(samples) => {
                 let samples = samples
                     .into_iter()
                     .map(|(name, answer)| {
-                        let mut result = answer.unwrap_or_else(|index| take(index, &task.id));
+                        let mut result = answer.unwrap_or_else(|index| take(index, task));
                         result.sample = Some(name);
                         result
                     })
@@ -587,7 +669,6 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
             }
         })
         .collect();
-
     // The report first: a JUnit file that cannot be written must not cost
     // the user the results.
     report::write_json(&results)?;
@@ -603,44 +684,244 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     Ok(summary.exit_code())
 }
 
-/// A unit's result: from the cache when it holds one, else judged (and
-/// stored). `None` when the eval was interrupted during a run.
-fn cached_or_judged(
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The one work queue of an eval, shared by every engine's workers.
+#[derive(Debug)]
+struct Queue {
+    /// Units not yet taken, in task order (a requeued unit goes first).
+    pending: VecDeque<usize>,
+    /// Units being run; one may still come back.
+    in_flight: usize,
+}
+
+/// The next unit `member` can run; `None` when it has nothing left to do
+/// (nothing pending it can run and nothing in flight that could come back),
+/// when it is down, or on a signal.
+fn take<'a>(
+    queue: &Mutex<Queue>,
+    wake: &Condvar,
+    member: &Member,
+    image_of: impl Fn(usize) -> &'a str,
+) -> Option<usize> {
+    let mut q = lock(queue);
+    loop {
+        if signals::received().is_some() || member.is_down() {
+            return None;
+        }
+        if let Some(pos) = q.pending.iter().position(|&i| member.runs(image_of(i))) {
+            let i = q.pending.remove(pos)?;
+            q.in_flight += 1;
+            return Some(i);
+        }
+        if q.in_flight == 0 {
+            return None;
+        }
+        q = wake
+            .wait_timeout(q, Duration::from_millis(200))
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
+    }
+}
+
+/// What became of one unit on one engine.
+enum Step {
+    Judged(Box<TaskResult>),
+    Interrupted,
+    /// The engine stopped answering: nothing it returned is judged.
+    EngineDown(String),
+}
+
+/// A unit's result: from the cache when it holds one, else judged on
+/// `member` (and stored). A result that is not a pass is only kept once the
+/// engine has answered after it: a dying engine's exit codes and timeouts
+/// are not the candidate's failures.
+fn run_unit(
     session: &Session,
     req: &EvalRequest,
     cache: Option<&Cache>,
     images: &BTreeMap<&str, ImageCheck>,
-    unit: &Unit,
-) -> Option<TaskResult> {
+    (unit, staged): (&Unit, &Staged),
+    member: &Member,
+) -> Step {
     let task = &req.tasks[unit.task];
-    let Some(cache) = cache else {
-        return judge(session, req, task, unit);
-    };
-    let image_id = images[task.image.as_str()].as_deref().unwrap_or("");
-    let key = KeyInput::new(
-        cache.build(),
-        task,
-        &unit.bytes,
-        &unit.interpreter,
-        image_id,
-        &session.sandbox,
-        req.max_output,
-        req.fail_fast,
-    )
-    .key();
-    if let Some(hit) = cache.get(&key, &task.id) {
-        return Some(hit);
+    let key = cache.map(|cache| {
+        let image_id = images[task.image.as_str()].as_deref().unwrap_or("");
+        KeyInput::new(
+            cache.build(),
+            task,
+            &unit.bytes,
+            &unit.interpreter,
+            image_id,
+            &session.sandbox,
+            req.max_output,
+            req.fail_fast,
+        )
+        .key()
+    });
+    if let (Some(cache), Some(key)) = (cache, &key) {
+        if let Some(hit) = cache.get(key, &task.id) {
+            return Step::Judged(Box::new(hit));
+        }
     }
-    let result = judge(session, req, task, unit)?;
-    cache.put(&key, &result);
-    Some(result)
+    let Some(result) = judge(session, req, task, unit, staged, member) else {
+        return Step::Interrupted;
+    };
+    if result.status != Status::Pass {
+        if let Err(why) = member.ping() {
+            return Step::EngineDown(why);
+        }
+    }
+    if let (Some(cache), Some(key)) = (cache, &key) {
+        cache.put(key, &result);
+    }
+    Step::Judged(Box::new(result))
+}
+
+/// Each image's ID (from the first engine that has it), or why no engine
+/// can run it. Engines that disagree on an image's ID are pointed out.
+fn combine<'a>(
+    distinct: &[&'a str],
+    setups: &[Setup],
+    explicit: bool,
+) -> BTreeMap<&'a str, ImageCheck> {
+    let named = |label: &str, message: &str| {
+        if explicit {
+            format!("engine `{label}`: {message}")
+        } else {
+            message.to_string()
+        }
+    };
+    for setup in setups.iter().filter(|_| explicit) {
+        let label = &setup.member.label;
+        if let Some((_, why)) = &setup.left_out {
+            console::note(&format!("sbx: engine `{label}` left out: {why}"));
+        }
+        for (image, (_, why)) in &setup.refused {
+            console::note(&format!(
+                "sbx: engine `{label}` cannot run tasks of image `{image}`, which run on the other engines: {why}"
+            ));
+        }
+    }
+    let mut images = BTreeMap::new();
+    for &image in distinct {
+        let ids: Vec<(&str, &String)> = setups
+            .iter()
+            .filter(|s| s.left_out.is_none())
+            .filter_map(|s| {
+                s.member
+                    .images
+                    .get(image)
+                    .map(|id| (s.member.label.as_str(), id))
+            })
+            .collect();
+        let check = match ids.first() {
+            Some((_, id)) => {
+                if ids.iter().any(|(_, other)| other != id) {
+                    let list: Vec<String> =
+                        ids.iter().map(|(l, id)| format!("{l}: {id}")).collect();
+                    console::note(&format!(
+                        "sbx: image `{image}` is not the same on every engine ({}); results may depend on the engine",
+                        list.join(", ")
+                    ));
+                }
+                Ok((*id).clone())
+            }
+            None => Err(setups
+                .iter()
+                .find_map(|s| {
+                    let (code, message) = s.left_out.as_ref().or_else(|| s.refused.get(image))?;
+                    Some((code.clone(), named(&s.member.label, message)))
+                })
+                .unwrap_or_else(|| ("no_engine".into(), "no engine was given".into()))),
+        };
+        images.insert(image, check);
+    }
+    images
+}
+
+/// Bakes the candidates into a throwaway image on every engine that gets
+/// them that way, all engines at once.
+fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<()> {
+    let results: Vec<Result<()>> = thread::scope(|scope| {
+        let handles: Vec<_> = setups
+            .iter_mut()
+            .filter(|s| s.left_out.is_none())
+            .map(|s| scope.spawn(move || engines::bake(session, &mut s.member, &mut s.refused)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Ok(())))
+            .collect()
+    });
+    for result in results {
+        result?;
+    }
+    for setup in setups.iter().filter(|_| explicit) {
+        for (image, (code, why)) in &setup.refused {
+            if code == "bake_failed" {
+                console::note(&format!("sbx: engine `{}`: {why}", setup.member.label));
+            }
+            let _ = image;
+        }
+    }
+    Ok(())
+}
+
+/// Removes this eval's containers and baked images from every engine that
+/// answers, all at once. The containers found, or the first failure.
+fn clean_all(members: &[Member], run_id: &str) -> std::result::Result<usize, String> {
+    let results: Vec<std::result::Result<usize, String>> = thread::scope(|scope| {
+        let handles: Vec<_> = members
+            .iter()
+            .map(|m| {
+                scope.spawn(move || {
+                    engines::clean(m, run_id).map_err(|e| format!("engine `{}`: {e}", m.label))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Ok(0)))
+            .collect()
+    });
+    let mut found = 0;
+    let mut first_error = None;
+    for result in results {
+        match result {
+            Ok(n) => found += n,
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(found),
+    }
 }
 
 /// Judges one candidate against each case of its task, each in a fresh
 /// container. `None` when the eval was interrupted during a run.
-fn judge(session: &Session, req: &EvalRequest, task: &Task, unit: &Unit) -> Option<TaskResult> {
-    let (bytes, interpreter) = (&unit.bytes, &unit.interpreter);
-    let run_case = |case: &Case| judge_case(session, req, task, bytes, interpreter, case);
+fn judge(
+    session: &Session,
+    req: &EvalRequest,
+    task: &Task,
+    unit: &Unit,
+    staged: &Staged,
+    member: &Member,
+) -> Option<TaskResult> {
+    let run_case = |case: &Case| {
+        let candidate = Candidate {
+            staged,
+            image: &task.image,
+            interpreter: &unit.interpreter,
+            interactive: true,
+        };
+        judge_case(session, req, task, &candidate, member, case)
+    };
     if !task.multi_case {
         return run_case(&task.cases[0]);
     }
@@ -691,21 +972,17 @@ fn judge_case(
     session: &Session,
     req: &EvalRequest,
     task: &Task,
-    bytes: &[u8],
-    interpreter: &[String],
+    candidate: &Candidate<'_>,
+    member: &Member,
     case: &Case,
 ) -> Option<TaskResult> {
     let run = session
-        .prepare(&Candidate {
-            bytes,
-            image: &task.image,
-            interpreter,
-            interactive: true,
-        })
+        .prepare(candidate, &member.delivery)
         .and_then(|prepared| {
             let name = prepared.name.clone();
             session
                 .execute(
+                    &member.docker,
                     prepared,
                     StdinSource::Bytes(Arc::clone(&case.stdin)),
                     OutputSink::Capture {
@@ -721,7 +998,7 @@ fn judge_case(
     };
     let mut result = TaskResult::from_run(&task.id, &finished);
     let record = ContainerRecord {
-        docker: &session.sandbox.docker,
+        docker: &member.docker,
         name: &name,
         since: finished.started,
     };

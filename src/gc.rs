@@ -1,12 +1,14 @@
 //! `sbx gc`: removes containers that sbx started and that were left behind
-//! (sbx itself SIGKILLed, a crashed host). Only containers that carry the
-//! `sbx.run` label are ever listed, so nothing else can be touched.
+//! (sbx itself SIGKILLed, a crashed host), and the images it baked for
+//! engines that cannot see this machine's files. Only containers and images
+//! that carry the `sbx.run` label are ever listed, so nothing else can be
+//! touched.
 
-use std::ffi::OsStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::console;
-use crate::docker::{self, RUN_LABEL};
+use crate::docker::{self, Docker, BAKED_REPOSITORY, RUN_LABEL};
+use crate::engines::EngineSpec;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::sandbox;
@@ -37,6 +39,28 @@ pub fn parse_line(line: &str) -> Option<Leftover> {
         id,
         name,
         run_id,
+        created: parse_created_at(&created_text),
+        created_text,
+    })
+}
+
+/// Parses one line of `docker image ls --format` as built by
+/// `docker::list_baked_args`: `sbx-deliver:<run id>-<n>`, creation time.
+pub fn parse_baked_line(line: &str) -> Option<Leftover> {
+    let (image, created_text) = line.split_once('\t')?;
+    let tag = image
+        .trim()
+        .strip_prefix(BAKED_REPOSITORY)?
+        .strip_prefix(':')?;
+    let (run_id, n) = tag.rsplit_once('-')?;
+    if run_id.is_empty() || n.parse::<usize>().is_err() {
+        return None;
+    }
+    let created_text = created_text.trim().to_string();
+    Some(Leftover {
+        id: image.trim().to_string(),
+        name: "baked image".into(),
+        run_id: run_id.to_string(),
         created: parse_created_at(&created_text),
         created_text,
     })
@@ -105,62 +129,118 @@ pub fn select(
         .collect()
 }
 
-/// Lists (and unless `dry_run`, removes) the leftovers; returns the exit code.
-pub fn gc(
-    docker_cli: &OsStr,
-    run_id: Option<&str>,
-    older_than: Option<Duration>,
-    dry_run: bool,
-) -> Result<i32> {
-    let listed = supervise::control(docker_cli, &docker::list_labelled_args(), CONTROL_TIMEOUT)?;
-    if !listed.success() {
-        return Err(Error::EngineUnreachable(listed.stderr_line()));
+/// What to collect.
+#[derive(Debug, Clone, Copy)]
+pub struct Filter<'a> {
+    pub run_id: Option<&'a str>,
+    pub older_than: Option<Duration>,
+    pub dry_run: bool,
+}
+
+/// Lists (and unless `dry_run`, removes) the leftovers on each engine (the
+/// current context when `engines` is empty); returns the exit code. An
+/// engine that cannot be cleaned is reported and the others still are.
+pub fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Result<i32> {
+    if engines.is_empty() {
+        return gc_one(docker_cli, "", filter);
     }
+    let mut first_error = None;
+    for spec in engines {
+        let prefix = format!("engine {}: ", spec.label);
+        if let Err(e) = gc_one(&docker_cli.at(&spec.endpoint), &prefix, filter) {
+            console::note(&format!("sbx gc: {prefix}{e}"));
+            first_error.get_or_insert(e);
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(exit::SUCCESS),
+    }
+}
+
+fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> {
+    let list = |args: Vec<std::ffi::OsString>, parse: fn(&str) -> Option<Leftover>| {
+        let listed = supervise::control(docker_cli, &args, CONTROL_TIMEOUT)?;
+        if !listed.success() {
+            return Err(Error::EngineUnreachable(listed.stderr_line()));
+        }
+        Ok::<Vec<Leftover>, Error>(listed.stdout.lines().filter_map(parse).collect())
+    };
+    let containers = list(docker::list_labelled_args(), parse_line)?;
+    let images = list(docker::list_baked_args(), parse_baked_line)?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let leftovers = listed.stdout.lines().filter_map(parse_line).collect();
-    let (live, chosen): (Vec<Leftover>, Vec<Leftover>) = select(leftovers, run_id, older_than, now)
-        .into_iter()
-        .partition(|l| sandbox::run_is_live(&l.run_id));
-    for l in &live {
-        console::note(&format!(
-            "sbx gc: keeping {} ({}): its sbx process (run {}) is still running on this host",
-            l.id, l.name, l.run_id
-        ));
-    }
-    let verb = if dry_run { "would remove" } else { "removing" };
-    let listing: String = chosen
+    let pick = |leftovers: Vec<Leftover>| -> Vec<Leftover> {
+        let (live, chosen): (Vec<Leftover>, Vec<Leftover>) =
+            select(leftovers, filter.run_id, filter.older_than, now)
+                .into_iter()
+                .partition(|l| sandbox::run_is_live(&l.run_id));
+        for l in &live {
+            console::note(&format!(
+                "sbx gc: {prefix}keeping {} ({}): its sbx process (run {}) is still running on this host",
+                l.id, l.name, l.run_id
+            ));
+        }
+        chosen
+    };
+    let containers = pick(containers);
+    let images = pick(images);
+    let verb = if filter.dry_run {
+        "would remove"
+    } else {
+        "removing"
+    };
+    let listing: String = containers
         .iter()
+        .chain(&images)
         .map(|l| {
             format!(
-                "{verb} {} ({} {}={}, created {})\n",
+                "{prefix}{verb} {} ({} {}={}, created {})\n",
                 l.id, l.name, RUN_LABEL, l.run_id, l.created_text
             )
         })
         .collect();
     console::out(&listing, "the list of leftovers")?;
-    if dry_run || chosen.is_empty() {
-        let what = if dry_run {
+    let counts = format!(
+        "{} container(s) and {} baked image(s)",
+        containers.len(),
+        images.len()
+    );
+    if filter.dry_run || (containers.is_empty() && images.is_empty()) {
+        let what = if filter.dry_run {
             "would be removed"
         } else {
             "to remove"
         };
-        console::note(&format!("sbx gc: {} container(s) {what}", chosen.len()));
+        console::note(&format!("sbx gc: {prefix}{counts} {what}"));
         return Ok(exit::SUCCESS);
     }
-    let ids: Vec<String> = chosen.iter().map(|l| l.id.clone()).collect();
-    if supervise::remove_containers(docker_cli, &ids) {
-        for l in &chosen {
-            sandbox::forget_run(&l.run_id);
-        }
-        console::note(&format!("sbx gc: {} container(s) removed", ids.len()));
-        Ok(exit::SUCCESS)
-    } else {
-        Err(Error::EngineUnreachable(
+    let ids: Vec<String> = containers.iter().map(|l| l.id.clone()).collect();
+    if !supervise::remove_containers(docker_cli, &ids) {
+        return Err(Error::EngineUnreachable(
             "`docker rm -f` of the leftovers failed".into(),
-        ))
+        ));
     }
+    let tags: Vec<String> = images.iter().map(|l| l.id.clone()).collect();
+    if !tags.is_empty() {
+        let removed = supervise::control(
+            docker_cli,
+            &docker::remove_images_args(&tags),
+            CONTROL_TIMEOUT,
+        )?;
+        if !removed.success() {
+            return Err(Error::EngineUnreachable(format!(
+                "`docker rmi -f` of the baked images failed: {}",
+                removed.stderr_line()
+            )));
+        }
+    }
+    for l in containers.iter().chain(&images) {
+        sandbox::forget_run(&l.run_id);
+    }
+    console::note(&format!("sbx gc: {prefix}{counts} removed"));
+    Ok(exit::SUCCESS)
 }
 
 #[cfg(test)]
@@ -214,5 +294,24 @@ mod tests {
         assert_eq!(select(vec![l.clone()], Some("r1"), None, 0).len(), 1);
         assert!(select(vec![l.clone()], Some("r2"), None, 0).is_empty());
         assert_eq!(select(vec![l], None, None, 0).len(), 1);
+    }
+
+    #[test]
+    fn baked_image_lines() {
+        let l = parse_baked_line("sbx-deliver:r-1.x-3\t2026-11-29 15:40:27 +0000 UTC").unwrap();
+        assert_eq!(
+            (l.id.as_str(), l.run_id.as_str()),
+            ("sbx-deliver:r-1.x-3", "r-1.x")
+        );
+        assert_eq!(l.created, Some(1_795_966_827));
+        for other in [
+            "python:3\t2026-11-29 15:40:27 +0000 UTC",
+            "sbx-deliverx:r-1\t2026-11-29 15:40:27 +0000 UTC",
+            "sbx-deliver:r\t2026-11-29 15:40:27 +0000 UTC",
+            "sbx-deliver:-1\t2026-11-29 15:40:27 +0000 UTC",
+            "sbx-deliver:<none>\t2026-11-29 15:40:27 +0000 UTC",
+        ] {
+            assert!(parse_baked_line(other).is_none(), "{other}");
+        }
     }
 }

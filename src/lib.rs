@@ -13,6 +13,7 @@ pub mod diff;
 pub mod docker;
 pub mod doctor;
 pub mod engine;
+pub mod engines;
 pub mod error;
 pub mod eval;
 pub mod exit;
@@ -28,6 +29,7 @@ pub mod supervise;
 use clap::Parser;
 
 use crate::cli::{Cli, Command, DoctorArgs};
+use crate::docker::Docker;
 
 fn doctor_request(args: DoctorArgs) -> error::Result<doctor::DoctorRequest> {
     Ok(doctor::DoctorRequest {
@@ -63,12 +65,13 @@ pub fn main_impl() -> i32 {
             .map(spec::parse_timeout)
             .transpose()
             .and_then(|older_than| {
-                gc::gc(
-                    &args.engine.docker,
-                    args.run_id.as_deref(),
+                let engines = engines::parse_engines(&args.engines)?;
+                let filter = gc::Filter {
+                    run_id: args.run_id.as_deref(),
                     older_than,
-                    args.dry_run,
-                )
+                    dry_run: args.dry_run,
+                };
+                gc::gc(&Docker::new(args.engine.docker), &engines, filter)
             }),
     };
     let code = match result {

@@ -100,6 +100,20 @@ pub struct TaskResult {
     /// Served from the result cache (`--cache`) instead of run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cached: Option<bool>,
+    /// With `--engine`: the engine that ran it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Engines that stopped answering while they ran it; it was run again
+    /// elsewhere, and never judged on what a dying engine returned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requeued: Vec<Requeue>,
+}
+
+/// One move of a task away from an engine that stopped answering.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requeue {
+    pub engine: String,
+    pub reason: String,
 }
 
 /// The unbiased pass@k estimator, 1 - C(n-c, k) / C(n, k), in the
@@ -233,6 +247,8 @@ impl TaskResult {
             pass_at: BTreeMap::new(),
             samples: None,
             cached: None,
+            engine: None,
+            requeued: Vec::new(),
         }
     }
 
@@ -257,6 +273,8 @@ impl TaskResult {
             pass_at: BTreeMap::new(),
             samples: None,
             cached: None,
+            engine: None,
+            requeued: Vec::new(),
         }
     }
 
@@ -281,6 +299,8 @@ impl TaskResult {
             pass_at: BTreeMap::new(),
             samples: None,
             cached: None,
+            engine: None,
+            requeued: Vec::new(),
         }
     }
 }
@@ -427,6 +447,8 @@ mod tests {
             pass_at: BTreeMap::new(),
             samples: None,
             cached: None,
+            engine: None,
+            requeued: Vec::new(),
         }
     }
 

@@ -10,7 +10,7 @@ use crate::docker;
 use crate::engine::ContainerRecord;
 use crate::error::{Error, Result};
 use crate::outcome;
-use crate::sandbox::{self, Candidate, Session};
+use crate::sandbox::{self, Candidate, Delivery, Session};
 use crate::spec::{self, Sandbox};
 use crate::supervise::{Ended, OutputSink, StdinSource};
 
@@ -76,17 +76,23 @@ pub fn run(req: RunRequest) -> Result<i32> {
     }
     let interactive = !std::io::stdin().is_terminal();
     let session = Session::new(req.sandbox)?;
-    let prepared = session.prepare(&Candidate {
-        bytes: &bytes,
-        image: &req.image,
-        interpreter: &req.interpreter,
-        interactive,
-    })?;
+    let staged = session.stage(&bytes)?;
+    let prepared = session.prepare(
+        &Candidate {
+            staged: &staged,
+            image: &req.image,
+            interpreter: &req.interpreter,
+            interactive,
+        },
+        &Delivery::Bind,
+    )?;
 
     if req.print_argv {
-        let mut argv = vec![session.sandbox.docker.to_string_lossy().into_owned()];
+        let docker = &session.sandbox.docker;
+        let mut argv = vec![docker.program().to_string_lossy().into_owned()];
         argv.extend(
-            docker::as_run(&prepared.create)
+            docker
+                .argv(&docker::as_run(&prepared.create))
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned()),
         );
@@ -102,7 +108,13 @@ pub fn run(req: RunRequest) -> Result<i32> {
         StdinSource::Null
     };
     let name = prepared.name.clone();
-    let finished = session.execute(prepared, stdin, OutputSink::Stream, req.timeout)?;
+    let finished = session.execute(
+        &session.sandbox.docker,
+        prepared,
+        stdin,
+        OutputSink::Stream,
+        req.timeout,
+    )?;
     match finished.ended {
         Ended::TimedOut => console::note(&format!(
             "sbx: timed out after {} s; the program was killed and its container removed",

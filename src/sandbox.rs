@@ -3,6 +3,7 @@
 //! `sbx eval` both go through here.
 
 use std::collections::hash_map::RandomState;
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
 use std::hash::{BuildHasher, Hasher};
@@ -14,11 +15,11 @@ use std::time::Duration;
 
 use tempfile::TempDir;
 
-use crate::docker::{self, Container, NAME_PREFIX};
+use crate::docker::{self, Container, Docker, Mount, NAME_PREFIX};
 use crate::engine;
 use crate::error::{Error, Result};
 use crate::signals;
-use crate::spec::Sandbox;
+use crate::spec::{Pull, Sandbox};
 use crate::supervise::{self, ContainerGuard, Finished, Job, OutputSink, StdinSource};
 
 /// Sets the run id instead of a random one, so that a test or a script can
@@ -50,7 +51,10 @@ pub struct Session {
     /// The value of the `sbx.run` label on every container of this session.
     pub run_id: String,
     stage: TempDir,
+    /// Numbers the containers.
     counter: AtomicUsize,
+    /// Numbers the staged candidates.
+    staged: AtomicUsize,
     /// Held while this sbx runs, so `sbx gc` can tell a live run from one
     /// left behind.
     _lock: Option<RunLock>,
@@ -111,6 +115,8 @@ pub fn run_is_live(run_id: &str) -> bool {
 pub struct Prepared {
     pub name: String,
     pub image: String,
+    /// Whether a missing image may be pulled (never for a baked image).
+    pub pull: Pull,
     /// `docker create ...` (see `docker::create_args`).
     pub create: Vec<OsString>,
     /// `docker start -a [-i] -- NAME`.
@@ -120,13 +126,41 @@ pub struct Prepared {
 /// What `prepare` needs to know about one candidate.
 #[derive(Debug, Clone, Copy)]
 pub struct Candidate<'a> {
-    /// The bytes of the candidate, as read once from its file.
-    pub bytes: &'a [u8],
+    /// The staged copy of the candidate (see `Session::stage`).
+    pub staged: &'a Staged,
     pub image: &'a str,
     /// Words before `/work/task`; empty runs `/work/task` itself.
     pub interpreter: &'a [String],
     /// Whether the program gets a stdin (`-i`).
     pub interactive: bool,
+}
+
+/// A candidate copied into the session's staging directory.
+#[derive(Debug, Clone)]
+pub struct Staged {
+    /// Its file name under `tasks/` (also its name inside a baked image).
+    pub file: String,
+    pub path: PathBuf,
+}
+
+impl Staged {
+    /// Where a baked image holds it.
+    pub fn in_image(&self) -> String {
+        format!("{BAKED_DIR}/{}", self.file)
+    }
+}
+
+/// Where baked images hold the candidates (one file per staged candidate).
+pub const BAKED_DIR: &str = "/work/tasks";
+
+/// How candidates reach one engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// A read-only bind mount of the staged copy (the engine shares this
+    /// machine's files).
+    Bind,
+    /// Throwaway images baked for this eval: task image -> baked image.
+    Image(BTreeMap<String, String>),
 }
 
 impl Session {
@@ -140,11 +174,15 @@ impl Session {
                 source,
             })?;
         // Readable by any uid (a `--user` in the container), writable only by us.
-        fs::set_permissions(stage.path(), fs::Permissions::from_mode(0o755)).map_err(|source| {
-            Error::Setup {
-                what: format!("set permissions on `{}`", stage.path().display()),
-                source,
-            }
+        let tasks = stage.path().join("tasks");
+        let setup = || -> std::io::Result<()> {
+            fs::set_permissions(stage.path(), fs::Permissions::from_mode(0o755))?;
+            fs::create_dir(&tasks)?;
+            fs::set_permissions(&tasks, fs::Permissions::from_mode(0o755))
+        };
+        setup().map_err(|source| Error::Setup {
+            what: format!("prepare the staging directory `{}`", stage.path().display()),
+            source,
         })?;
         // `-v SRC:DST:ro` splits on `:`; our own path must not contain one.
         if stage
@@ -172,29 +210,72 @@ impl Session {
             run_id,
             stage,
             counter: AtomicUsize::new(0),
+            staged: AtomicUsize::new(0),
         })
     }
 
     /// Stages a copy of the candidate (mode 0755, so a `#!` file runs even
-    /// without its exec bit) and builds the argv for its container.
-    pub fn prepare(&self, candidate: &Candidate<'_>) -> Result<Prepared> {
-        let n = self.counter.fetch_add(1, Ordering::SeqCst);
-        let staged = self.stage.path().join(format!("task-{n}"));
+    /// without its exec bit).
+    pub fn stage(&self, bytes: &[u8]) -> Result<Staged> {
+        let n = self.staged.fetch_add(1, Ordering::SeqCst);
+        let file = format!("task-{n}");
+        let path = self.stage.path().join("tasks").join(&file);
         let write = || -> std::io::Result<()> {
-            fs::write(&staged, candidate.bytes)?;
-            fs::set_permissions(&staged, fs::Permissions::from_mode(0o755))
+            fs::write(&path, bytes)?;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755))
         };
         write().map_err(|source| Error::Setup {
-            what: format!("stage the candidate at `{}`", staged.display()),
+            what: format!("stage the candidate at `{}`", path.display()),
             source,
         })?;
+        Ok(Staged { file, path })
+    }
+
+    /// Writes the Dockerfile that bakes every staged candidate into an image
+    /// built from `base` (an image ID), and returns its path; the build
+    /// context is `stage_dir()`.
+    pub fn dockerfile(&self, index: usize, base: &str) -> Result<PathBuf> {
+        let path = self.stage.path().join(format!("Dockerfile.{index}"));
+        let text = format!("FROM {base}\nCOPY tasks/ {BAKED_DIR}/\n");
+        fs::write(&path, text).map_err(|source| Error::Setup {
+            what: format!("write `{}`", path.display()),
+            source,
+        })?;
+        Ok(path)
+    }
+
+    pub fn stage_dir(&self) -> &Path {
+        self.stage.path()
+    }
+
+    /// Builds the argv for a staged candidate's container, delivered as
+    /// `delivery` says.
+    pub fn prepare(&self, candidate: &Candidate<'_>, delivery: &Delivery) -> Result<Prepared> {
+        let n = self.counter.fetch_add(1, Ordering::SeqCst);
         let name = format!("{NAME_PREFIX}{}-{n}", self.run_id);
+        let in_image = candidate.staged.in_image();
+        let (image, mount, pull) = match delivery {
+            Delivery::Bind => (
+                candidate.image,
+                Mount::Bind(&candidate.staged.path),
+                self.sandbox.pull,
+            ),
+            Delivery::Image(baked) => match baked.get(candidate.image) {
+                Some(image) => (image.as_str(), Mount::InImage(&in_image), Pull::Never),
+                None => {
+                    return Err(Error::CreateFailed(format!(
+                        "no image was baked from `{}` for this engine",
+                        candidate.image
+                    )))
+                }
+            },
+        };
         let create = docker::create_args(&Container {
             name: &name,
             run_id: &self.run_id,
             interactive: candidate.interactive,
-            staged: &staged,
-            image: candidate.image,
+            mount,
+            image,
             limits: &self.sandbox.limits,
             hardening: &self.sandbox.hardening,
             interpreter: candidate.interpreter,
@@ -202,26 +283,28 @@ impl Session {
         let start = docker::start_args(&name, candidate.interactive);
         Ok(Prepared {
             name,
-            image: candidate.image.to_string(),
+            image: image.to_string(),
+            pull,
             create,
             start,
         })
     }
 
-    /// Runs a prepared container under supervision.
+    /// Runs a prepared container on the engine `docker` reaches, under
+    /// supervision.
     pub fn execute(
         &self,
+        docker: &Docker,
         prepared: Prepared,
         stdin: StdinSource,
         output: OutputSink,
         timeout: Duration,
     ) -> Result<Finished> {
-        let docker = self.sandbox.docker.as_os_str();
         // Created before the clock starts (pulling the image first if it is
         // missing and allowed): from here on the container exists by name, so
         // every kill below can remove it.
         if let Err(e) =
-            engine::create_container(docker, &prepared.create, &prepared.image, self.sandbox.pull)
+            engine::create_container(docker, &prepared.create, &prepared.image, prepared.pull)
         {
             if matches!(e, Error::EngineTimeout(_)) {
                 // The engine may still complete the create it was sent.

@@ -1,13 +1,13 @@
 //! Validated requests: raw option strings become a `Sandbox` (image, limits,
 //! engine, interpreter) here, once. Everything downstream assumes valid input.
 
-use std::ffi::OsString;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use regex::Regex;
 
 use crate::cli::SandboxArgs;
+use crate::docker::Docker;
 use crate::error::{Error, Result};
 
 /// The seed script's defaults.
@@ -54,7 +54,7 @@ pub enum Pull {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
     /// The docker-compatible CLI to run.
-    pub docker: OsString,
+    pub docker: Docker,
     pub limits: Limits,
     pub hardening: Hardening,
     pub pull: Pull,
@@ -72,7 +72,7 @@ impl Sandbox {
         )?;
         let hardening = Hardening::parse(&args, &limits)?;
         Ok(Sandbox {
-            docker: args.engine.docker,
+            docker: Docker::new(args.engine.docker),
             limits,
             hardening,
             pull: args.pull,

@@ -7,7 +7,7 @@
 //! by name: the docker client proxies SIGTERM to a PID 1 that ignores it, and
 //! killing the client leaves the container running.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use wait_timeout::ChildExt;
 
-use crate::docker;
+use crate::docker::{self, Docker};
 use crate::error::{Error, Result};
 use crate::signals;
 
@@ -58,7 +58,7 @@ pub enum OutputSink {
 /// One attached run of an already created container.
 #[derive(Debug)]
 pub struct Job<'a> {
-    pub docker: &'a OsStr,
+    pub docker: &'a Docker,
     /// `docker start -a [-i] -- NAME` (see `docker::start_args`).
     pub args: Vec<OsString>,
     pub stdin: StdinSource,
@@ -128,14 +128,14 @@ impl Drop for ClientGuard {
 /// unless `settle` saw it end in a way that lets `--rm` remove it.
 #[derive(Debug)]
 pub struct ContainerGuard<'a> {
-    docker: &'a OsStr,
+    docker: &'a Docker,
     name: &'a str,
     armed: bool,
 }
 
 impl<'a> ContainerGuard<'a> {
     /// Call right after `docker create` succeeded.
-    pub fn new(docker: &'a OsStr, name: &'a str) -> ContainerGuard<'a> {
+    pub fn new(docker: &'a Docker, name: &'a str) -> ContainerGuard<'a> {
         ContainerGuard {
             docker,
             name,
@@ -180,8 +180,8 @@ impl Finished {
 /// client is killed and reaped when this returns, whatever happened; the
 /// caller's `ContainerGuard` removes the container.
 pub fn supervise(job: Job<'_>) -> Result<Finished> {
-    let mut cmd = Command::new(job.docker);
-    cmd.args(&job.args);
+    let mut cmd = Command::new(job.docker.program());
+    cmd.args(job.docker.argv(&job.args));
     // Its own process group: a terminal's Ctrl-C reaches sbx only, and sbx
     // decides how the run ends.
     cmd.process_group(0);
@@ -279,13 +279,13 @@ pub fn supervise(job: Job<'_>) -> Result<Finished> {
     })
 }
 
-fn spawn(cmd: &mut Command, docker: &OsStr) -> Result<Child> {
+fn spawn(cmd: &mut Command, docker: &Docker) -> Result<Child> {
     cmd.spawn().map_err(|source| {
         if source.kind() == io::ErrorKind::NotFound {
-            Error::DockerNotFound(docker.to_os_string())
+            Error::DockerNotFound(docker.program().to_os_string())
         } else {
             Error::DockerSpawn {
-                docker: docker.to_os_string(),
+                docker: docker.program().to_os_string(),
                 source,
             }
         }
@@ -439,7 +439,7 @@ impl Control {
 /// Runs a short docker control command (`rm -f`, `events`, `ps`) with stdin
 /// closed, both outputs captured, and a timeout. Signals do not stop it:
 /// cleanup must finish after a Ctrl-C.
-pub fn control(docker: &OsStr, args: &[OsString], timeout: Duration) -> Result<Control> {
+pub fn control(docker: &Docker, args: &[OsString], timeout: Duration) -> Result<Control> {
     run_control(docker, args, timeout, false)
 }
 
@@ -447,7 +447,7 @@ pub fn control(docker: &OsStr, args: &[OsString], timeout: Duration) -> Result<C
 /// inspect`, `pull`): SIGINT or SIGTERM kills the command and returns
 /// `Error::Interrupted` at once.
 pub fn control_interruptible(
-    docker: &OsStr,
+    docker: &Docker,
     args: &[OsString],
     timeout: Duration,
 ) -> Result<Control> {
@@ -455,13 +455,13 @@ pub fn control_interruptible(
 }
 
 fn run_control(
-    docker: &OsStr,
+    docker: &Docker,
     args: &[OsString],
     timeout: Duration,
     interruptible: bool,
 ) -> Result<Control> {
-    let mut cmd = Command::new(docker);
-    cmd.args(args)
+    let mut cmd = Command::new(docker.program());
+    cmd.args(docker.argv(args))
         .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -493,7 +493,7 @@ fn run_control(
                 .collect();
             let what = format!(
                 "`{} {}` took longer than {} s",
-                docker.to_string_lossy(),
+                docker.display(),
                 words.join(" "),
                 timeout.as_secs()
             );
@@ -520,7 +520,7 @@ fn run_control(
 /// `rm -f`. An engine struggling with a container (a fork bomb that takes
 /// long to kill) can refuse once, so it is tried three times, a second
 /// apart. Returns whether docker confirmed the removal.
-pub fn remove_containers(docker: &OsStr, names: &[String]) -> bool {
+pub fn remove_containers(docker: &Docker, names: &[String]) -> bool {
     if names.is_empty() {
         return true;
     }

@@ -1,0 +1,484 @@
+//! Several engines for one eval: which engines (`--engine`), how candidates
+//! reach each (`--deliver`), what each can run (its images), and whether it
+//! still answers. The engines stay Docker's: sbx only talks to them through
+//! the docker CLI, each with its own `--context` or `--host`.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::thread;
+use std::time::Duration;
+
+use clap::ValueEnum;
+
+use crate::console;
+use crate::docker::{self, Docker, Endpoint, BAKED_REPOSITORY};
+use crate::engine;
+use crate::error::{Error, Result};
+use crate::sandbox::{Delivery, Session};
+use crate::spec::Pull;
+use crate::supervise::{self, CONTROL_TIMEOUT};
+
+/// How long an engine may take to answer "are you there" after a run that
+/// did not pass.
+const PING_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long building a baked image may take.
+const BUILD_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
+/// How candidates reach the engines (`--deliver`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Deliver {
+    /// Bind mounts for engines on this machine, baked images for the others.
+    Auto,
+    /// Always bind-mount the staged copy (the engine must see this machine's files).
+    Bind,
+    /// Always bake the candidates into a throwaway image per engine.
+    Image,
+}
+
+/// One `--engine` value: `CONTEXT` or `URL`, with optional `,jobs=N`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineSpec {
+    /// The value as the user gave it, without its options (for reports).
+    pub label: String,
+    pub endpoint: Endpoint,
+    pub jobs: Option<usize>,
+}
+
+/// Parses one `--engine` value.
+pub fn parse_engine(value: &str) -> Result<EngineSpec> {
+    let bad = |why: &str| {
+        Error::Usage(format!(
+            "invalid --engine `{}`: {why}",
+            value.escape_debug()
+        ))
+    };
+    let mut parts = value.split(',');
+    let address = parts.next().unwrap_or_default();
+    let mut jobs = None;
+    for option in parts {
+        match option.split_once('=') {
+            Some(("jobs", n)) => match n.parse::<usize>() {
+                Ok(n) if n >= 1 => jobs = Some(n),
+                _ => return Err(bad("jobs= expects a whole number of at least 1")),
+            },
+            _ => return Err(bad("the only option is jobs=N")),
+        }
+    }
+    if address.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad("it contains white space or control characters"));
+    }
+    let endpoint = if let Some((scheme, rest)) = address.split_once("://") {
+        if !matches!(scheme, "unix" | "tcp" | "ssh") {
+            return Err(bad(
+                "expected a unix://, tcp:// or ssh:// URL, or a docker context name",
+            ));
+        }
+        if rest.is_empty() {
+            return Err(bad("the URL names no engine"));
+        }
+        Endpoint::Url(address.to_string())
+    } else {
+        let context_name = !address.is_empty()
+            && address.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && address
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c));
+        if !context_name {
+            return Err(bad(
+                "expected a docker context name (letters, digits, `_.+-`) or a unix://, tcp:// or ssh:// URL",
+            ));
+        }
+        Endpoint::Context(address.to_string())
+    };
+    Ok(EngineSpec {
+        label: address.to_string(),
+        endpoint,
+        jobs,
+    })
+}
+
+/// Parses every `--engine` value; the same engine twice is refused.
+pub fn parse_engines(values: &[String]) -> Result<Vec<EngineSpec>> {
+    let specs = values
+        .iter()
+        .map(|v| parse_engine(v))
+        .collect::<Result<Vec<_>>>()?;
+    for (i, spec) in specs.iter().enumerate() {
+        if specs[..i].iter().any(|s| s.endpoint == spec.endpoint) {
+            return Err(Error::Usage(format!(
+                "--engine `{}` is given twice",
+                spec.label
+            )));
+        }
+    }
+    Ok(specs)
+}
+
+/// Whether an engine URL is on this machine, so that a bind mount names a
+/// file the engine can see: a unix socket, or TCP to a loopback address.
+pub fn url_is_local(url: &str) -> bool {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return false;
+    };
+    match scheme {
+        "unix" => true,
+        "tcp" => {
+            let authority = rest.split('/').next().unwrap_or_default();
+            let host = if let Some(bracketed) = authority.strip_prefix('[') {
+                bracketed.split(']').next().unwrap_or_default()
+            } else {
+                authority.split(':').next().unwrap_or_default()
+            };
+            host == "localhost"
+                || host == "::1"
+                || host
+                    .parse::<std::net::Ipv4Addr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }
+        _ => false,
+    }
+}
+
+/// The delivery an engine gets: `--deliver`, or for `auto` a bind mount
+/// exactly when the engine is on this machine.
+pub fn choose(deliver: Deliver, local: bool) -> Deliver {
+    match deliver {
+        Deliver::Auto if local => Deliver::Bind,
+        Deliver::Auto => Deliver::Image,
+        other => other,
+    }
+}
+
+/// Whether the engine `docker` reaches is on this machine. A context is
+/// looked up; the current context counts as local when it cannot be asked
+/// (sbx's behaviour before engines could be chosen).
+fn is_local(docker: &Docker, spec: Option<&EngineSpec>) -> Result<bool> {
+    let context = match spec.map(|s| &s.endpoint) {
+        Some(Endpoint::Url(url)) => return Ok(url_is_local(url)),
+        Some(Endpoint::Context(name)) => Some(name.as_str()),
+        None => match std::env::var("DOCKER_HOST") {
+            Ok(host) if !host.is_empty() => return Ok(url_is_local(&host)),
+            _ => None,
+        },
+    };
+    let plain = Docker::new(docker.program().to_os_string());
+    let asked = supervise::control(&plain, &docker::context_host_args(context), CONTROL_TIMEOUT)?;
+    match (asked.success(), context) {
+        (true, _) => Ok(url_is_local(asked.stdout.trim())),
+        (false, None) => Ok(true),
+        (false, Some(name)) => Err(Error::EngineUnreachable(format!(
+            "docker context `{name}`: {}",
+            asked.stderr_line()
+        ))),
+    }
+}
+
+/// One engine of an eval.
+#[derive(Debug)]
+pub struct Member {
+    /// How reports name it: the `--engine` value, or `default`.
+    pub label: String,
+    pub docker: Docker,
+    /// Workers that take tasks for it.
+    pub jobs: usize,
+    pub delivery: Delivery,
+    /// Task image -> its ID on this engine, for the images it can run.
+    pub images: BTreeMap<String, String>,
+    /// Why it was marked down, once it stopped answering.
+    down: Mutex<Option<String>>,
+}
+
+/// Why an image cannot be used on an engine: error code, message.
+pub type Refusal = (String, String);
+
+/// What the set-up of one engine found.
+#[derive(Debug)]
+pub struct Setup {
+    pub member: Member,
+    /// Images it lacks and cannot get.
+    pub refused: BTreeMap<String, Refusal>,
+    /// Set when the engine is left out entirely (unreachable).
+    pub left_out: Option<Refusal>,
+}
+
+impl Member {
+    /// Whether it can run tasks of `image`.
+    pub fn runs(&self, image: &str) -> bool {
+        self.images.contains_key(image) && !self.is_down()
+    }
+
+    pub fn is_down(&self) -> bool {
+        self.down_reason().is_some()
+    }
+
+    pub fn down_reason(&self) -> Option<String> {
+        self.down.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Marks it down (the first reason stays); true if it was up.
+    pub fn mark_down(&self, reason: String) -> bool {
+        let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+        if down.is_some() {
+            return false;
+        }
+        console::note(&format!(
+            "sbx: engine `{}` stopped answering ({reason}); its tasks go back to the queue",
+            self.label
+        ));
+        *down = Some(reason);
+        true
+    }
+
+    /// `Err(why)` when the engine does not answer now.
+    pub fn ping(&self) -> std::result::Result<(), String> {
+        match supervise::control(&self.docker, &docker::ping_args(), PING_TIMEOUT) {
+            Ok(c) if c.success() && !c.stdout.trim().is_empty() => Ok(()),
+            Ok(c) => Err(c.stderr_line()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+/// Sets up one engine before any clock starts: where it is (for the
+/// delivery), and which of `images` it has or can pull. Baking comes later,
+/// once the candidates are staged (see `bake`).
+pub fn set_up(
+    base: &Docker,
+    spec: Option<&EngineSpec>,
+    default_jobs: usize,
+    deliver: Deliver,
+    images: &[&str],
+    pull: Pull,
+) -> Result<Setup> {
+    let docker = match spec {
+        Some(spec) => base.at(&spec.endpoint),
+        None => base.clone(),
+    };
+    let label = spec.map_or_else(|| "default".to_string(), |s| s.label.clone());
+    let mut setup = Setup {
+        member: Member {
+            label,
+            docker,
+            jobs: spec.and_then(|s| s.jobs).unwrap_or(default_jobs),
+            delivery: Delivery::Bind,
+            images: BTreeMap::new(),
+            down: Mutex::new(None),
+        },
+        refused: BTreeMap::new(),
+        left_out: None,
+    };
+    let local = match is_local(base, spec) {
+        Ok(local) => local,
+        Err(Error::Interrupted(signal)) => return Err(Error::Interrupted(signal)),
+        Err(e) => {
+            setup.left_out = Some((e.code().to_string(), e.to_string()));
+            return Ok(setup);
+        }
+    };
+    if choose(deliver, local) == Deliver::Image {
+        setup.member.delivery = Delivery::Image(BTreeMap::new());
+    }
+    for image in images {
+        match engine::ensure_image(&setup.member.docker, image, pull) {
+            Ok(id) => {
+                setup.member.images.insert(image.to_string(), id);
+            }
+            Err(Error::Interrupted(signal)) => return Err(Error::Interrupted(signal)),
+            Err(e @ (Error::EngineUnreachable(_) | Error::EngineTimeout(_)))
+                if setup.member.images.is_empty() =>
+            {
+                setup.left_out = Some((e.code().to_string(), e.to_string()));
+                return Ok(setup);
+            }
+            Err(e) => {
+                setup
+                    .refused
+                    .insert(image.to_string(), (e.code().to_string(), e.to_string()));
+            }
+        }
+    }
+    Ok(setup)
+}
+
+/// Sets up every engine at once (each answers at its own pace).
+pub fn set_up_all(
+    base: &Docker,
+    specs: &[EngineSpec],
+    default_jobs: usize,
+    deliver: Deliver,
+    images: &[&str],
+    pull: Pull,
+) -> Result<Vec<Setup>> {
+    if specs.is_empty() {
+        return Ok(vec![set_up(
+            base,
+            None,
+            default_jobs,
+            deliver,
+            images,
+            pull,
+        )?]);
+    }
+    thread::scope(|scope| {
+        let handles: Vec<_> = specs
+            .iter()
+            .map(|spec| {
+                scope.spawn(move || set_up(base, Some(spec), default_jobs, deliver, images, pull))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Usage("engine set-up failed".into())))
+            })
+            .collect()
+    })
+}
+
+/// Bakes, for an engine that gets images, one image per task image it has:
+/// `FROM <image ID>` plus every staged candidate. An image that cannot be
+/// baked is dropped from the engine's images, with the reason.
+pub fn bake(
+    session: &Session,
+    member: &mut Member,
+    refused: &mut BTreeMap<String, Refusal>,
+) -> Result<()> {
+    let Delivery::Image(baked) = &mut member.delivery else {
+        return Ok(());
+    };
+    let images: Vec<(String, String)> = member
+        .images
+        .iter()
+        .map(|(image, id)| (image.clone(), id.clone()))
+        .collect();
+    for (n, (image, id)) in images.into_iter().enumerate() {
+        let tag = format!("{BAKED_REPOSITORY}:{}-{n}", session.run_id);
+        let dockerfile = session.dockerfile(n, &id)?;
+        let args = docker::build_args(&tag, &session.run_id, &dockerfile, session.stage_dir());
+        let built = supervise::control_interruptible(&member.docker, &args, BUILD_TIMEOUT);
+        match built {
+            Ok(c) if c.success() => {
+                baked.insert(image, tag);
+            }
+            Err(Error::Interrupted(signal)) => return Err(Error::Interrupted(signal)),
+            failed => {
+                let message = match failed {
+                    Ok(c) => c.stderr_line(),
+                    Err(e) => e.to_string(),
+                };
+                member.images.remove(&image);
+                refused.insert(
+                    image.clone(),
+                    (
+                        "bake_failed".into(),
+                        format!("could not bake the candidates into `{image}`: {message}"),
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Removes what this eval left on an engine: its containers, and its baked
+/// images. An engine marked down is only cleaned if it answers again.
+/// Returns how many containers were found, or why it could not be cleaned.
+pub fn clean(member: &Member, run_id: &str) -> std::result::Result<usize, String> {
+    if member.is_down() {
+        member.ping()?;
+    }
+    let removed = engine::remove_run(&member.docker, run_id).map_err(|e| e.to_string())?;
+    if let Delivery::Image(baked) = &member.delivery {
+        let tags: Vec<String> = baked.values().cloned().collect();
+        if !tags.is_empty() {
+            let _ = supervise::control(
+                &member.docker,
+                &docker::remove_images_args(&tags),
+                CONTROL_TIMEOUT,
+            );
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_values() {
+        let spec = parse_engine("ssh://me@gpu-box,jobs=8").unwrap();
+        assert_eq!(spec.endpoint, Endpoint::Url("ssh://me@gpu-box".into()));
+        assert_eq!(spec.jobs, Some(8));
+        assert_eq!(spec.label, "ssh://me@gpu-box");
+        let spec = parse_engine("build-2").unwrap();
+        assert_eq!(spec.endpoint, Endpoint::Context("build-2".into()));
+        assert_eq!(spec.jobs, None);
+        assert_eq!(
+            parse_engine("unix:///run/d.sock").unwrap().endpoint,
+            Endpoint::Url("unix:///run/d.sock".into())
+        );
+        for bad in [
+            "",
+            "-H",
+            "--host=x",
+            "http://x",
+            "tcp://",
+            "a b",
+            "ctx,jobs=0",
+            "ctx,jobs=x",
+            "ctx,cpus=2",
+            "ctx/../x",
+            "tcp://h\n",
+        ] {
+            assert!(parse_engine(bad).is_err(), "{bad:?} should be refused");
+        }
+        assert!(parse_engines(&["a".into(), "a,jobs=2".into()]).is_err());
+        assert_eq!(parse_engines(&["a".into(), "b".into()]).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn local_urls() {
+        for local in [
+            "unix:///var/run/docker.sock",
+            "tcp://127.0.0.1:2375",
+            "tcp://127.1.2.3:2375",
+            "tcp://localhost:2375",
+            "tcp://[::1]:2375",
+        ] {
+            assert!(url_is_local(local), "{local}");
+        }
+        for remote in [
+            "tcp://10.0.0.2:2376",
+            "tcp://gpu-box:2376",
+            "ssh://me@gpu-box",
+            "ssh://127.0.0.1",
+            "tcp://127.0.0.1.evil.example:2375",
+            "nonsense",
+        ] {
+            assert!(!url_is_local(remote), "{remote}");
+        }
+    }
+
+    #[test]
+    fn delivery_choice() {
+        assert_eq!(choose(Deliver::Auto, true), Deliver::Bind);
+        assert_eq!(choose(Deliver::Auto, false), Deliver::Image);
+        assert_eq!(choose(Deliver::Image, true), Deliver::Image);
+        assert_eq!(choose(Deliver::Bind, false), Deliver::Bind);
+    }
+
+    #[test]
+    fn docker_at_an_endpoint() {
+        let base = Docker::new("docker");
+        let at = base.at(&Endpoint::Url("tcp://127.0.0.1:1".into()));
+        assert_eq!(
+            at.argv(&["ps".into()]),
+            ["--host", "tcp://127.0.0.1:1", "ps"]
+        );
+        let at = base.at(&Endpoint::Context("b".into()));
+        assert_eq!(at.argv(&["ps".into()]), ["--context", "b", "ps"]);
+        assert_eq!(base.argv(&["ps".into()]), ["ps"]);
+    }
+}
