@@ -76,9 +76,23 @@ daemon_down() {
 image_missing() {
   [ "$FAKE_IMAGE" = missing ] && [ ! -e "$dir/pulled" ]
 }
+# The engine this call is for: `--host URL` / `--context NAME`, or `default`.
+engine=default
+case "$1" in
+  --host|--context) engine=$2; shift 2 ;;
+esac
+# FAKE_DEAD_ENGINE: that engine accepts creates, dies during every start,
+# and answers nothing after.
+dead() {
+  if [ "$FAKE_DEAD_ENGINE" = "$engine" ]; then
+    echo "error during connect: Get \"http://$engine/v1.41/version\": EOF" >&2
+    exit 1
+  fi
+}
 case "$1" in
 version)
   daemon_down
+  dead
   echo 20.10.fake
   exit 0 ;;
 context)
@@ -86,7 +100,7 @@ context)
   exit 0 ;;
 image)
   daemon_down
-  if image_missing; then
+  if image_missing || [ "$FAKE_NO_IMAGE_ENGINE" = "$engine" ]; then
     echo 'Error response from daemon: No such image: x' >&2
     exit 1
   fi
@@ -173,6 +187,12 @@ start)
     printf '%s\n' "$FAKE_START_FAIL" >&2
     exit 1
   fi
+  if [ "$FAKE_DEAD_ENGINE" = "$engine" ]; then
+    printf '%s\n' "$engine" >> "$dir/died-on"
+    echo 'error during connect: unexpected EOF' >&2
+    exit 1
+  fi
+  printf '%s %s\n' "$engine" "$name" >> "$dir/ran-on"
   # Like docker: without -i on both create and start, the program's stdin is empty.
   if [ -z "$interactive" ] || [ ! -e "$dir/c-$name.i" ]; then exec </dev/null; fi
   staged=$(cat "$dir/c-$name.staged")
@@ -182,6 +202,7 @@ start)
   exec /bin/sh "$staged" ;;
 rm)
   # rm -f -- NAME...
+  dead
   [ "$2" = -f ] && [ "$3" = -- ] || bad "rm without -f --"
   shift 3
   for name in "$@"; do
@@ -207,6 +228,7 @@ events)
   esac
   exit 0 ;;
 ps)
+  dead
   exit 0 ;;
 *)
   bad "unexpected command: $1" ;;
@@ -424,7 +446,9 @@ fn bounded(cmd: std::process::Command) -> Command {
 }
 
 /// The fake's switches: never inherited from the environment of the tests.
-const FAKE_VARS: [&str; 7] = [
+const FAKE_VARS: [&str; 9] = [
+    "FAKE_DEAD_ENGINE",
+    "FAKE_NO_IMAGE_ENGINE",
     "FAKE_DAEMON",
     "FAKE_IMAGE",
     "FAKE_PULL",
@@ -1811,4 +1835,159 @@ fn closed_stderr_keeps_the_exit_code() {
         Some(0),
         "`sbx eval 2>&1 | head` lost its exit code"
     );
+}
+
+// ---- several engines -------------------------------------------------------
+
+const ENGINE_A: &str = "tcp://127.0.0.1:1";
+const ENGINE_B: &str = "tcp://127.0.0.1:2";
+
+/// `(engine, container)` of every start that ran a program, in order.
+fn ran_on(fake: &Fake) -> Vec<(String, String)> {
+    fs::read_to_string(fake.root().join("ran-on"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(e, n)| (e.to_string(), n.to_string()))
+        .collect()
+}
+
+fn four_printing_tasks(fake: &Fake) -> Value {
+    let ids = ["t1", "t2", "t3", "t4"];
+    for id in ids {
+        fake.candidate(id, "sleep 0.2\necho ran\n");
+    }
+    Value::Array(ids.iter().map(|id| task(id, "", "ran\n")).collect())
+}
+
+#[test]
+fn eval_spreads_over_engines_and_names_each() {
+    let fake = Fake::new();
+    let tasks = four_printing_tasks(&fake);
+    let out = fake
+        .eval("t-two", &tasks)
+        .args(["--engine", &format!("{ENGINE_A},jobs=2")])
+        .args(["--engine", &format!("{ENGINE_B},jobs=2")])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 0);
+    let results = report(&out);
+    let ids: Vec<&str> = results.iter().map(|r| field(r, "id")).collect();
+    assert_eq!(ids, ["t1", "t2", "t3", "t4"]);
+    let ran = ran_on(&fake);
+    for engine in [ENGINE_A, ENGINE_B] {
+        assert!(ran.iter().any(|(e, _)| e == engine), "{engine}: {ran:?}");
+    }
+    // Each entry names the engine that ran it, and that engine's start ran it.
+    for r in &results {
+        assert_eq!(field(r, "status"), "pass", "{r}");
+        let engine = field(r, "engine");
+        assert!([ENGINE_A, ENGINE_B].contains(&engine), "{r}");
+        assert!(r.get("requeued").is_none(), "{r}");
+    }
+    // Every docker call went to one of the two engines, by --host.
+    for call in fake.calls() {
+        assert_eq!(call[0], "--host", "{call:?}");
+        assert!([ENGINE_A, ENGINE_B].contains(&call[1].as_str()), "{call:?}");
+    }
+}
+
+#[test]
+fn eval_engine_dying_mid_run_is_never_the_candidates_failure() {
+    let fake = Fake::new();
+    let tasks = four_printing_tasks(&fake);
+    let out = fake
+        .eval("t-die", &tasks)
+        .env("FAKE_DEAD_ENGINE", ENGINE_B)
+        .args(["--engine", &format!("{ENGINE_A},jobs=1")])
+        .args(["--engine", &format!("{ENGINE_B},jobs=1")])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 0);
+    let results = report(&out);
+    let died = fs::read_to_string(fake.root().join("died-on")).unwrap_or_default();
+    assert!(!died.is_empty(), "engine B never got a task");
+    let mut moved = 0;
+    for r in &results {
+        assert_eq!(field(r, "status"), "pass", "{r}");
+        assert_eq!(field(r, "engine"), ENGINE_A, "{r}");
+        if let Some(requeued) = r["requeued"].as_array() {
+            moved += 1;
+            assert_eq!(requeued.len(), 1, "{r}");
+            assert_eq!(requeued[0]["engine"], ENGINE_B, "{r}");
+            assert!(
+                requeued[0]["reason"].as_str().unwrap_or("").contains("EOF"),
+                "{r}"
+            );
+        }
+    }
+    assert_eq!(moved, 1, "exactly the task in flight on B moves: {results:?}");
+    assert!(
+        stderr(&out).contains(&format!("engine `{ENGINE_B}` stopped answering")),
+        "{}",
+        show(&out)
+    );
+}
+
+#[test]
+fn eval_with_no_engine_left_reports_errors_not_failures() {
+    let fake = Fake::new();
+    let tasks = four_printing_tasks(&fake);
+    // The current context dies during the first run: nothing may be scored
+    // `fail`; every task is an `error` that says why.
+    let out = fake
+        .eval("t-alldead", &tasks)
+        .env("FAKE_DEAD_ENGINE", "default")
+        .args(["-j", "1"])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 2);
+    for r in report(&out) {
+        assert_eq!(field(&r, "status"), "error", "{r}");
+        assert_eq!(field(&r, "reason"), "no_engine", "{r}");
+        assert!(
+            field(&r, "message").contains("engine `default` stopped answering"),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn eval_engine_without_the_image_is_reported_and_skipped() {
+    let fake = Fake::new();
+    let tasks = four_printing_tasks(&fake);
+    let out = fake
+        .eval("t-noimg", &tasks)
+        .env("FAKE_NO_IMAGE_ENGINE", ENGINE_B)
+        .args(["--pull", "never", "--engine", ENGINE_A, "--engine", ENGINE_B])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 0);
+    for r in report(&out) {
+        assert_eq!(field(&r, "status"), "pass", "{r}");
+        assert_eq!(field(&r, "engine"), ENGINE_A, "{r}");
+    }
+    assert!(ran_on(&fake).iter().all(|(e, _)| e == ENGINE_A));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("engine `{ENGINE_B}` cannot run tasks of image")),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_engine_values_are_usage_errors() {
+    let fake = Fake::new();
+    let tasks = four_printing_tasks(&fake);
+    for bad in ["--privileged", "http://x", "a,jobs=0", "tcp://", "x y"] {
+        let out = fake
+            .eval("t-badengine", &tasks)
+            .arg(format!("--engine={bad}"))
+            .output()
+            .expect("run sbx");
+        assert_exit(&out, 2);
+        let line = one_line_error(&out);
+        assert!(line.starts_with("sbx: invalid --engine"), "{line}");
+    }
+    assert!(fake.calls().is_empty(), "no docker call for bad input");
 }
