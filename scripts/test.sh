@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# The test command: engine up, test images built (both idempotent), then
-# formatting, lints and every test, the real-engine ones included.
+# The test command: engine up, test images built, a second engine started
+# beside the first (all idempotent), then formatting, lints and every test,
+# the real-engine and two-engine ones included. The second engine is
+# stopped at the end, whatever happened.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-engine.sh
 scripts/build-images.sh
+engine2_env=$(scripts/second-engine.sh start)
+trap 'scripts/second-engine.sh stop || true' EXIT
+set -a
+eval "$engine2_env"
+set +a
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --locked --all-targets -- --test-threads 2

@@ -616,7 +616,10 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         return Ok(exit::for_signal(signal));
     }
     if let Err(e) = cleaned {
-        console::note(&format!("sbx: cleanup: {e}"));
+        console::note(&format!(
+            "sbx: could not clean up {e}; `sbx gc --engine ENGINE --run {}` removes what is left once it answers",
+            session.run_id
+        ));
     }
     let why_not = |image: &str| -> String {
         let reasons: Vec<String> = members

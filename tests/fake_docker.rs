@@ -1921,7 +1921,10 @@ fn eval_engine_dying_mid_run_is_never_the_candidates_failure() {
             );
         }
     }
-    assert_eq!(moved, 1, "exactly the task in flight on B moves: {results:?}");
+    assert_eq!(
+        moved, 1,
+        "exactly the task in flight on B moves: {results:?}"
+    );
     assert!(
         stderr(&out).contains(&format!("engine `{ENGINE_B}` stopped answering")),
         "{}",
@@ -1959,7 +1962,9 @@ fn eval_engine_without_the_image_is_reported_and_skipped() {
     let out = fake
         .eval("t-noimg", &tasks)
         .env("FAKE_NO_IMAGE_ENGINE", ENGINE_B)
-        .args(["--pull", "never", "--engine", ENGINE_A, "--engine", ENGINE_B])
+        .args([
+            "--pull", "never", "--engine", ENGINE_A, "--engine", ENGINE_B,
+        ])
         .output()
         .expect("run sbx");
     assert_exit(&out, 0);

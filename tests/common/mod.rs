@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
+pub mod second;
+
 pub const BUSYBOX: &str = "sbx-busybox:latest";
 pub const PYTHON: &str = "sbx-python:bookworm";
 

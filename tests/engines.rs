@@ -1,0 +1,332 @@
+//! One eval spread over two real engines: the first (the current context,
+//! named `default` on the command line) and a second dockerd on loopback
+//! started by `scripts/second-engine.sh` (see `common::second`). Nothing is
+//! pulled, nothing leaves loopback; each test removes what it made on both
+//! engines and asserts that sbx left nothing.
+//!
+//! The kill test (the second engine SIGKILLed mid-eval) is in
+//! `engine_kill.rs`: it needs the second engine to itself.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use common::second::{self, at, baked_at, labelled_at, CleanupAt};
+use common::{finish, Cleanup, Out, BUSYBOX, PYTHON};
+
+const LIMIT: Duration = Duration::from_secs(180);
+
+struct Run {
+    _here: Cleanup,
+    _there: CleanupAt,
+    id: String,
+    dir: tempfile::TempDir,
+    e2: String,
+}
+
+impl Run {
+    fn new(test: &str) -> Run {
+        let e2 = second::engine2().url;
+        let id = common::run_id("e", test);
+        Run {
+            _here: Cleanup::new(&[&id]),
+            _there: CleanupAt {
+                hosts: vec![e2.clone()],
+                run_id: id.clone(),
+            },
+            dir: tempfile::Builder::new()
+                .prefix("sbx-engines-")
+                .tempdir()
+                .expect("scratch folder"),
+            id,
+            e2,
+        }
+    }
+
+    fn file(&self, rel: &str, content: &str) -> PathBuf {
+        let path = self.dir.path().join(rel);
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        fs::write(&path, content).expect("write");
+        path
+    }
+
+    /// `sbx eval` over `tasks` and `gen/`, with `--pull never` and `extra`.
+    fn eval_with(&self, docker: Option<&Path>, tasks: &Value, extra: &[&str]) -> Out {
+        let tasks_file = self.file("tasks.json", &tasks.to_string());
+        let mut cmd: Command = common::sbx(Some(&self.id));
+        if let Some(docker) = docker {
+            cmd.env("SBX_DOCKER", docker);
+        }
+        cmd.arg("eval")
+            .arg("--tasks")
+            .arg(tasks_file)
+            .arg("--gen")
+            .arg(self.dir.path().join("gen"))
+            .args(["--image", BUSYBOX, "--pull", "never"])
+            .args(extra);
+        finish(cmd, None, LIMIT)
+    }
+
+    fn eval(&self, tasks: &Value, extra: &[&str]) -> Out {
+        self.eval_with(None, tasks, extra)
+    }
+
+    /// Nothing of this run on either engine: no container, no baked image.
+    fn assert_clean(&self) {
+        common::assert_nothing_left(&self.id, "");
+        assert_eq!(labelled_at(&self.e2, &self.id), Vec::<String>::new());
+        assert_eq!(baked_at(&self.e2, &self.id), Vec::<String>::new());
+    }
+}
+
+fn report(out: &Out) -> Vec<Value> {
+    match serde_json::from_str(&out.stdout) {
+        Ok(Value::Array(items)) => items,
+        _ => panic!("no JSON report: {out:?}"),
+    }
+}
+
+/// `(id, status, reason, exit_code)` of each entry, in order.
+fn verdicts(report: &[Value]) -> Vec<(String, String, String, Value)> {
+    report
+        .iter()
+        .map(|e| {
+            let s = |k: &str| e[k].as_str().unwrap_or("").to_string();
+            (s("id"), s("status"), s("reason"), e["exit_code"].clone())
+        })
+        .collect()
+}
+
+/// A mixed suite: pass, stdin, wrong output, exit code, timeout, missing,
+/// and a Python task with stdin.
+fn mixed_suite(run: &Run) -> Value {
+    run.file("gen/pass.sh", "echo ok\n");
+    run.file("gen/echo.sh", "exec cat\n");
+    run.file("gen/wrong.sh", "echo wrong\n");
+    run.file("gen/exit.sh", "echo oops >&2\nexit 3\n");
+    run.file("gen/slow.sh", "while :; do :; done\n");
+    run.file(
+        "gen/sum.py",
+        "import sys\nprint(sum(int(x) for x in sys.stdin.read().split()))\n",
+    );
+    json!([
+        {"id": "pass", "stdin": "", "expect": "ok\n", "timeout": 30},
+        {"id": "echo", "stdin": "line one\nline two\n", "expect": "line one\nline two\n", "timeout": 30},
+        {"id": "wrong", "stdin": "", "expect": "right\n", "timeout": 30},
+        {"id": "exit", "stdin": "", "expect": "", "timeout": 30},
+        {"id": "slow", "stdin": "", "expect": "", "timeout": 2},
+        {"id": "missing", "stdin": "", "expect": "x\n"},
+        {"id": "sum", "stdin": "1 2 3 4\n", "expect": "10\n", "timeout": 30, "image": PYTHON},
+    ])
+}
+
+fn expected_mixed() -> Vec<(&'static str, &'static str, &'static str)> {
+    vec![
+        ("pass", "pass", ""),
+        ("echo", "pass", ""),
+        ("wrong", "fail", "wrong_output"),
+        ("exit", "fail", "exit_code"),
+        ("slow", "fail", "timeout"),
+        ("missing", "missing", "no_candidate"),
+        ("sum", "pass", ""),
+    ]
+}
+
+fn short(v: &[(String, String, String, Value)]) -> Vec<(&str, &str, &str)> {
+    v.iter()
+        .map(|(i, s, r, _)| (i.as_str(), s.as_str(), r.as_str()))
+        .collect()
+}
+
+#[test]
+fn two_engines_give_the_same_report_as_one() {
+    let run = Run::new("same-report");
+    let tasks = mixed_suite(&run);
+    let one = run.eval(&tasks, &["-j", "4"]);
+    assert_eq!(one.code(), 1, "{one:?}");
+    let two = run.eval(
+        &tasks,
+        &[
+            "--engine",
+            "default,jobs=2",
+            "--engine",
+            &format!("{},jobs=2", run.e2),
+        ],
+    );
+    assert_eq!(two.code(), 1, "{two:?}");
+    let (one, two) = (report(&one), report(&two));
+    assert_eq!(short(&verdicts(&one)), expected_mixed(), "{one:#?}");
+    // Same statuses, reasons, exit codes and order on two engines as on one.
+    assert_eq!(
+        verdicts(&one),
+        verdicts(&two),
+        "one: {one:#?}\ntwo: {two:#?}"
+    );
+    // Every run entry names its engine, and both engines ran tasks.
+    let engines: Vec<&str> = two
+        .iter()
+        .filter(|e| e["status"] != "missing")
+        .map(|e| {
+            e["engine"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no engine: {e}"))
+        })
+        .collect();
+    assert!(engines.contains(&"default"), "{engines:?}");
+    assert!(engines.contains(&run.e2.as_str()), "{engines:?}");
+    assert!(one.iter().all(|e| e.get("engine").is_none()), "{one:#?}");
+    run.assert_clean();
+}
+
+#[test]
+fn deliver_image_runs_without_a_bind_mount_and_judges_alike() {
+    let run = Run::new("deliver-image");
+    let tasks = mixed_suite(&run);
+    // A docker that logs each call's argv, one line each, then is docker.
+    let log = run.dir.path().join("calls.log");
+    let shim = run.file(
+        "docker-shim",
+        &format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec docker \"$@\"\n",
+            log.display()
+        ),
+    );
+    fs::set_permissions(&shim, fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = run.eval_with(
+        Some(&shim),
+        &tasks,
+        &[
+            "--engine",
+            &format!("{},jobs=3", run.e2),
+            "--deliver",
+            "image",
+        ],
+    );
+    assert_eq!(out.code(), 1, "{out:?}");
+    let report = report(&out);
+    assert_eq!(short(&verdicts(&report)), expected_mixed(), "{report:#?}");
+    for e in report.iter().filter(|e| e["status"] != "missing") {
+        assert_eq!(e["engine"], run.e2.as_str(), "{e}");
+    }
+    let calls = fs::read_to_string(&log).expect("calls log");
+    let creates: Vec<&str> = calls.lines().filter(|l| l.contains(" create ")).collect();
+    assert_eq!(creates.len(), 6, "{calls}");
+    for create in &creates {
+        assert!(
+            create.starts_with(&format!("--host {} create ", run.e2)),
+            "{create}"
+        );
+        assert!(
+            !create.contains(" -v "),
+            "a bind mount in image delivery: {create}"
+        );
+        assert!(!create.contains("/work/task:ro"), "{create}");
+        assert!(
+            create.contains(&format!(" -- sbx-deliver:{}-", run.id)),
+            "{create}"
+        );
+        // The hardening flags are the same as with a bind mount.
+        for flag in [
+            "--network none",
+            "--read-only",
+            "--cap-drop ALL",
+            "--security-opt no-new-privileges",
+            "--pids-limit",
+            "--memory",
+            "--log-driver none",
+            "--pull never",
+        ] {
+            assert!(create.contains(flag), "{flag} missing: {create}");
+        }
+    }
+    // One bake per task image (busybox, python), each removed at the end.
+    let builds = calls.lines().filter(|l| l.contains(" build ")).count();
+    assert_eq!(builds, 2, "{calls}");
+    run.assert_clean();
+}
+
+#[test]
+fn an_engine_without_the_image_is_reported_and_skipped() {
+    let run = Run::new("no-image");
+    let only_here = format!("sbx-only-here:{}", std::process::id());
+    common::docker(&["tag", BUSYBOX, &only_here]);
+    struct Untag(String);
+    impl Drop for Untag {
+        fn drop(&mut self) {
+            let _ = common::try_docker(&["rmi", &self.0]);
+        }
+    }
+    let _untag = Untag(only_here.clone());
+    for i in 0..4 {
+        run.file(&format!("gen/t{i}.sh"), "echo ok\n");
+    }
+    let tasks: Vec<Value> = (0..4)
+        .map(|i| json!({"id": format!("t{i}"), "stdin": "", "expect": "ok\n", "timeout": 30, "image": only_here}))
+        .collect();
+    let out = run.eval(
+        &Value::Array(tasks),
+        &["--engine", "default", "--engine", &run.e2],
+    );
+    assert_eq!(out.code(), 0, "{out:?}");
+    for e in report(&out) {
+        assert_eq!(e["status"], "pass", "{e}");
+        assert_eq!(e["engine"], "default", "{e}");
+    }
+    assert!(
+        out.stderr.contains(&format!(
+            "engine `{}` cannot run tasks of image `{only_here}`",
+            run.e2
+        )),
+        "{out:?}"
+    );
+    run.assert_clean();
+}
+
+#[test]
+fn gc_engine_cleans_that_engine_only() {
+    let run = Run::new("gc-engine");
+    let name = format!("sbx-{}-planted", run.id);
+    let label = format!("sbx.run={}", run.id);
+    for host in [None, Some(run.e2.as_str())] {
+        let args = [
+            "create", "--label", &label, "--name", &name, BUSYBOX, "true",
+        ];
+        match host {
+            None => {
+                common::docker(&args);
+            }
+            Some(h) => {
+                at(h, &args);
+            }
+        }
+    }
+    // A baked image of this run on the second engine, as a killed eval leaves it.
+    let ctx = run.dir.path().join("ctx");
+    fs::create_dir_all(&ctx).expect("ctx");
+    fs::write(ctx.join("Dockerfile"), format!("FROM {BUSYBOX}\n")).expect("Dockerfile");
+    let tag = format!("sbx-deliver:{}-0", run.id);
+    let ctx_str = ctx.to_str().expect("utf-8 path");
+    at(
+        &run.e2,
+        &[
+            "build", "--quiet", "--label", &label, "--tag", &tag, ctx_str,
+        ],
+    );
+    assert_eq!(baked_at(&run.e2, &run.id), [tag.clone()]);
+
+    let mut cmd = common::sbx(None);
+    cmd.args(["gc", "--engine", &run.e2, "--run", &run.id]);
+    let out = finish(cmd, None, LIMIT);
+    assert_eq!(out.code(), 0, "{out:?}");
+    assert!(out.stdout.contains(&tag), "{out:?}");
+    assert_eq!(labelled_at(&run.e2, &run.id), Vec::<String>::new());
+    assert_eq!(baked_at(&run.e2, &run.id), Vec::<String>::new());
+    // The first engine was not touched.
+    assert_eq!(common::labelled(&run.id).len(), 1);
+}
