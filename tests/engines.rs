@@ -318,7 +318,7 @@ fn gc_engine_cleans_that_engine_only() {
             "build", "--quiet", "--label", &label, "--tag", &tag, ctx_str,
         ],
     );
-    assert_eq!(baked_at(&run.e2, &run.id), [tag.clone()]);
+    assert_eq!(baked_at(&run.e2, &run.id), std::slice::from_ref(&tag));
 
     let mut cmd = common::sbx(None);
     cmd.args(["gc", "--engine", &run.e2, "--run", &run.id]);
