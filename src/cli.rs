@@ -156,6 +156,14 @@ pub struct RunArgs {
     /// Print the docker argv as one JSON array instead of running it.
     #[arg(long)]
     pub print_argv: bool,
+    /// The engine to run on: a docker context name or a unix://, tcp:// or
+    /// ssh:// URL [default: the current context].
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+    /// How the file reaches the engine: a bind mount (the script's way), a
+    /// throwaway image, or by where --engine is (a bind mount without it).
+    #[arg(long, value_enum, default_value_t = Deliver::Auto)]
+    pub deliver: Deliver,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }

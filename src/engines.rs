@@ -152,7 +152,7 @@ pub fn choose(deliver: Deliver, local: bool) -> Deliver {
 /// Whether the engine `docker` reaches is on this machine. A context is
 /// looked up; the current context counts as local when it cannot be asked
 /// (sbx's behaviour before engines could be chosen).
-fn is_local(docker: &Docker, spec: Option<&EngineSpec>) -> Result<bool> {
+pub fn is_local(docker: &Docker, spec: Option<&EngineSpec>) -> Result<bool> {
     let context = match spec.map(|s| &s.endpoint) {
         Some(Endpoint::Url(url)) => return Ok(url_is_local(url)),
         Some(Endpoint::Context(name)) => Some(name.as_str()),
@@ -353,32 +353,50 @@ pub fn bake(
         .map(|(image, id)| (image.clone(), id.clone()))
         .collect();
     for (n, (image, id)) in images.into_iter().enumerate() {
-        let tag = format!("{BAKED_REPOSITORY}:{}-{n}", session.run_id);
-        let dockerfile = session.dockerfile(n, &id)?;
-        let args = docker::build_args(&tag, &session.run_id, &dockerfile, session.stage_dir());
-        let built = supervise::control_interruptible(&member.docker, &args, BUILD_TIMEOUT);
-        match built {
-            Ok(c) if c.success() => {
+        match bake_image(session, &member.docker, n, &id) {
+            Ok(tag) => {
                 baked.insert(image, tag);
             }
             Err(Error::Interrupted(signal)) => return Err(Error::Interrupted(signal)),
-            failed => {
-                let message = match failed {
-                    Ok(c) => c.stderr_line(),
-                    Err(e) => e.to_string(),
-                };
+            Err(e) => {
                 member.images.remove(&image);
                 refused.insert(
                     image.clone(),
                     (
                         "bake_failed".into(),
-                        format!("could not bake the candidates into `{image}`: {message}"),
+                        format!("could not bake the candidates into `{image}`: {e}"),
                     ),
                 );
             }
         }
     }
     Ok(())
+}
+
+/// Builds `sbx-deliver:<run id>-<n>` on the engine: the image `id` plus
+/// every candidate staged so far, under `/work/tasks/`. Returns the tag.
+pub fn bake_image(session: &Session, docker: &Docker, n: usize, id: &str) -> Result<String> {
+    let tag = format!("{BAKED_REPOSITORY}:{}-{n}", session.run_id);
+    let dockerfile = session.dockerfile(n, id)?;
+    let args = docker::build_args(&tag, &session.run_id, &dockerfile, session.stage_dir());
+    let built = supervise::control_interruptible(docker, &args, BUILD_TIMEOUT)?;
+    if built.success() {
+        Ok(tag)
+    } else {
+        Err(Error::CreateFailed(format!(
+            "`docker build` of {tag}: {}",
+            built.stderr_line()
+        )))
+    }
+}
+
+/// Removes baked images by tag (best effort: `sbx gc` finds any that stay).
+pub fn remove_baked(docker: &Docker, tags: &[String]) -> bool {
+    tags.is_empty()
+        || matches!(
+            supervise::control(docker, &docker::remove_images_args(tags), CONTROL_TIMEOUT),
+            Ok(c) if c.success()
+        )
 }
 
 /// Removes what this eval left on an engine: its containers, and its baked
@@ -391,12 +409,8 @@ pub fn clean(member: &Member, run_id: &str) -> std::result::Result<usize, String
     let removed = engine::remove_run(&member.docker, run_id).map_err(|e| e.to_string())?;
     if let Delivery::Image(baked) = &member.delivery {
         let tags: Vec<String> = baked.values().cloned().collect();
-        if !tags.is_empty() {
-            let _ = supervise::control(
-                &member.docker,
-                &docker::remove_images_args(&tags),
-                CONTROL_TIMEOUT,
-            );
+        if !remove_baked(&member.docker, &tags) {
+            return Err(format!("could not remove the baked images {tags:?}"));
         }
     }
     Ok(removed)

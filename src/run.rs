@@ -1,13 +1,15 @@
 //! `sbx run FILE [IMAGE] [TIMEOUT]`: the drop-in for run_sandboxed.sh.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::RunArgs;
 use crate::console;
-use crate::docker;
-use crate::engine::ContainerRecord;
+use crate::docker::{self, Docker};
+use crate::engine::{self, ContainerRecord};
+use crate::engines::{self, Deliver, EngineSpec};
 use crate::error::{Error, Result};
 use crate::outcome;
 use crate::sandbox::{self, Candidate, Delivery, Session};
@@ -22,6 +24,9 @@ pub struct RunRequest {
     pub timeout: Duration,
     pub interpreter: Vec<String>,
     pub print_argv: bool,
+    /// `--engine`, if given.
+    pub engine: Option<EngineSpec>,
+    pub deliver: Deliver,
     pub sandbox: Sandbox,
 }
 
@@ -47,6 +52,12 @@ impl RunRequest {
                 .transpose()?
                 .unwrap_or_default(),
             print_argv: args.print_argv,
+            engine: args
+                .engine
+                .as_deref()
+                .map(engines::parse_engine)
+                .transpose()?,
+            deliver: args.deliver,
             sandbox: Sandbox::from_args(args.sandbox)?,
         })
     }
@@ -75,8 +86,9 @@ pub fn run(req: RunRequest) -> Result<i32> {
         return Err(Error::NotExecutable(req.file));
     }
     let interactive = !std::io::stdin().is_terminal();
-    let session = Session::new(req.sandbox)?;
+    let session = Session::new(req.sandbox.clone())?;
     let staged = session.stage(&bytes)?;
+    let target = Target::choose(&session, &req)?;
     let prepared = session.prepare(
         &Candidate {
             staged: &staged,
@@ -84,11 +96,11 @@ pub fn run(req: RunRequest) -> Result<i32> {
             interpreter: &req.interpreter,
             interactive,
         },
-        &Delivery::Bind,
+        &target.delivery,
     )?;
+    let docker = &target.docker;
 
     if req.print_argv {
-        let docker = &session.sandbox.docker;
         let mut argv = vec![docker.program().to_string_lossy().into_owned()];
         argv.extend(
             docker
@@ -97,8 +109,14 @@ pub fn run(req: RunRequest) -> Result<i32> {
                 .map(|a| a.to_string_lossy().into_owned()),
         );
         let line = serde_json::to_string(&argv).expect("a list of strings serializes");
-        // The argv names the staged copy, so keep it for whoever runs the argv.
+        // The argv names the staged copy (or the baked image), so keep it
+        // for whoever runs the argv.
         session.keep_stage();
+        if let Some(tag) = target.keep() {
+            console::note(&format!(
+                "sbx: the baked image {tag} is kept for this argv; `sbx gc` removes it"
+            ));
+        }
         console::out(&format!("{line}\n"), "the argv")?;
         return Ok(crate::exit::SUCCESS);
     }
@@ -108,13 +126,7 @@ pub fn run(req: RunRequest) -> Result<i32> {
         StdinSource::Null
     };
     let name = prepared.name.clone();
-    let finished = session.execute(
-        &session.sandbox.docker,
-        prepared,
-        stdin,
-        OutputSink::Stream,
-        req.timeout,
-    )?;
+    let finished = session.execute(docker, prepared, stdin, OutputSink::Stream, req.timeout)?;
     match finished.ended {
         Ended::TimedOut => console::note(&format!(
             "sbx: timed out after {} s; the program was killed and its container removed",
@@ -126,9 +138,71 @@ pub fn run(req: RunRequest) -> Result<i32> {
         Ended::Exited(_) | Ended::OutputLimit => {}
     }
     let record = ContainerRecord {
-        docker: &session.sandbox.docker,
+        docker,
         name: &name,
         since: finished.started,
     };
     Ok(outcome::run_exit_code(&finished, &record))
+}
+
+/// The engine of a run and how the file reaches it. Without `--engine` and
+/// `--deliver image`, exactly the script's way: the current context and a
+/// bind mount, with no extra docker call.
+struct Target {
+    docker: Docker,
+    run_id: String,
+    delivery: Delivery,
+    /// The image baked for this run, removed when the run is over.
+    baked: Option<String>,
+}
+
+impl Target {
+    fn choose(session: &Session, req: &RunRequest) -> Result<Target> {
+        let base = &session.sandbox.docker;
+        let docker = match &req.engine {
+            Some(spec) => base.at(&spec.endpoint),
+            None => base.clone(),
+        };
+        let deliver = match (req.deliver, &req.engine) {
+            (Deliver::Auto, None) => Deliver::Bind,
+            (Deliver::Auto, Some(_)) => {
+                engines::choose(Deliver::Auto, engines::is_local(base, req.engine.as_ref())?)
+            }
+            (chosen, _) => chosen,
+        };
+        if deliver == Deliver::Bind {
+            return Ok(Target {
+                docker,
+                run_id: session.run_id.clone(),
+                delivery: Delivery::Bind,
+                baked: None,
+            });
+        }
+        // Checked (and pulled if allowed) before the clock, then baked.
+        let id = engine::ensure_image(&docker, &req.image, session.sandbox.pull)?;
+        let tag = engines::bake_image(session, &docker, 0, &id)?;
+        let delivery = Delivery::Image(BTreeMap::from([(req.image.clone(), tag.clone())]));
+        Ok(Target {
+            docker,
+            run_id: session.run_id.clone(),
+            delivery,
+            baked: Some(tag),
+        })
+    }
+
+    /// Keeps the baked image (for `--print-argv`); returns its tag.
+    fn keep(mut self) -> Option<String> {
+        self.baked.take()
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if let Some(tag) = self.baked.take() {
+            // The container first (`--rm` may still be removing it): an
+            // image still in use would only be untagged.
+            let _ = engine::remove_run(&self.docker, &self.run_id);
+            engines::remove_baked(&self.docker, &[tag]);
+        }
+    }
 }

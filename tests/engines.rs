@@ -330,3 +330,61 @@ fn gc_engine_cleans_that_engine_only() {
     // The first engine was not touched.
     assert_eq!(common::labelled(&run.id).len(), 1);
 }
+
+#[test]
+fn run_on_the_second_engine_with_image_delivery() {
+    let run = Run::new("run-image");
+    let file = run.file("echo.sh", "#!/bin/sh\ncat\necho done >&2\nexit 3\n");
+    let sbx_run = |extra: &[&str], stdin: Option<Vec<u8>>| {
+        let mut cmd = common::sbx(Some(&run.id));
+        cmd.arg("run")
+            .arg(&file)
+            .args([BUSYBOX, "5", "--pull", "never", "--engine", &run.e2])
+            .args(["--deliver", "image"])
+            .args(extra);
+        finish(cmd, stdin, LIMIT)
+    };
+    // stdin in, stdout and stderr out, the exit code through.
+    let out = sbx_run(&[], Some(b"from stdin\n".to_vec()));
+    assert_eq!(out.code(), 3, "{out:?}");
+    assert_eq!(out.stdout, "from stdin\n", "{out:?}");
+    assert!(out.stderr.contains("done"), "{out:?}");
+    run.assert_clean();
+
+    // The argv: the engine's --host, no bind mount, the baked image, the
+    // candidate at its place in it; the image is kept for it, then gc'd.
+    let out = sbx_run(&["--print-argv"], None);
+    assert_eq!(out.code(), 0, "{out:?}");
+    let argv: Vec<String> = serde_json::from_str(out.stdout.trim()).expect("argv JSON");
+    assert_eq!(
+        argv[..4],
+        ["docker", "--host", run.e2.as_str(), "run"],
+        "{argv:?}"
+    );
+    assert!(
+        !argv
+            .iter()
+            .any(|a| a == "-v" || a.contains("/work/task:ro")),
+        "{argv:?}"
+    );
+    let image = &argv[argv.iter().position(|a| a == "--").expect("--") + 1];
+    assert!(
+        image.starts_with(&format!("sbx-deliver:{}-", run.id)),
+        "{argv:?}"
+    );
+    assert_eq!(argv.last().map(String::as_str), Some("/work/tasks/task-0"));
+    assert_eq!(baked_at(&run.e2, &run.id), std::slice::from_ref(image));
+    let mut gc = common::sbx(None);
+    gc.args(["gc", "--engine", &run.e2, "--run", &run.id]);
+    assert_eq!(finish(gc, None, LIMIT).code(), 0);
+
+    // A timeout on the second engine: 124, nothing left there.
+    let spin = run.file("spin.sh", "#!/bin/sh\nwhile :; do :; done\n");
+    let mut cmd = common::sbx(Some(&run.id));
+    cmd.arg("run")
+        .arg(&spin)
+        .args([BUSYBOX, "2", "--pull", "never", "--engine", &run.e2]);
+    let out = finish(cmd, None, LIMIT);
+    assert_eq!(out.code(), 124, "{out:?}");
+    run.assert_clean();
+}
