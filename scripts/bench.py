@@ -204,6 +204,37 @@ def timeout_precision(work):
     return res
 
 
+def engines_wall_time():
+    """The shipped example suite on one engine, on two (the second dockerd of
+    scripts/second-engine.sh, on loopback), and with baked-image delivery,
+    interleaved; each variant's report must match the one-engine report."""
+    e2 = os.environ.get("SBX_ENGINE2_TCP")
+    if not e2:
+        raise SystemExit("SBX_ENGINE2_TCP is not set: run through scripts/bench.sh, which starts the second engine")
+    base = [SBX, "eval", "--pull", "never", "--image", PYTHON, "--tasks", "tasks/tasks.json", "--gen", "gen"]
+    variants = {
+        "one_engine": base,
+        "two_engines": base + ["--engine", "default", "--engine", e2],
+        "two_engines_image_delivery": base + ["--engine", "default", "--engine", e2, "--deliver", "image"],
+    }
+    rounds = max(3, RUNS // 3)
+    times = {k: [] for k in variants}
+    reference = None
+    for _ in range(rounds):
+        for key, cmd in variants.items():
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            times[key].append(time.perf_counter() - start)
+            verdicts = [(r["id"], r["status"], r.get("reason")) for r in json.loads(proc.stdout)]
+            if reference is None:
+                reference = verdicts
+            elif verdicts != reference:
+                raise SystemExit(f"{key}: report differs from one engine's: {verdicts} vs {reference}")
+    med = {k: median(v) for k, v in times.items()}
+    return {"medians_s": med, "rounds": rounds, "verdicts": reference,
+            "two_vs_one": med["two_engines"] / med["one_engine"]}
+
+
 def main():
     if not Path(SBX).exists():
         raise SystemExit("build first: cargo build --release")
@@ -218,6 +249,7 @@ def main():
             "eval": eval_throughput(work),
             "memory": peak_rss(work),
             "timeout": timeout_precision(work),
+            "engines": engines_wall_time(),
         }
     left = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={RUN_LABEL}"], capture_output=True, text=True).stdout.split()
     data["containers_left"] = len(left)
@@ -225,7 +257,7 @@ def main():
     out_dir.mkdir(exist_ok=True)
     (out_dir / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
 
-    p, e, m, t = data["per_run"], data["eval"], data["memory"], data["timeout"]
+    p, e, m, t, g = data["per_run"], data["eval"], data["memory"], data["timeout"], data["engines"]
     ok = lambda b: "met" if b else "NOT met"
     rows = [
         ("per-run: sbx run vs raw docker run (median)", f"{p['sbx_run_median_s']:.3f} s vs {p['raw_docker_run_median_s']:.3f} s",
@@ -245,6 +277,9 @@ def main():
          f"< 3 s: {ok(t['busy_loop_python']['max_s'] < 3)}"),
         ("timeout 2 s: ignores SIGTERM", f"{t['ignores_sigterm_sh']['median_s']:.2f} s (max {t['ignores_sigterm_sh']['max_s']:.2f})", "",
          f"< 3 s: {ok(t['ignores_sigterm_sh']['max_s'] < 3)}"),
+        ("example suite: one engine (default -j)", f"{g['medians_s']['one_engine']:.2f} s", "", ""),
+        ("example suite: two engines, bind mounts", f"{g['medians_s']['two_engines']:.2f} s", f"x{g['two_vs_one']:.2f} of one", "(same host: same 2 cores)"),
+        ("example suite: two engines, baked images", f"{g['medians_s']['two_engines_image_delivery']:.2f} s", "", "(one docker build per engine)"),
     ]
     print(f"sbx benchmark, {data['date']}, {data['cores']} cores, docker {data['docker']}, {RUNS} runs per per-run median")
     print("| measurement | result | ratio | target |")
