@@ -269,6 +269,18 @@ pub fn list_labelled_args() -> Vec<OsString> {
 /// `name` between two Unix times (fractional seconds; the range is closed so
 /// the command returns).
 pub fn events_args(name: &str, event: &str, since: f64, until: f64) -> Vec<OsString> {
+    events_format_args(name, event, since, until, "{{.Status}}")
+}
+
+/// `docker events` as `events_args`, printing `format` for each event
+/// (`{{.Actor.Attributes.exitCode}}` for `die`).
+pub fn events_format_args(
+    name: &str,
+    event: &str,
+    since: f64,
+    until: f64,
+    format: &str,
+) -> Vec<OsString> {
     to_os(&[
         "events",
         "--since",
@@ -280,7 +292,7 @@ pub fn events_args(name: &str, event: &str, since: f64, until: f64) -> Vec<OsStr
         "--filter",
         &format!("event={event}"),
         "--format",
-        "{{.Status}}",
+        format,
     ])
 }
 
@@ -294,6 +306,8 @@ pub fn build_args(tag: &str, run_id: &str, dockerfile: &Path, context: &Path) ->
     let mut args = to_os(&[
         "build",
         "--quiet",
+        "--network",
+        "none",
         "--label",
         &format!("{RUN_LABEL}={run_id}"),
         "--tag",
@@ -303,6 +317,37 @@ pub fn build_args(tag: &str, run_id: &str, dockerfile: &Path, context: &Path) ->
     args.push(dockerfile.into());
     args.push("--".into());
     args.push(context.into());
+    args
+}
+
+/// `docker tag SOURCE TARGET`.
+pub fn tag_args(source: &str, target: &str) -> Vec<OsString> {
+    to_os(&["tag", source, target])
+}
+
+/// `docker image inspect` of what baking needs to know of an image: its
+/// `ONBUILD` triggers (JSON) and how many tags it has, tab-separated.
+pub fn bake_inspect_args(image: &str) -> Vec<OsString> {
+    to_os(&[
+        "image",
+        "inspect",
+        "--format",
+        "{{json .Config.OnBuild}}\t{{len .RepoTags}}",
+        "--",
+        image,
+    ])
+}
+
+/// `docker rmi` of a tag (never `-f`: an image that is still in use, or
+/// whose last tag this is, stays).
+pub fn untag_args(tag: &str) -> Vec<OsString> {
+    to_os(&["rmi", "--no-prune", "--", tag])
+}
+
+/// `docker rmi` of images by name (never `-f`).
+pub fn rmi_args(images: &[String]) -> Vec<OsString> {
+    let mut args = to_os(&["rmi", "--"]);
+    args.extend(images.iter().map(OsString::from));
     args
 }
 

@@ -111,10 +111,6 @@ pub fn oom_killed(docker: &Docker, name: &str, since: SystemTime) -> bool {
 /// Whether the engine recorded the `event` for container `name` between
 /// `since` and now; `None` if it could not be asked.
 fn had_event(docker: &Docker, name: &str, since: SystemTime, event: &str) -> Option<bool> {
-    let unix = |t: SystemTime| {
-        t.duration_since(UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64())
-    };
     // A second of slack before: the engine's clock rounds.
     let args = docker::events_args(
         name,
@@ -126,6 +122,51 @@ fn had_event(docker: &Docker, name: &str, since: SystemTime, event: &str) -> Opt
         Ok(c) if c.success() => Some(c.stdout.lines().any(|l| l.trim() == event)),
         _ => None,
     }
+}
+
+/// Checks that the engine itself recorded the program's end with `code`
+/// (a `die` event of the container): the attached client's exit code alone
+/// cannot tell a program's exit from a connection to the engine that was
+/// cut. `Err` says why the result cannot be trusted.
+pub fn confirm_exit(
+    docker: &Docker,
+    name: &str,
+    since: SystemTime,
+    code: Option<i32>,
+) -> std::result::Result<(), String> {
+    let Some(code) = code else {
+        return Err("the docker client was killed by a signal sbx did not send".into());
+    };
+    // The event can trail the client's exit by a moment: ask a few times.
+    for attempt in 0..4 {
+        if attempt > 0 {
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        let args = docker::events_format_args(
+            name,
+            "die",
+            unix(since) - 1.0,
+            unix(SystemTime::now()) + 0.001,
+            "{{.Actor.Attributes.exitCode}}",
+        );
+        match supervise::control(docker, &args, CONTROL_TIMEOUT) {
+            Ok(c) if c.success() => {
+                if c.stdout.lines().any(|l| l.trim().parse() == Ok(code)) {
+                    return Ok(());
+                }
+            }
+            Ok(c) => return Err(format!("the engine did not answer: {}", c.stderr_line())),
+            Err(e) => return Err(format!("the engine did not answer: {e}")),
+        }
+    }
+    Err(format!(
+        "the docker client exited {code}, but the engine has no record of the program exiting {code}: the connection to the engine was lost during the run"
+    ))
+}
+
+fn unix(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// The engine's record of one run's container, asked lazily.

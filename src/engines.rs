@@ -76,6 +76,11 @@ pub fn parse_engine(value: &str) -> Result<EngineSpec> {
         if rest.is_empty() {
             return Err(bad("the URL names no engine"));
         }
+        if scheme == "tcp" && rest.split('/').next().unwrap_or_default().contains('@') {
+            return Err(bad(
+                "a tcp:// URL has no user part (docker would connect to the host after `@`)",
+            ));
+        }
         Endpoint::Url(address.to_string())
     } else {
         let context_name = !address.is_empty()
@@ -124,6 +129,9 @@ pub fn url_is_local(url: &str) -> bool {
         "unix" => true,
         "tcp" => {
             let authority = rest.split('/').next().unwrap_or_default();
+            if authority.contains('@') {
+                return false;
+            }
             let host = if let Some(bracketed) = authority.strip_prefix('[') {
                 bracketed.split(']').next().unwrap_or_default()
             } else {
@@ -188,6 +196,15 @@ pub struct Member {
     down: Mutex<Option<String>>,
 }
 
+/// Why a ping got no answer.
+#[derive(Debug)]
+pub enum Ping {
+    /// The engine does not answer: why.
+    Down(String),
+    /// sbx was interrupted while it waited.
+    Interrupted,
+}
+
 /// Why an image cannot be used on an engine: error code, message.
 pub type Refusal = (String, String);
 
@@ -229,12 +246,13 @@ impl Member {
         true
     }
 
-    /// `Err(why)` when the engine does not answer now.
-    pub fn ping(&self) -> std::result::Result<(), String> {
-        match supervise::control(&self.docker, &docker::ping_args(), PING_TIMEOUT) {
+    /// Whether the engine answers now (a signal cuts the wait short).
+    pub fn ping(&self) -> std::result::Result<(), Ping> {
+        match supervise::control_interruptible(&self.docker, &docker::ping_args(), PING_TIMEOUT) {
             Ok(c) if c.success() && !c.stdout.trim().is_empty() => Ok(()),
-            Ok(c) => Err(c.stderr_line()),
-            Err(e) => Err(e.to_string()),
+            Ok(c) => Err(Ping::Down(c.stderr_line())),
+            Err(Error::Interrupted(_)) => Err(Ping::Interrupted),
+            Err(e) => Err(Ping::Down(e.to_string())),
         }
     }
 }
@@ -352,8 +370,8 @@ pub fn bake(
         .iter()
         .map(|(image, id)| (image.clone(), id.clone()))
         .collect();
-    for (n, (image, id)) in images.into_iter().enumerate() {
-        match bake_image(session, &member.docker, n, &id) {
+    for (image, id) in images {
+        match bake_image(session, &member.docker, &id) {
             Ok(tag) => {
                 baked.insert(image, tag);
             }
@@ -373,20 +391,58 @@ pub fn bake(
     Ok(())
 }
 
-/// Builds `sbx-deliver:<run id>-<n>` on the engine: the image `id` plus
+/// Builds `sbx-deliver:<run id>-<k>` on the engine: the image `id` plus
 /// every candidate staged so far, under `/work/tasks/`. Returns the tag.
-pub fn bake_image(session: &Session, docker: &Docker, n: usize, id: &str) -> Result<String> {
-    let tag = format!("{BAKED_REPOSITORY}:{}-{n}", session.run_id);
-    let dockerfile = session.dockerfile(n, id)?;
-    let args = docker::build_args(&tag, &session.run_id, &dockerfile, session.stage_dir());
-    let built = supervise::control_interruptible(docker, &args, BUILD_TIMEOUT)?;
-    if built.success() {
-        Ok(tag)
-    } else {
-        Err(Error::CreateFailed(format!(
-            "`docker build` of {tag}: {}",
-            built.stderr_line()
-        )))
+///
+/// The build starts `FROM` a tag of sbx's own on that image ID (BuildKit
+/// reads a bare `sha256:` ID as a repository name), removed again after the
+/// build; with `--network none`, and refused for an image with `ONBUILD`
+/// triggers, which a build would run outside the sandbox.
+pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String> {
+    let k = session.next_bake();
+    let tag = format!("{BAKED_REPOSITORY}:{}-{k}", session.run_id);
+    let base = format!("{BAKED_REPOSITORY}:{}-from-{k}", session.run_id);
+    let refuse = |why: String| Err(Error::CreateFailed(why));
+    let inspected =
+        supervise::control_interruptible(docker, &docker::bake_inspect_args(id), CONTROL_TIMEOUT)?;
+    if !inspected.success() {
+        return refuse(format!(
+            "`docker image inspect {id}`: {}",
+            inspected.stderr_line()
+        ));
+    }
+    let (onbuild, tags) = inspected.stdout.trim().split_once('\t').unwrap_or(("", ""));
+    if !matches!(onbuild.trim(), "null" | "[]" | "") {
+        return refuse(format!(
+            "the image has ONBUILD triggers ({onbuild}), which a build would run outside the sandbox; use --deliver bind on an engine on this machine"
+        ));
+    }
+    if tags.trim() == "0" {
+        return refuse(
+            "an untagged image cannot be baked from (sbx would hold its only tag); tag it first"
+                .into(),
+        );
+    }
+    let tagged = supervise::control(docker, &docker::tag_args(id, &base), CONTROL_TIMEOUT)?;
+    if !tagged.success() {
+        return refuse(format!("`docker tag`: {}", tagged.stderr_line()));
+    }
+    let dockerfile = session.dockerfile(k, &base);
+    let built = dockerfile.and_then(|dockerfile| {
+        let args = docker::build_args(&tag, &session.run_id, &dockerfile, session.stage_dir());
+        supervise::control_interruptible(docker, &args, BUILD_TIMEOUT)
+    });
+    let _ = supervise::control(docker, &docker::untag_args(&base), CONTROL_TIMEOUT);
+    match built {
+        Ok(c) if c.success() => Ok(tag),
+        failed => {
+            // A build cut short may still complete in the engine.
+            remove_baked(docker, std::slice::from_ref(&tag));
+            match failed {
+                Ok(c) => refuse(format!("`docker build` of {tag}: {}", c.stderr_line())),
+                Err(e) => Err(e),
+            }
+        }
     }
 }
 
@@ -404,7 +460,11 @@ pub fn remove_baked(docker: &Docker, tags: &[String]) -> bool {
 /// Returns how many containers were found, or why it could not be cleaned.
 pub fn clean(member: &Member, run_id: &str) -> std::result::Result<usize, String> {
     if member.is_down() {
-        member.ping()?;
+        match member.ping() {
+            Ok(()) => {}
+            Err(Ping::Down(why)) => return Err(why),
+            Err(Ping::Interrupted) => return Err("interrupted".into()),
+        }
     }
     let removed = engine::remove_run(&member.docker, run_id).map_err(|e| e.to_string())?;
     if let Delivery::Image(baked) = &member.delivery {
@@ -445,6 +505,7 @@ mod tests {
             "ctx,cpus=2",
             "ctx/../x",
             "tcp://h\n",
+            "tcp://127.0.0.1:1@gpu-box:2376",
         ] {
             assert!(parse_engine(bad).is_err(), "{bad:?} should be refused");
         }
@@ -469,6 +530,7 @@ mod tests {
             "ssh://me@gpu-box",
             "ssh://127.0.0.1",
             "tcp://127.0.0.1.evil.example:2375",
+            "tcp://127.0.0.1:1@gpu-box:2376",
             "nonsense",
         ] {
             assert!(!url_is_local(remote), "{remote}");

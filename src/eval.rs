@@ -17,8 +17,8 @@ use crate::cache::{Cache, KeyInput};
 use crate::cli::EvalArgs;
 use crate::compare::{Matcher, Mode, Tolerance};
 use crate::console;
-use crate::engine::ContainerRecord;
-use crate::engines::{self, Deliver, EngineSpec, Member, Setup};
+use crate::engine::{self, ContainerRecord};
+use crate::engines::{self, Deliver, EngineSpec, Member, Ping, Setup};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::outcome::{self, FailReason, Verdict};
@@ -26,7 +26,7 @@ use crate::report::{self, Requeue, Status, TaskResult};
 use crate::sandbox::{Candidate, Session, Staged};
 use crate::signals;
 use crate::spec::{self, Sandbox};
-use crate::supervise::{OutputSink, StdinSource};
+use crate::supervise::{Ended, OutputSink, StdinSource};
 
 /// The fields a task may have.
 const TASK_FIELDS: [&str; 8] = [
@@ -523,9 +523,11 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         .iter()
         .map(|unit| session.stage(&unit.bytes))
         .collect::<Result<Vec<Staged>>>()?;
-    if !units.is_empty() {
-        bake_all(&session, &mut setups, explicit)?;
-    }
+    let baked = if units.is_empty() {
+        Ok(())
+    } else {
+        bake_all(&session, &mut setups, explicit)
+    };
     let mut refusals = BTreeMap::new();
     let members: Vec<Member> = setups
         .into_iter()
@@ -535,6 +537,11 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
             s.member
         })
         .collect();
+    if let Err(e) = baked {
+        // Interrupted while baking: what was baked already goes too.
+        let _ = clean_all(&members, &session.run_id);
+        return Err(e);
+    }
 
     let slots: Vec<Mutex<Option<TaskResult>>> = units.iter().map(|_| Mutex::new(None)).collect();
     let requeues: Vec<Mutex<Vec<Requeue>>> = units.iter().map(|_| Mutex::new(Vec::new())).collect();
@@ -552,6 +559,14 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
             for _ in 0..member.jobs.min(total) {
                 scope.spawn(|| {
                     while let Some(i) = take(&queue, &wake, member, image_of) {
+                        // Gives the unit back (or marks it done) however this
+                        // iteration ends, a panic included.
+                        let mut taken = Taken {
+                            queue: &queue,
+                            wake: &wake,
+                            unit: i,
+                            again: false,
+                        };
                         let step = run_unit(
                             &session,
                             &req,
@@ -560,32 +575,42 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                             (&units[i], &staged[i]),
                             member,
                         );
-                        let again = match step {
-                            Step::Judged(mut result) => {
-                                if explicit && result.cached.is_none() {
-                                    result.engine = Some(member.label.clone());
-                                }
-                                *lock(&slots[i]) = Some(*result);
+                        let keep = |mut result: Box<TaskResult>| {
+                            if explicit && result.cached.is_none() {
+                                result.engine = Some(member.label.clone());
+                            }
+                            *lock(&slots[i]) = Some(*result);
+                        };
+                        let moved = |reason: String| {
+                            lock(&requeues[i]).push(Requeue {
+                                engine: member.label.clone(),
+                                reason,
+                            });
+                        };
+                        taken.again = match step {
+                            Step::Judged(result) => {
+                                keep(result);
                                 false
                             }
                             Step::Interrupted => false,
                             Step::EngineDown(reason) => {
                                 member.mark_down(reason.clone());
-                                lock(&requeues[i]).push(Requeue {
-                                    engine: member.label.clone(),
-                                    reason,
-                                });
+                                moved(reason);
                                 true
                             }
-                        };
-                        {
-                            let mut q = lock(&queue);
-                            q.in_flight -= 1;
-                            if again {
-                                q.pending.push_front(i);
+                            Step::Retry(result) => {
+                                let runs = lock(&requeues[i]).len() + 1;
+                                if runs < MAX_ATTEMPTS {
+                                    moved(result.message.clone().unwrap_or_default());
+                                    true
+                                } else {
+                                    keep(result);
+                                    false
+                                }
                             }
-                        }
-                        wake.notify_all();
+                        };
+                        let again = taken.again;
+                        drop(taken);
                         if again {
                             continue;
                         }
@@ -700,6 +725,28 @@ struct Queue {
     in_flight: usize,
 }
 
+/// A unit taken from the queue: when dropped, it is no longer in flight,
+/// and goes back to the front of the queue if `again`.
+struct Taken<'a> {
+    queue: &'a Mutex<Queue>,
+    wake: &'a Condvar,
+    unit: usize,
+    again: bool,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        {
+            let mut q = lock(self.queue);
+            q.in_flight -= 1;
+            if self.again {
+                q.pending.push_front(self.unit);
+            }
+        }
+        self.wake.notify_all();
+    }
+}
+
 /// The next unit `member` can run; `None` when it has nothing left to do
 /// (nothing pending it can run and nothing in flight that could come back),
 /// when it is down, or on a signal.
@@ -729,12 +776,22 @@ fn take<'a>(
     }
 }
 
+/// The `reason` of a result whose run lost its engine: never the
+/// candidate's failure.
+const ENGINE_LOST: &str = "engine_lost";
+/// Runs of one unit at most when its engine keeps answering but its runs
+/// keep losing the connection.
+const MAX_ATTEMPTS: usize = 3;
+
 /// What became of one unit on one engine.
 enum Step {
     Judged(Box<TaskResult>),
     Interrupted,
     /// The engine stopped answering: nothing it returned is judged.
     EngineDown(String),
+    /// The engine answers, but the run lost its connection to it: run it
+    /// again (this result stands only after `MAX_ATTEMPTS`).
+    Retry(Box<TaskResult>),
 }
 
 /// A unit's result: from the cache when it holds one, else judged on
@@ -751,7 +808,13 @@ fn run_unit(
 ) -> Step {
     let task = &req.tasks[unit.task];
     let key = cache.map(|cache| {
-        let image_id = images[task.image.as_str()].as_deref().unwrap_or("");
+        // The ID on the engine that runs it (engines may disagree).
+        let image_id = member
+            .images
+            .get(&task.image)
+            .map(String::as_str)
+            .or(images[task.image.as_str()].as_deref().ok())
+            .unwrap_or("");
         KeyInput::new(
             cache.build(),
             task,
@@ -773,8 +836,13 @@ fn run_unit(
         return Step::Interrupted;
     };
     if result.status != Status::Pass {
-        if let Err(why) = member.ping() {
-            return Step::EngineDown(why);
+        match member.ping() {
+            Err(Ping::Interrupted) => return Step::Interrupted,
+            Err(Ping::Down(why)) => return Step::EngineDown(why),
+            Ok(()) if result.reason.as_deref() == Some(ENGINE_LOST) => {
+                return Step::Retry(Box::new(result))
+            }
+            Ok(()) => {}
         }
     }
     if let (Some(cache), Some(key)) = (cache, &key) {
@@ -1006,6 +1074,17 @@ fn judge_case(
         since: finished.started,
     };
     let verdict = outcome::judge(&finished, |stdout| case.matcher.mismatch(stdout), &record);
+    // A failure on the program's own exit is kept only if the engine
+    // recorded that exit: a cut connection also ends the client.
+    if let (Verdict::Fail(reason), Ended::Exited(status)) = (&verdict, finished.ended) {
+        if !matches!(reason, FailReason::Oom) {
+            if let Err(why) =
+                engine::confirm_exit(&member.docker, &name, finished.started, status.code())
+            {
+                return Some(TaskResult::error(&task.id, ENGINE_LOST, why));
+            }
+        }
+    }
     match verdict {
         Verdict::Interrupted => return None,
         Verdict::DockerError(message) => {

@@ -53,6 +53,8 @@ pub fn parse_baked_line(line: &str) -> Option<Leftover> {
         .strip_prefix(BAKED_REPOSITORY)?
         .strip_prefix(':')?;
     let (run_id, n) = tag.rsplit_once('-')?;
+    // `<run>-from-<k>`: the tag a bake puts on its base image for a moment.
+    let run_id = run_id.strip_suffix("-from").unwrap_or(run_id);
     if run_id.is_empty() || n.parse::<usize>().is_err() {
         return None;
     }
@@ -145,6 +147,19 @@ pub fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Re
         return gc_one(docker_cli, "", filter);
     }
     let mut first_error = None;
+    for spec in engines {
+        // Run locks only exist on this machine: on an engine elsewhere, a
+        // live run of another host would look like a leftover.
+        if filter.run_id.is_none()
+            && filter.older_than.is_none()
+            && !crate::engines::is_local(docker_cli, Some(spec)).unwrap_or(false)
+        {
+            return Err(Error::Usage(format!(
+                "engine `{}` is not on this machine, so sbx cannot tell another host's live runs from leftovers there: give --run RUN_ID or --older-than DURATION",
+                spec.label
+            )));
+        }
+    }
     for spec in engines {
         let prefix = format!("engine {}: ", spec.label);
         if let Err(e) = gc_one(&docker_cli.at(&spec.endpoint), &prefix, filter) {
@@ -304,6 +319,9 @@ mod tests {
             ("sbx-deliver:r-1.x-3", "r-1.x")
         );
         assert_eq!(l.created, Some(1_795_966_827));
+        let base =
+            parse_baked_line("sbx-deliver:r1-from-0\t2026-11-29 15:40:27 +0000 UTC").unwrap();
+        assert_eq!(base.run_id, "r1");
         for other in [
             "python:3\t2026-11-29 15:40:27 +0000 UTC",
             "sbx-deliverx:r-1\t2026-11-29 15:40:27 +0000 UTC",

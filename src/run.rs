@@ -180,7 +180,7 @@ impl Target {
         }
         // Checked (and pulled if allowed) before the clock, then baked.
         let id = engine::ensure_image(&docker, &req.image, session.sandbox.pull)?;
-        let tag = engines::bake_image(session, &docker, 0, &id)?;
+        let tag = engines::bake_image(session, &docker, &id)?;
         let delivery = Delivery::Image(BTreeMap::from([(req.image.clone(), tag.clone())]));
         Ok(Target {
             docker,

@@ -55,6 +55,8 @@ pub struct Session {
     counter: AtomicUsize,
     /// Numbers the staged candidates.
     staged: AtomicUsize,
+    /// Numbers the baked images (and their Dockerfiles), across engines.
+    bakes: AtomicUsize,
     /// Held while this sbx runs, so `sbx gc` can tell a live run from one
     /// left behind.
     _lock: Option<RunLock>,
@@ -211,6 +213,7 @@ impl Session {
             stage,
             counter: AtomicUsize::new(0),
             staged: AtomicUsize::new(0),
+            bakes: AtomicUsize::new(0),
         })
     }
 
@@ -231,9 +234,15 @@ impl Session {
         Ok(Staged { file, path })
     }
 
+    /// A number for the next baked image, unique in this session (engines
+    /// bake at the same time).
+    pub fn next_bake(&self) -> usize {
+        self.bakes.fetch_add(1, Ordering::SeqCst)
+    }
+
     /// Writes the Dockerfile that bakes every staged candidate into an image
-    /// built from `base` (an image ID), and returns its path; the build
-    /// context is `stage_dir()`.
+    /// built from `base` (a tag of sbx's own), and returns its path; the
+    /// build context is `stage_dir()`.
     pub fn dockerfile(&self, index: usize, base: &str) -> Result<PathBuf> {
         let path = self.stage.path().join(format!("Dockerfile.{index}"));
         let text = format!("FROM {base}\nCOPY tasks/ {BAKED_DIR}/\n");

@@ -224,6 +224,10 @@ events)
   case $event in
     oom) [ "$FAKE_OOM" = 1 ] && echo oom ;;
     start) [ -e "$dir/c-$name.started" ] && echo start ;;
+    # The engine's record of the program's exit code: this fake keeps none,
+    # so it answers every code (the program's included), unless FAKE_DIE=none
+    # plays an engine that never saw the program end (a cut connection).
+    die) [ "$FAKE_DIE" = none ] || seq 0 255 ;;
     *) bad "unexpected event filter: $event" ;;
   esac
   exit 0 ;;
@@ -446,7 +450,8 @@ fn bounded(cmd: std::process::Command) -> Command {
 }
 
 /// The fake's switches: never inherited from the environment of the tests.
-const FAKE_VARS: [&str; 9] = [
+const FAKE_VARS: [&str; 10] = [
+    "FAKE_DIE",
     "FAKE_DEAD_ENGINE",
     "FAKE_NO_IMAGE_ENGINE",
     "FAKE_DAEMON",
@@ -1995,4 +2000,36 @@ fn bad_engine_values_are_usage_errors() {
         assert!(line.starts_with("sbx: invalid --engine"), "{line}");
     }
     assert!(fake.calls().is_empty(), "no docker call for bad input");
+}
+
+#[test]
+fn eval_failure_the_engine_did_not_record_is_retried_then_an_error() {
+    let fake = Fake::new();
+    fake.candidate("three", "echo partial\nexit 3\n");
+    let tasks = json!([task("three", "", "partial\n")]);
+    // The client says 3, the engine has no record of the program ending:
+    // a cut connection, not the candidate's failure.
+    let out = fake
+        .eval("t-lost", &tasks)
+        .env("FAKE_DIE", "none")
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 2);
+    let results = report(&out);
+    let r = &results[0];
+    assert_eq!(field(r, "status"), "error", "{r}");
+    assert_eq!(field(r, "reason"), "engine_lost", "{r}");
+    assert!(
+        field(r, "message").contains("no record of the program exiting 3"),
+        "{r}"
+    );
+    // Three runs in all: two moved back to the queue, the third stands.
+    assert_eq!(r["requeued"].as_array().map(Vec::len), Some(2), "{r}");
+    assert_eq!(calls_of(&fake.calls(), "start").len(), 3);
+
+    // With the engine's record, the same run is the candidate's failure.
+    let out = fake.eval("t-lost2", &tasks).output().expect("run sbx");
+    assert_exit(&out, 1);
+    let results = report(&out);
+    assert_eq!(field(&results[0], "reason"), "exit_code", "{results:?}");
 }
