@@ -214,6 +214,7 @@ def engines_wall_time():
     base = [SBX, "eval", "--pull", "never", "--image", PYTHON, "--tasks", "tasks/tasks.json", "--gen", "gen"]
     variants = {
         "one_engine": base,
+        "one_engine_twice_the_workers": base + ["-j", str(2 * 2 * (os.cpu_count() or 1))],
         "two_engines": base + ["--engine", "default", "--engine", e2],
         "two_engines_image_delivery": base + ["--engine", "default", "--engine", e2, "--deliver", "image"],
     }
@@ -232,7 +233,8 @@ def engines_wall_time():
                 raise SystemExit(f"{key}: report differs from one engine's: {verdicts} vs {reference}")
     med = {k: median(v) for k, v in times.items()}
     return {"medians_s": med, "rounds": rounds, "verdicts": reference,
-            "two_vs_one": med["two_engines"] / med["one_engine"]}
+            "two_vs_one": med["two_engines"] / med["one_engine"],
+            "two_vs_one_same_workers": med["two_engines"] / med["one_engine_twice_the_workers"]}
 
 
 def main():
@@ -278,7 +280,9 @@ def main():
         ("timeout 2 s: ignores SIGTERM", f"{t['ignores_sigterm_sh']['median_s']:.2f} s (max {t['ignores_sigterm_sh']['max_s']:.2f})", "",
          f"< 3 s: {ok(t['ignores_sigterm_sh']['max_s'] < 3)}"),
         ("example suite: one engine (default -j)", f"{g['medians_s']['one_engine']:.2f} s", "", ""),
-        ("example suite: two engines, bind mounts", f"{g['medians_s']['two_engines']:.2f} s", f"x{g['two_vs_one']:.2f} of one", "(same host: same 2 cores)"),
+        ("example suite: one engine, twice the workers (-j 2x default)", f"{g['medians_s']['one_engine_twice_the_workers']:.2f} s", "", ""),
+        ("example suite: two engines, bind mounts (default -j each)", f"{g['medians_s']['two_engines']:.2f} s",
+         f"x{g['two_vs_one']:.2f} of one, x{g['two_vs_one_same_workers']:.2f} of one with as many workers", "(same host: same 2 cores)"),
         ("example suite: two engines, baked images", f"{g['medians_s']['two_engines_image_delivery']:.2f} s", "", "(one docker build per engine)"),
     ]
     print(f"sbx benchmark, {data['date']}, {data['cores']} cores, docker {data['docker']}, {RUNS} runs per per-run median")
