@@ -1134,3 +1134,51 @@ fn cache_serves_a_second_run_and_misses_what_changed() {
     );
     run.assert_clean();
 }
+
+// ---------------------------------------------------------------------------
+// A cut connection to the engine is never the candidate's failure
+// ---------------------------------------------------------------------------
+
+/// The attached docker client of a run is SIGKILLed from outside while the
+/// program runs, as when the connection to the engine is cut: the client
+/// ends with a code of its own, the engine has no record of the program
+/// ending that way, so the run is not judged; it runs again and passes.
+#[test]
+fn a_cut_client_connection_runs_the_task_again() {
+    let run = Run::new("cut-client");
+    run.file("gen/slow_ok.sh", "sleep 2\necho ok\n", 0o644);
+    let tasks = json!([{"id": "slow_ok", "stdin": "", "expect": "ok\n", "timeout": 30}]);
+    let eval = start(run.eval_cmd(&tasks, &run.path("gen"), BUSYBOX, &[]), None);
+    let pattern = format!("start -a -i -- sbx-{}-0$", run.id);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let found = Command::new("pkill")
+            .args(["-KILL", "-f", &pattern])
+            .status()
+            .expect("pkill");
+        if found.success() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run's docker client never appeared"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    let out = eval.wait(RUN_LIMIT).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.code(), 0, "{out:?}");
+    let report = report(&out);
+    let e = entry(&report, "slow_ok");
+    assert_eq!(e["status"], "pass", "{e:#}");
+    let moved = e["requeued"].as_array().expect("the cut run is recorded");
+    assert_eq!(moved.len(), 1, "{e:#}");
+    assert_eq!(moved[0]["engine"], "default", "{e:#}");
+    assert!(
+        moved[0]["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("killed by a signal"),
+        "{e:#}"
+    );
+    run.assert_clean();
+}
