@@ -14,7 +14,7 @@ use crate::engine::{self, ContainerRecord};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::outcome::{self, FailReason, Verdict};
-use crate::sandbox::{Candidate, Delivery, Session};
+use crate::sandbox::{Candidate, Delivery, Prepared, Session};
 use crate::signals;
 use crate::spec::{self, Pull, Sandbox};
 use crate::supervise::{
@@ -262,35 +262,36 @@ enum Probe {
 }
 
 impl Prober<'_> {
+    /// Stages `script` and builds the argv that runs it with `sh`, exactly
+    /// as `sbx run` would.
+    fn prepare(&self, script: &[u8]) -> crate::error::Result<Prepared> {
+        let staged = self.session.stage(script)?;
+        let sh = ["sh".to_string()];
+        self.session.prepare(
+            &Candidate {
+                staged: &staged,
+                image: self.image,
+                interpreter: &sh,
+                interactive: false,
+            },
+            &Delivery::Bind,
+        )
+    }
+
     /// Runs `script` with `sh` in the sandbox, exactly as `sbx run` would.
     fn run(&self, script: &str, timeout: Duration, max_output: usize) -> Probe {
-        let sh = vec!["sh".to_string()];
-        let run = self
-            .session
-            .stage(script.as_bytes())
-            .and_then(|staged| {
-                self.session.prepare(
-                    &Candidate {
-                        staged: &staged,
-                        image: self.image,
-                        interpreter: &sh,
-                        interactive: false,
-                    },
-                    &Delivery::Bind,
+        let run = self.prepare(script.as_bytes()).and_then(|prepared| {
+            let name = prepared.name.clone();
+            self.session
+                .execute(
+                    &self.session.sandbox.docker,
+                    prepared,
+                    StdinSource::Null,
+                    OutputSink::Capture { max: max_output },
+                    timeout,
                 )
-            })
-            .and_then(|prepared| {
-                let name = prepared.name.clone();
-                self.session
-                    .execute(
-                        &self.session.sandbox.docker,
-                        prepared,
-                        StdinSource::Null,
-                        OutputSink::Capture { max: max_output },
-                        timeout,
-                    )
-                    .map(|f| (f, name))
-            });
+                .map(|f| (f, name))
+        });
         match run {
             Err(e) => Probe::Broken(e.to_string()),
             Ok((finished, name)) => match outcome::docker_failure(
@@ -563,22 +564,7 @@ impl Prober<'_> {
     /// The log driver the engine records for a container of this argv:
     /// created (never started) with the same argv, inspected, removed.
     fn log_driver(&self) -> std::result::Result<String, String> {
-        let sh = vec!["sh".to_string()];
-        let prepared = self
-            .session
-            .stage(b"true\n")
-            .and_then(|staged| {
-                self.session.prepare(
-                    &Candidate {
-                        staged: &staged,
-                        image: self.image,
-                        interpreter: &sh,
-                        interactive: false,
-                    },
-                    &Delivery::Bind,
-                )
-            })
-            .map_err(|e| e.to_string())?;
+        let prepared = self.prepare(b"true\n").map_err(|e| e.to_string())?;
         let docker_cli = &self.session.sandbox.docker;
         // Removed whatever happens, a create that timed out included.
         let _guard = ContainerGuard::new(docker_cli, &prepared.name);

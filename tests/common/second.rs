@@ -90,9 +90,9 @@ pub fn labelled_at(host: &str, run_id: &str) -> Vec<String> {
         .collect()
 }
 
-/// Baked images (`sbx-deliver:<run_id>-N`) of `run_id` on `host`.
-pub fn baked_at(host: &str, run_id: &str) -> Vec<String> {
-    at(
+/// Baked images (`sbx-deliver:<run_id>-N`, `...-from-N`) of `run_id` on `host`.
+pub fn try_baked_at(host: &str, run_id: &str) -> Result<Vec<String>, String> {
+    let listed = try_at(
         host,
         &[
             "image",
@@ -102,12 +102,22 @@ pub fn baked_at(host: &str, run_id: &str) -> Vec<String> {
             "--format",
             "{{.Repository}}:{{.Tag}}",
         ],
-    )
-    .stdout
-    .lines()
-    .filter(|l| l.starts_with(&format!("sbx-deliver:{run_id}-")))
-    .map(str::to_string)
-    .collect()
+    )?;
+    if listed.code() != 0 {
+        return Err(format!("docker --host {host} image ls: {listed:?}"));
+    }
+    let prefix = format!("sbx-deliver:{run_id}-");
+    Ok(listed
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with(&prefix))
+        .map(str::to_string)
+        .collect())
+}
+
+/// [`try_baked_at`], which must succeed.
+pub fn baked_at(host: &str, run_id: &str) -> Vec<String> {
+    try_baked_at(host, run_id).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Removes, when dropped, the containers and baked images of `run_id` on
@@ -138,26 +148,11 @@ impl Drop for CleanupAt {
                 let _ = try_at(host, &args);
                 thread::sleep(Duration::from_millis(300));
             }
-            if let Ok(images) = try_at(
-                host,
-                &[
-                    "image",
-                    "ls",
-                    "--filter",
-                    "reference=sbx-deliver",
-                    "--format",
-                    "{{.Repository}}:{{.Tag}}",
-                ],
-            ) {
-                let prefix = format!("sbx-deliver:{}-", self.run_id);
-                let tags: Vec<&str> = images
-                    .stdout
-                    .lines()
-                    .filter(|l| l.starts_with(&prefix))
-                    .collect();
+            if let Ok(tags) = try_baked_at(host, &self.run_id) {
                 if !tags.is_empty() {
-                    let mut args = vec!["rmi", "-f", "--"];
-                    args.extend(tags);
+                    // Never -f: a `-from-` tag sits on a task image.
+                    let mut args = vec!["rmi", "--"];
+                    args.extend(tags.iter().map(String::as_str));
                     let _ = try_at(host, &args);
                 }
             }
