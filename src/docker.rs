@@ -265,22 +265,13 @@ pub fn list_labelled_args() -> Vec<OsString> {
     ])
 }
 
-/// `docker events` for one kind of event (`oom`, `start`) of container
-/// `name` between two Unix times (fractional seconds; the range is closed so
-/// the command returns).
+/// `docker events` for one kind of event (`oom`, `start`, `die`) of
+/// container `name` between two Unix times of the engine's clock
+/// (fractional seconds; the range is closed so the command returns). Each
+/// event prints `NAME<TAB>STATUS<TAB>EXIT CODE`: docker matches
+/// `container=` on a name *prefix* (`sbx-r-1` also matches `sbx-r-10`), so
+/// the caller keeps only the lines of exactly `name`.
 pub fn events_args(name: &str, event: &str, since: f64, until: f64) -> Vec<OsString> {
-    events_format_args(name, event, since, until, "{{.Status}}")
-}
-
-/// `docker events` as `events_args`, printing `format` for each event
-/// (`{{.Actor.Attributes.exitCode}}` for `die`).
-pub fn events_format_args(
-    name: &str,
-    event: &str,
-    since: f64,
-    until: f64,
-    format: &str,
-) -> Vec<OsString> {
     to_os(&[
         "events",
         "--since",
@@ -292,8 +283,13 @@ pub fn events_format_args(
         "--filter",
         &format!("event={event}"),
         "--format",
-        format,
+        "{{.Actor.Attributes.name}}\t{{.Status}}\t{{.Actor.Attributes.exitCode}}",
     ])
+}
+
+/// `docker info` of the engine's clock (RFC 3339).
+pub fn engine_time_args() -> Vec<OsString> {
+    to_os(&["info", "--format", "{{.SystemTime}}"])
 }
 
 /// The repository of the images sbx bakes for engines that cannot see this
@@ -320,19 +316,36 @@ pub fn build_args(tag: &str, run_id: &str, dockerfile: &Path, context: &Path) ->
     args
 }
 
+/// What marks the tag a bake puts on its base image for a moment:
+/// `sbx-deliver:<run>-FROM-<n>` (upper case never appears in a run id).
+pub const BASE_TAG_MARK: &str = "-FROM";
+
+/// `docker image inspect` of how many tags an image has.
+pub fn tag_count_args(image: &str) -> Vec<OsString> {
+    to_os(&[
+        "image",
+        "inspect",
+        "--format",
+        "{{len .RepoTags}}",
+        "--",
+        image,
+    ])
+}
+
 /// `docker tag SOURCE TARGET`.
 pub fn tag_args(source: &str, target: &str) -> Vec<OsString> {
     to_os(&["tag", source, target])
 }
 
 /// `docker image inspect` of what baking needs to know of an image: its
-/// `ONBUILD` triggers (JSON) and how many tags it has, tab-separated.
+/// `ONBUILD` triggers (JSON) and how many tags and digests it has,
+/// tab-separated.
 pub fn bake_inspect_args(image: &str) -> Vec<OsString> {
     to_os(&[
         "image",
         "inspect",
         "--format",
-        "{{json .Config.OnBuild}}\t{{len .RepoTags}}",
+        "{{json .Config.OnBuild}}\t{{len .RepoTags}}\t{{len .RepoDigests}}",
         "--",
         image,
     ])
@@ -358,14 +371,13 @@ pub fn remove_images_args(images: &[String]) -> Vec<OsString> {
     args
 }
 
-/// `docker image ls` of sbx's baked images, one tab-separated line each:
-/// repository:tag, creation time.
+/// `docker image ls` of sbx's baked images and of the tags a bake puts on
+/// its base for a moment (the repository is sbx's own), one tab-separated
+/// line each: repository:tag, creation time.
 pub fn list_baked_args() -> Vec<OsString> {
     to_os(&[
         "image",
         "ls",
-        "--filter",
-        &format!("label={RUN_LABEL}"),
         "--filter",
         &format!("reference={BAKED_REPOSITORY}"),
         "--format",
@@ -629,7 +641,7 @@ mod tests {
                 "--filter",
                 "event=oom",
                 "--format",
-                "{{.Status}}"
+                "{{.Actor.Attributes.name}}\t{{.Status}}\t{{.Actor.Attributes.exitCode}}"
             ]
         );
     }

@@ -300,6 +300,7 @@ impl Prober<'_> {
                     docker: &self.session.sandbox.docker,
                     name: &name,
                     since: finished.started,
+                    offset: 0.0,
                 },
             ) {
                 Some(failure) if failure.code == exit::NOT_FOUND => {
@@ -434,6 +435,7 @@ impl Prober<'_> {
                     docker: docker_cli,
                     name: &container,
                     since: f.started,
+                    offset: 0.0,
                 };
                 let verdict = outcome::judge(&f, |_| None, &record);
                 let limit = &self.session.sandbox.limits.memory;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use crate::console;
-use crate::docker::{self, Docker, Endpoint, BAKED_REPOSITORY};
+use crate::docker::{self, Docker, Endpoint, BAKED_REPOSITORY, BASE_TAG_MARK};
 use crate::engine;
 use crate::error::{Error, Result};
 use crate::sandbox::{Delivery, Session};
@@ -192,6 +192,9 @@ pub struct Member {
     pub delivery: Delivery,
     /// Task image -> its ID on this engine, for the images it can run.
     pub images: BTreeMap<String, String>,
+    /// Its clock minus ours, in seconds (0 on this machine), for the
+    /// engine's event times.
+    pub offset: f64,
     /// Why it was marked down, once it stopped answering.
     down: Mutex<Option<String>>,
 }
@@ -280,6 +283,7 @@ pub fn set_up(
             jobs: spec.and_then(|s| s.jobs).unwrap_or(default_jobs),
             delivery: Delivery::Bind,
             images: BTreeMap::new(),
+            offset: 0.0,
             down: Mutex::new(None),
         },
         refused: BTreeMap::new(),
@@ -295,6 +299,10 @@ pub fn set_up(
     };
     if choose(deliver, local) == Deliver::Image {
         setup.member.delivery = Delivery::Image(BTreeMap::new());
+    }
+    if !local {
+        // Another host's clock may be off: its event times are read on it.
+        setup.member.offset = engine::clock_offset(&setup.member.docker).unwrap_or(0.0);
     }
     for image in images {
         match engine::ensure_image(&setup.member.docker, image, pull) {
@@ -401,7 +409,7 @@ pub fn bake(
 pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String> {
     let k = session.next_bake();
     let tag = format!("{BAKED_REPOSITORY}:{}-{k}", session.run_id);
-    let base = format!("{BAKED_REPOSITORY}:{}-from-{k}", session.run_id);
+    let base = format!("{BAKED_REPOSITORY}:{}{BASE_TAG_MARK}-{k}", session.run_id);
     let refuse = |why: String| Err(Error::CreateFailed(why));
     let inspected =
         supervise::control_interruptible(docker, &docker::bake_inspect_args(id), CONTROL_TIMEOUT)?;
@@ -411,15 +419,21 @@ pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String
             inspected.stderr_line()
         ));
     }
-    let (onbuild, tags) = inspected.stdout.trim().split_once('\t').unwrap_or(("", ""));
-    if !matches!(onbuild.trim(), "null" | "[]" | "") {
+    let fields: Vec<&str> = inspected.stdout.trim().split('\t').collect();
+    let [onbuild, tags, digests] = fields[..] else {
+        return refuse(format!(
+            "unexpected `docker image inspect` output: {:?}",
+            inspected.stdout.trim()
+        ));
+    };
+    if !matches!(onbuild.trim(), "null" | "[]") {
         return refuse(format!(
             "the image has ONBUILD triggers ({onbuild}), which a build would run outside the sandbox; use --deliver bind on an engine on this machine"
         ));
     }
-    if tags.trim() == "0" {
+    if tags.trim() == "0" && digests.trim() == "0" {
         return refuse(
-            "an untagged image cannot be baked from (sbx would hold its only tag); tag it first"
+            "an image with neither tag nor digest cannot be baked from (sbx's tag would be its only name); tag it first"
                 .into(),
         );
     }
@@ -432,7 +446,16 @@ pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String
         let args = docker::build_args(&tag, &session.run_id, &dockerfile, session.stage_dir());
         supervise::control_interruptible(docker, &args, BUILD_TIMEOUT)
     });
-    let _ = supervise::control(docker, &docker::untag_args(&base), CONTROL_TIMEOUT);
+    // Untagged only while the image keeps another name; else `sbx gc`
+    // reports it (its image is not sbx's to remove).
+    let names = supervise::control(docker, &docker::tag_count_args(&base), CONTROL_TIMEOUT);
+    let others = match names {
+        Ok(c) if c.success() => c.stdout.trim().parse::<usize>().is_ok_and(|n| n > 1),
+        _ => false,
+    };
+    if others || digests.trim() != "0" {
+        let _ = supervise::control(docker, &docker::untag_args(&base), CONTROL_TIMEOUT);
+    }
     match built {
         Ok(c) if c.success() => Ok(tag),
         failed => {

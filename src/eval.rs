@@ -545,6 +545,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
 
     let slots: Vec<Mutex<Option<TaskResult>>> = units.iter().map(|_| Mutex::new(None)).collect();
     let requeues: Vec<Mutex<Vec<Requeue>>> = units.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let retries: Vec<AtomicUsize> = units.iter().map(|_| AtomicUsize::new(0)).collect();
     let queue = Mutex::new(Queue {
         pending: (0..units.len()).collect(),
         in_flight: 0,
@@ -599,8 +600,9 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                                 true
                             }
                             Step::Retry(result) => {
-                                let runs = lock(&requeues[i]).len() + 1;
-                                if runs < MAX_ATTEMPTS {
+                                // Moves off engines that went down do not count.
+                                let lost = retries[i].fetch_add(1, Ordering::SeqCst) + 1;
+                                if lost < MAX_ATTEMPTS {
                                     moved(result.message.clone().unwrap_or_default());
                                     true
                                 } else {
@@ -1072,15 +1074,14 @@ fn judge_case(
         docker: &member.docker,
         name: &name,
         since: finished.started,
+        offset: member.offset,
     };
     let verdict = outcome::judge(&finished, |stdout| case.matcher.mismatch(stdout), &record);
     // A failure on the program's own exit is kept only if the engine
     // recorded that exit: a cut connection also ends the client.
     if let (Verdict::Fail(reason), Ended::Exited(status)) = (&verdict, finished.ended) {
         if !matches!(reason, FailReason::Oom) {
-            if let Err(why) =
-                engine::confirm_exit(&member.docker, &name, finished.started, status.code())
-            {
+            if let Err(why) = engine::confirm_exit(&record, status.code()) {
                 return Some(TaskResult::error(&task.id, ENGINE_LOST, why));
             }
         }

@@ -7,7 +7,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::console;
-use crate::docker::{self, Docker, BAKED_REPOSITORY, RUN_LABEL};
+use crate::docker::{self, Docker, BAKED_REPOSITORY, BASE_TAG_MARK, RUN_LABEL};
 use crate::engines::EngineSpec;
 use crate::error::{Error, Result};
 use crate::exit;
@@ -53,8 +53,9 @@ pub fn parse_baked_line(line: &str) -> Option<Leftover> {
         .strip_prefix(BAKED_REPOSITORY)?
         .strip_prefix(':')?;
     let (run_id, n) = tag.rsplit_once('-')?;
-    // `<run>-from-<k>`: the tag a bake puts on its base image for a moment.
-    let run_id = run_id.strip_suffix("-from").unwrap_or(run_id);
+    // `<run>-FROM-<k>`: the tag a bake puts on its base image for a moment
+    // (upper case: never part of a run id).
+    let run_id = run_id.strip_suffix(BASE_TAG_MARK).unwrap_or(run_id);
     if run_id.is_empty() || n.parse::<usize>().is_err() {
         return None;
     }
@@ -101,7 +102,7 @@ pub fn parse_created_at(text: &str) -> Option<u64> {
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -143,22 +144,24 @@ pub struct Filter<'a> {
 /// current context when `engines` is empty); returns the exit code. An
 /// engine that cannot be cleaned is reported and the others still are.
 pub fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Result<i32> {
+    // Run locks only exist on this machine: on an engine elsewhere, a live
+    // run of another host would look like a leftover.
+    let unfiltered = filter.run_id.is_none() && filter.older_than.is_none();
+    let elsewhere = |spec: Option<&EngineSpec>, label: &str| -> Result<()> {
+        if unfiltered && !crate::engines::is_local(docker_cli, spec).unwrap_or(false) {
+            return Err(Error::Usage(format!(
+                "engine `{label}` is not on this machine, so sbx cannot tell another host's live runs from leftovers there: give --run RUN_ID or --older-than DURATION"
+            )));
+        }
+        Ok(())
+    };
     if engines.is_empty() {
+        elsewhere(None, "the current context")?;
         return gc_one(docker_cli, "", filter);
     }
     let mut first_error = None;
     for spec in engines {
-        // Run locks only exist on this machine: on an engine elsewhere, a
-        // live run of another host would look like a leftover.
-        if filter.run_id.is_none()
-            && filter.older_than.is_none()
-            && !crate::engines::is_local(docker_cli, Some(spec)).unwrap_or(false)
-        {
-            return Err(Error::Usage(format!(
-                "engine `{}` is not on this machine, so sbx cannot tell another host's live runs from leftovers there: give --run RUN_ID or --older-than DURATION",
-                spec.label
-            )));
-        }
+        elsewhere(Some(spec), &spec.label)?;
     }
     for spec in engines {
         let prefix = format!("engine {}: ", spec.label);
@@ -237,20 +240,44 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
             "`docker rm -f` of the leftovers failed".into(),
         ));
     }
-    let tags: Vec<String> = images.iter().map(|l| l.id.clone()).collect();
-    if !tags.is_empty() {
-        let removed = supervise::control(
+    // Baked images go with `rmi -f`; a `-FROM-` tag sits on a task image
+    // and goes with a plain `rmi`, and not at all when it is that image's
+    // last tag (the image would go with it).
+    let (bases, baked): (Vec<&Leftover>, Vec<&Leftover>) =
+        images.iter().partition(|l| l.id.contains(BASE_TAG_MARK));
+    let mut tags: Vec<String> = baked.iter().map(|l| l.id.clone()).collect();
+    let mut untag = Vec::new();
+    for base in bases {
+        let count = supervise::control(
             docker_cli,
-            &docker::remove_images_args(&tags),
+            &docker::tag_count_args(&base.id),
             CONTROL_TIMEOUT,
         )?;
+        if count.success() && count.stdout.trim().parse::<usize>().is_ok_and(|n| n > 1) {
+            untag.push(base.id.clone());
+        } else {
+            console::note(&format!(
+                "sbx gc: {prefix}keeping {}: it is the last tag of its image, which is not sbx's; `docker rmi {}` if that image is not wanted",
+                base.id, base.id
+            ));
+        }
+    }
+    for (args, what) in [
+        (docker::remove_images_args(&tags), "rmi -f"),
+        (docker::rmi_args(&untag), "rmi"),
+    ] {
+        if args.len() <= 3 {
+            continue;
+        }
+        let removed = supervise::control(docker_cli, &args, CONTROL_TIMEOUT)?;
         if !removed.success() {
             return Err(Error::EngineUnreachable(format!(
-                "`docker rmi -f` of the baked images failed: {}",
+                "`docker {what}` of sbx's images failed: {}",
                 removed.stderr_line()
             )));
         }
     }
+    tags.append(&mut untag);
     for l in containers.iter().chain(&images) {
         sandbox::forget_run(&l.run_id);
     }
@@ -320,8 +347,11 @@ mod tests {
         );
         assert_eq!(l.created, Some(1_795_966_827));
         let base =
-            parse_baked_line("sbx-deliver:r1-from-0\t2026-11-29 15:40:27 +0000 UTC").unwrap();
+            parse_baked_line("sbx-deliver:r1-FROM-0\t2026-11-29 15:40:27 +0000 UTC").unwrap();
         assert_eq!(base.run_id, "r1");
+        // A run id may end in `-from`: only the upper-case mark is a base tag.
+        let run = parse_baked_line("sbx-deliver:r1-from-0\t2026-11-29 15:40:27 +0000 UTC").unwrap();
+        assert_eq!(run.run_id, "r1-from");
         for other in [
             "python:3\t2026-11-29 15:40:27 +0000 UTC",
             "sbx-deliverx:r-1\t2026-11-29 15:40:27 +0000 UTC",

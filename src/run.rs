@@ -141,6 +141,7 @@ pub fn run(req: RunRequest) -> Result<i32> {
         docker,
         name: &name,
         since: finished.started,
+        offset: target.offset,
     };
     Ok(outcome::run_exit_code(&finished, &record))
 }
@@ -150,6 +151,8 @@ pub fn run(req: RunRequest) -> Result<i32> {
 /// bind mount, with no extra docker call.
 struct Target {
     docker: Docker,
+    /// The engine's clock minus ours, in seconds.
+    offset: f64,
     run_id: String,
     delivery: Delivery,
     /// The image baked for this run, removed when the run is over.
@@ -163,16 +166,24 @@ impl Target {
             Some(spec) => base.at(&spec.endpoint),
             None => base.clone(),
         };
+        // An engine named by --engine may be elsewhere, with its own clock.
+        let local = match &req.engine {
+            Some(_) => engines::is_local(base, req.engine.as_ref())?,
+            None => true,
+        };
+        let offset = if local {
+            0.0
+        } else {
+            engine::clock_offset(&docker).unwrap_or(0.0)
+        };
         let deliver = match (req.deliver, &req.engine) {
             (Deliver::Auto, None) => Deliver::Bind,
-            (Deliver::Auto, Some(_)) => {
-                engines::choose(Deliver::Auto, engines::is_local(base, req.engine.as_ref())?)
-            }
-            (chosen, _) => chosen,
+            (chosen, _) => engines::choose(chosen, local),
         };
         if deliver == Deliver::Bind {
             return Ok(Target {
                 docker,
+                offset,
                 run_id: session.run_id.clone(),
                 delivery: Delivery::Bind,
                 baked: None,
@@ -184,6 +195,7 @@ impl Target {
         let delivery = Delivery::Image(BTreeMap::from([(req.image.clone(), tag.clone())]));
         Ok(Target {
             docker,
+            offset,
             run_id: session.run_id.clone(),
             delivery,
             baked: Some(tag),

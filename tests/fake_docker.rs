@@ -221,13 +221,27 @@ events)
       event=*) event=${a#event=} ;;
     esac
   done
+  # Like docker's: NAME<TAB>STATUS<TAB>EXIT CODE, and the filter matches a
+  # name prefix (sbx must keep only its container's lines).
+  tab=$(printf '\t')
   case $event in
-    oom) [ "$FAKE_OOM" = 1 ] && echo oom ;;
-    start) [ -e "$dir/c-$name.started" ] && echo start ;;
+    oom)
+      # FAKE_OOM=neighbour: only a container whose name starts with ours.
+      case $FAKE_OOM in
+        1) printf '%s\toom\t\n%s0\toom\t\n' "$name" "$name" ;;
+        neighbour) printf '%s0\toom\t\n' "$name" ;;
+      esac ;;
+    start) [ -e "$dir/c-$name.started" ] && printf '%s\tstart\t\n' "$name" ;;
     # The engine's record of the program's exit code: this fake keeps none,
     # so it answers every code (the program's included), unless FAKE_DIE=none
     # plays an engine that never saw the program end (a cut connection).
-    die) [ "$FAKE_DIE" = none ] || seq 0 255 ;;
+    die)
+      if [ "$FAKE_DIE" = none ]; then
+        # Only a neighbour whose name starts with ours died (with every code).
+        seq 0 255 | sed "s/^/${name}7${tab}die${tab}/"
+      else
+        seq 0 255 | sed "s/^/${name}${tab}die${tab}/"
+      fi ;;
     *) bad "unexpected event filter: $event" ;;
   esac
   exit 0 ;;
@@ -2032,4 +2046,29 @@ fn eval_failure_the_engine_did_not_record_is_retried_then_an_error() {
     assert_exit(&out, 1);
     let results = report(&out);
     assert_eq!(field(&results[0], "reason"), "exit_code", "{results:?}");
+}
+
+#[test]
+fn eval_a_neighbours_oom_is_not_ours() {
+    let fake = Fake::new();
+    fake.candidate("three", "exit 3\n");
+    let tasks = json!([task("three", "", "")]);
+    // docker's `container=` filter matches a name prefix: `sbx-r-1` also
+    // matches `sbx-r-10`. Only the exact name's events count.
+    let out = fake
+        .eval("t-neighbour", &tasks)
+        .env("FAKE_OOM", "neighbour")
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 1);
+    let results = report(&out);
+    assert_eq!(field(&results[0], "reason"), "exit_code", "{results:?}");
+    let out = fake
+        .eval("t-neighbour2", &tasks)
+        .env("FAKE_OOM", "1")
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 1);
+    let results = report(&out);
+    assert_eq!(field(&results[0], "reason"), "oom", "{results:?}");
 }
