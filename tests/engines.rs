@@ -388,3 +388,52 @@ fn run_on_the_second_engine_with_image_delivery() {
     assert_eq!(out.code(), 124, "{out:?}");
     run.assert_clean();
 }
+
+#[test]
+fn sigint_stops_a_two_engine_eval_and_cleans_both() {
+    let run = Run::new("sigint-two");
+    let mut tasks = Vec::new();
+    for i in 0..6 {
+        run.file(&format!("gen/spin{i}.sh"), "while :; do :; done\n");
+        tasks.push(json!({"id": format!("spin{i}"), "stdin": "", "expect": "", "timeout": 120}));
+    }
+    let tasks_file = run.file("tasks.json", &Value::Array(tasks).to_string());
+    let mut cmd = common::sbx(Some(&run.id));
+    cmd.arg("eval")
+        .arg("--tasks")
+        .arg(tasks_file)
+        .arg("--gen")
+        .arg(run.dir.path().join("gen"))
+        .args(["--image", BUSYBOX, "--pull", "never"])
+        .args(["--engine", "default,jobs=2", "--engine"])
+        .arg(format!("{},jobs=2", run.e2))
+        .args(["--deliver", "image"]);
+    let eval = common::start(cmd, None);
+    // Both engines are running tasks of this eval.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while common::labelled(&run.id).is_empty() || labelled_at(&run.e2, &run.id).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "both engines never ran tasks"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &eval.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let out = eval.wait(LIMIT).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.code(), 130, "{out:?}");
+    run.assert_clean();
+    // The baked images went too (on this engine as well as the other).
+    let here = common::docker(&[
+        "image",
+        "ls",
+        "--filter",
+        "reference=sbx-deliver",
+        "--format",
+        "{{.Repository}}:{{.Tag}}",
+    ]);
+    assert!(!here.stdout.contains(&run.id), "{here:?}");
+}
