@@ -58,6 +58,11 @@ impl Run {
 
     /// `sbx eval` over `tasks` and `gen/`, with `--pull never` and `extra`.
     fn eval_with(&self, docker: Option<&Path>, tasks: &Value, extra: &[&str]) -> Out {
+        finish(self.eval_cmd(docker, tasks, extra), None, LIMIT)
+    }
+
+    /// `sbx eval` over `tasks` and `gen/`, busybox, `--pull never`, `extra`.
+    fn eval_cmd(&self, docker: Option<&Path>, tasks: &Value, extra: &[&str]) -> Command {
         let tasks_file = self.file("tasks.json", &tasks.to_string());
         let mut cmd: Command = common::sbx(Some(&self.id));
         if let Some(docker) = docker {
@@ -70,7 +75,7 @@ impl Run {
             .arg(self.dir.path().join("gen"))
             .args(["--image", BUSYBOX, "--pull", "never"])
             .args(extra);
-        finish(cmd, None, LIMIT)
+        cmd
     }
 
     fn eval(&self, tasks: &Value, extra: &[&str]) -> Out {
@@ -397,17 +402,19 @@ fn sigint_stops_a_two_engine_eval_and_cleans_both() {
         run.file(&format!("gen/spin{i}.sh"), "while :; do :; done\n");
         tasks.push(json!({"id": format!("spin{i}"), "stdin": "", "expect": "", "timeout": 120}));
     }
-    let tasks_file = run.file("tasks.json", &Value::Array(tasks).to_string());
-    let mut cmd = common::sbx(Some(&run.id));
-    cmd.arg("eval")
-        .arg("--tasks")
-        .arg(tasks_file)
-        .arg("--gen")
-        .arg(run.dir.path().join("gen"))
-        .args(["--image", BUSYBOX, "--pull", "never"])
-        .args(["--engine", "default,jobs=2", "--engine"])
-        .arg(format!("{},jobs=2", run.e2))
-        .args(["--deliver", "image"]);
+    let e2 = format!("{},jobs=2", run.e2);
+    let cmd = run.eval_cmd(
+        None,
+        &Value::Array(tasks),
+        &[
+            "--engine",
+            "default,jobs=2",
+            "--engine",
+            &e2,
+            "--deliver",
+            "image",
+        ],
+    );
     let eval = common::start(cmd, None);
     // Both engines are running tasks of this eval.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
@@ -427,13 +434,9 @@ fn sigint_stops_a_two_engine_eval_and_cleans_both() {
     assert_eq!(out.code(), 130, "{out:?}");
     run.assert_clean();
     // The baked images went too (on this engine as well as the other).
-    let here = common::docker(&[
-        "image",
-        "ls",
-        "--filter",
-        "reference=sbx-deliver",
-        "--format",
-        "{{.Repository}}:{{.Tag}}",
-    ]);
-    assert!(!here.stdout.contains(&run.id), "{here:?}");
+    let here = common::docker(&second::BAKED_LS);
+    assert_eq!(
+        second::baked_of(&here.stdout, &run.id),
+        Vec::<String>::new()
+    );
 }

@@ -90,29 +90,33 @@ pub fn labelled_at(host: &str, run_id: &str) -> Vec<String> {
         .collect()
 }
 
-/// Baked images (`sbx-deliver:<run_id>-N`, `...-from-N`) of `run_id` on `host`.
-pub fn try_baked_at(host: &str, run_id: &str) -> Result<Vec<String>, String> {
-    let listed = try_at(
-        host,
-        &[
-            "image",
-            "ls",
-            "--filter",
-            "reference=sbx-deliver",
-            "--format",
-            "{{.Repository}}:{{.Tag}}",
-        ],
-    )?;
-    if listed.code() != 0 {
-        return Err(format!("docker --host {host} image ls: {listed:?}"));
-    }
+/// `docker image ls` of sbx's baked images (and base tags), one name a line.
+pub const BAKED_LS: [&str; 6] = [
+    "image",
+    "ls",
+    "--filter",
+    "reference=sbx-deliver",
+    "--format",
+    "{{.Repository}}:{{.Tag}}",
+];
+
+/// The names in a [`BAKED_LS`] listing that belong to `run_id`.
+pub fn baked_of(listing: &str, run_id: &str) -> Vec<String> {
     let prefix = format!("sbx-deliver:{run_id}-");
-    Ok(listed
-        .stdout
+    listing
         .lines()
         .filter(|l| l.starts_with(&prefix))
         .map(str::to_string)
-        .collect())
+        .collect()
+}
+
+/// Baked images (`sbx-deliver:<run_id>-N`, `...-FROM-N`) of `run_id` on `host`.
+pub fn try_baked_at(host: &str, run_id: &str) -> Result<Vec<String>, String> {
+    let listed = try_at(host, &BAKED_LS)?;
+    if listed.code() != 0 {
+        return Err(format!("docker --host {host} image ls: {listed:?}"));
+    }
+    Ok(baked_of(&listed.stdout, run_id))
 }
 
 /// [`try_baked_at`], which must succeed.
