@@ -297,11 +297,13 @@ pub fn engine_time_args() -> Vec<OsString> {
 pub const BAKED_REPOSITORY: &str = "sbx-deliver";
 
 /// `docker build` of a baked image: the task image plus every staged
-/// candidate, labelled with the run id so that it can always be found.
+/// candidate, labelled with the run id so that it can always be found; its
+/// intermediate containers are removed even when the build fails.
 pub fn build_args(tag: &str, run_id: &str, dockerfile: &Path, context: &Path) -> Vec<OsString> {
     let mut args = to_os(&[
         "build",
         "--quiet",
+        "--force-rm",
         "--network",
         "none",
         "--label",

@@ -15,6 +15,7 @@ use crate::docker::{self, Docker, Endpoint, BAKED_REPOSITORY, BASE_TAG_MARK};
 use crate::engine;
 use crate::error::{Error, Result};
 use crate::sandbox::{Delivery, Session};
+use crate::signals;
 use crate::spec::Pull;
 use crate::supervise::{self, CONTROL_TIMEOUT};
 
@@ -442,10 +443,19 @@ pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String
         return refuse(format!("`docker tag`: {}", tagged.stderr_line()));
     }
     let dockerfile = session.dockerfile(k, &base);
+    // Not interruptible: an engine finishes (and tags) a build whose client
+    // was killed, after any removal sbx could try; a Ctrl-C waits for it.
     let built = dockerfile.and_then(|dockerfile| {
         let args = docker::build_args(&tag, &session.run_id, &dockerfile, session.stage_dir());
-        supervise::control_interruptible(docker, &args, BUILD_TIMEOUT)
+        supervise::control(docker, &args, BUILD_TIMEOUT)
     });
+    let built = match (built, signals::received()) {
+        (Ok(c), Some(signal)) if c.success() => {
+            remove_baked(docker, std::slice::from_ref(&tag));
+            Err(Error::Interrupted(signal))
+        }
+        (built, _) => built,
+    };
     // Untagged only while the image keeps another name; else `sbx gc`
     // reports it (its image is not sbx's to remove).
     let names = supervise::control(docker, &docker::tag_count_args(&base), CONTROL_TIMEOUT);

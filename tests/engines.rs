@@ -416,9 +416,17 @@ fn sigint_stops_a_two_engine_eval_and_cleans_both() {
         ],
     );
     let eval = common::start(cmd, None);
-    // Both engines are running tasks of this eval.
+    // Both engines are running tasks of this eval (running: a bake's
+    // intermediate containers carry the label too, but never run).
+    let filter = common::label_filter(&run.id);
+    let running = ["--filter", filter.as_str(), "--filter", "status=running"];
+    let running_there = || {
+        let mut args = vec!["ps", "-q"];
+        args.extend(running);
+        at(&run.e2, &args).stdout.split_whitespace().count()
+    };
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while common::labelled(&run.id).is_empty() || labelled_at(&run.e2, &run.id).is_empty() {
+    while common::ps(&running).is_empty() || running_there() == 0 {
         assert!(
             std::time::Instant::now() < deadline,
             "both engines never ran tasks"
@@ -434,6 +442,50 @@ fn sigint_stops_a_two_engine_eval_and_cleans_both() {
     assert_eq!(out.code(), 130, "{out:?}");
     run.assert_clean();
     // The baked images went too (on this engine as well as the other).
+    let here = common::docker(&second::BAKED_LS);
+    assert_eq!(
+        second::baked_of(&here.stdout, &run.id),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn sigint_while_baking_leaves_no_image_on_either_engine() {
+    let run = Run::new("sigint-bake");
+    for i in 0..4 {
+        run.file(&format!("gen/t{i}.py"), "print('ok')\n");
+    }
+    let tasks: Vec<Value> = (0..4)
+        .map(|i| json!({"id": format!("t{i}"), "stdin": "", "expect": "ok\n", "timeout": 30, "image": PYTHON}))
+        .collect();
+    let cmd = run.eval_cmd(
+        None,
+        &Value::Array(tasks),
+        &[
+            "--engine",
+            "default",
+            "--engine",
+            &run.e2,
+            "--deliver",
+            "image",
+        ],
+    );
+    let eval = common::start(cmd, None);
+    // Baking the Python image takes seconds: the signal lands in it (or,
+    // on a fast machine, just after); either way nothing may stay.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while common::labelled(&run.id).is_empty() && labelled_at(&run.e2, &run.id).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no bake started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &eval.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let out = eval.wait(LIMIT).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.code(), 130, "{out:?}");
+    run.assert_clean();
     let here = common::docker(&second::BAKED_LS);
     assert_eq!(
         second::baked_of(&here.stdout, &run.id),
