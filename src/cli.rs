@@ -216,9 +216,10 @@ pub struct EvalArgs {
     /// Also write a JUnit XML report to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Spread the tasks over this engine too (repeatable): a docker context
-    /// name or a unix://, tcp:// or ssh:// URL, optionally with `,jobs=N`
-    /// (default: -j) [default: the current context].
+    /// Run tasks on this engine (repeatable: the engines share one queue):
+    /// a docker context name (`default` for the local one) or a unix://,
+    /// tcp:// or ssh:// URL, optionally with `,jobs=N` (default: -j)
+    /// [default: the current context alone].
     #[arg(long = "engine", value_name = "ENGINE[,jobs=N]")]
     pub engines: Vec<String>,
     /// How candidates reach the engines: bind mounts (engines on this

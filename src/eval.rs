@@ -88,6 +88,7 @@ impl EvalRequest {
     /// Validates the options and reads and validates the whole tasks file.
     pub fn from_args(args: EvalArgs) -> Result<EvalRequest> {
         let sandbox = Sandbox::from_args(args.sandbox)?;
+        let engines = engines::parse_engines(&args.engines)?;
         for (name, tol) in [("--rel-tol", args.rel_tol), ("--abs-tol", args.abs_tol)] {
             if !(tol >= 0.0 && tol.is_finite()) {
                 return Err(Error::Usage(format!(
@@ -137,7 +138,7 @@ impl EvalRequest {
             ks: args.k,
             cache: args.cache.filter(|_| !args.no_cache),
             junit: args.junit,
-            engines: engines::parse_engines(&args.engines)?,
+            engines,
             deliver: args.deliver,
             sandbox,
         })
