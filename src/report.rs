@@ -175,8 +175,7 @@ pub fn samples_entry(id: &str, samples: Vec<TaskResult>, requested_ks: &[usize])
                 Status::Pass
             },
             reason: failing.and_then(|s| s.reason.clone()),
-            exit_code: None,
-            ..TaskResult::missing(id)
+            ..TaskResult::bare(id, Status::Pass)
         }
     };
     entry.duration_ms = samples.iter().map(|s| s.duration_ms).sum();
@@ -219,6 +218,32 @@ pub fn pass_at_k_means(results: &[TaskResult]) -> Vec<(String, f64, usize)> {
 }
 
 impl TaskResult {
+    /// An entry with only its id and status: every other field empty.
+    pub fn bare(id: &str, status: Status) -> TaskResult {
+        TaskResult {
+            id: id.to_string(),
+            status,
+            stderr_tail: String::new(),
+            reason: None,
+            message: None,
+            exit_code: None,
+            duration_ms: 0,
+            diff: None,
+            case: None,
+            cases_passed: None,
+            cases_total: None,
+            sample: None,
+            n: None,
+            c: None,
+            errors: None,
+            pass_at: BTreeMap::new(),
+            samples: None,
+            cached: None,
+            engine: None,
+            requeued: Vec::new(),
+        }
+    }
+
     /// A result filled from a run; the caller sets status and reason.
     pub fn from_run(id: &str, finished: &Finished) -> TaskResult {
         let exit_code = match finished.ended {
@@ -226,81 +251,30 @@ impl TaskResult {
             _ => None,
         };
         TaskResult {
-            id: id.to_string(),
-            status: Status::Fail,
             stderr_tail: tail(
                 &String::from_utf8_lossy(&finished.stderr.bytes),
                 STDERR_TAIL_CHARS,
             ),
-            reason: None,
-            message: None,
             exit_code,
             duration_ms: u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
-            diff: None,
-            case: None,
-            cases_passed: None,
-            cases_total: None,
-            sample: None,
-            n: None,
-            c: None,
-            errors: None,
-            pass_at: BTreeMap::new(),
-            samples: None,
-            cached: None,
-            engine: None,
-            requeued: Vec::new(),
+            ..TaskResult::bare(id, Status::Fail)
         }
     }
 
     /// No candidate was found.
     pub fn missing(id: &str) -> TaskResult {
         TaskResult {
-            id: id.to_string(),
-            status: Status::Missing,
-            stderr_tail: String::new(),
             reason: Some("no_candidate".into()),
-            message: None,
-            exit_code: None,
-            duration_ms: 0,
-            diff: None,
-            case: None,
-            cases_passed: None,
-            cases_total: None,
-            sample: None,
-            n: None,
-            c: None,
-            errors: None,
-            pass_at: BTreeMap::new(),
-            samples: None,
-            cached: None,
-            engine: None,
-            requeued: Vec::new(),
+            ..TaskResult::bare(id, Status::Missing)
         }
     }
 
     /// sbx could not judge the candidate.
     pub fn error(id: &str, code: &str, message: String) -> TaskResult {
         TaskResult {
-            id: id.to_string(),
-            status: Status::Error,
-            stderr_tail: String::new(),
             reason: Some(code.to_string()),
             message: Some(message),
-            exit_code: None,
-            duration_ms: 0,
-            diff: None,
-            case: None,
-            cases_passed: None,
-            cases_total: None,
-            sample: None,
-            n: None,
-            c: None,
-            errors: None,
-            pass_at: BTreeMap::new(),
-            samples: None,
-            cached: None,
-            engine: None,
-            requeued: Vec::new(),
+            ..TaskResult::bare(id, Status::Error)
         }
     }
 }
@@ -429,26 +403,12 @@ mod tests {
 
     fn failing(id: &str) -> TaskResult {
         TaskResult {
-            id: id.into(),
-            status: Status::Fail,
             stderr_tail: "Traceback".into(),
             reason: Some("wrong_output".into()),
-            message: None,
             exit_code: Some(0),
             duration_ms: 420,
             diff: Some("line 1: expected \"a\", got \"b\"".into()),
-            case: None,
-            cases_passed: None,
-            cases_total: None,
-            sample: None,
-            n: None,
-            c: None,
-            errors: None,
-            pass_at: BTreeMap::new(),
-            samples: None,
-            cached: None,
-            engine: None,
-            requeued: Vec::new(),
+            ..TaskResult::bare(id, Status::Fail)
         }
     }
 
