@@ -236,18 +236,16 @@ impl Member {
         self.down.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Marks it down (the first reason stays); true if it was up.
-    pub fn mark_down(&self, reason: String) -> bool {
+    /// Marks it down, saying so once (the first reason stays).
+    pub fn mark_down(&self, reason: String) {
         let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
-        if down.is_some() {
-            return false;
+        if down.is_none() {
+            console::note(&format!(
+                "sbx: engine `{}` stopped answering ({reason}); its tasks go back to the queue",
+                self.label
+            ));
+            *down = Some(reason);
         }
-        console::note(&format!(
-            "sbx: engine `{}` stopped answering ({reason}); its tasks go back to the queue",
-            self.label
-        ));
-        *down = Some(reason);
-        true
     }
 
     /// Whether the engine answers now (a signal cuts the wait short).
@@ -327,6 +325,27 @@ pub fn set_up(
     Ok(setup)
 }
 
+/// Runs `work` on every item at once, a thread each (engines answer at
+/// their own pace); the results in the items' order, `fallback()` for a
+/// thread that panicked.
+pub fn at_once<T: Send, R: Send>(
+    items: impl IntoIterator<Item = T>,
+    work: impl Fn(T) -> R + Sync,
+    fallback: impl Fn() -> R,
+) -> Vec<R> {
+    let work = &work;
+    thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .into_iter()
+            .map(|item| scope.spawn(move || work(item)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| fallback()))
+            .collect()
+    })
+}
+
 /// Sets up every engine at once (each answers at its own pace).
 pub fn set_up_all(
     base: &Docker,
@@ -336,35 +355,22 @@ pub fn set_up_all(
     images: &[&str],
     pull: Pull,
 ) -> Result<Vec<Setup>> {
-    if specs.is_empty() {
-        return Ok(vec![set_up(
-            base,
-            None,
-            default_jobs,
-            deliver,
-            images,
-            pull,
-        )?]);
-    }
-    thread::scope(|scope| {
-        let handles: Vec<_> = specs
-            .iter()
-            .map(|spec| {
-                scope.spawn(move || set_up(base, Some(spec), default_jobs, deliver, images, pull))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::Usage("engine set-up failed".into())))
-            })
-            .collect()
-    })
+    let specs: Vec<Option<&EngineSpec>> = if specs.is_empty() {
+        vec![None]
+    } else {
+        specs.iter().map(Some).collect()
+    };
+    at_once(
+        specs,
+        |spec| set_up(base, spec, default_jobs, deliver, images, pull),
+        || Err(Error::Usage("engine set-up failed".into())),
+    )
+    .into_iter()
+    .collect()
 }
 
 /// Bakes, for an engine that gets images, one image per task image it has:
-/// `FROM <image ID>` plus every staged candidate. An image that cannot be
+/// that exact image plus every staged candidate (see `bake_image`). An image that cannot be
 /// baked is dropped from the engine's images, with the reason.
 pub fn bake(
     session: &Session,

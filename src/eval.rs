@@ -544,9 +544,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         return Err(e);
     }
 
-    let slots: Vec<Mutex<Option<TaskResult>>> = units.iter().map(|_| Mutex::new(None)).collect();
-    let requeues: Vec<Mutex<Vec<Requeue>>> = units.iter().map(|_| Mutex::new(Vec::new())).collect();
-    let retries: Vec<AtomicUsize> = units.iter().map(|_| AtomicUsize::new(0)).collect();
+    let tallies: Vec<Mutex<Tally>> = units.iter().map(|_| Mutex::default()).collect();
     let queue = Mutex::new(Queue {
         pending: (0..units.len()).collect(),
         in_flight: 0,
@@ -577,41 +575,43 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                             (&units[i], &staged[i]),
                             member,
                         );
-                        let keep = |mut result: Box<TaskResult>| {
-                            if explicit && result.cached.is_none() {
-                                result.engine = Some(member.label.clone());
-                            }
-                            *lock(&slots[i]) = Some(*result);
-                        };
-                        let moved = |reason: String| {
-                            lock(&requeues[i]).push(Requeue {
+                        let mut tally = lock(&tallies[i]);
+                        let moved = |tally: &mut Tally, reason: String| {
+                            tally.requeued.push(Requeue {
                                 engine: member.label.clone(),
                                 reason,
                             });
                         };
+                        let keep = |tally: &mut Tally, mut result: Box<TaskResult>| {
+                            if explicit && result.cached.is_none() {
+                                result.engine = Some(member.label.clone());
+                            }
+                            tally.result = Some(*result);
+                        };
                         taken.again = match step {
                             Step::Judged(result) => {
-                                keep(result);
+                                keep(&mut tally, result);
                                 false
                             }
                             Step::Interrupted => false,
                             Step::EngineDown(reason) => {
                                 member.mark_down(reason.clone());
-                                moved(reason);
+                                moved(&mut tally, reason);
                                 true
                             }
                             Step::Retry(result) => {
                                 // Moves off engines that went down do not count.
-                                let lost = retries[i].fetch_add(1, Ordering::SeqCst) + 1;
-                                if lost < MAX_ATTEMPTS {
-                                    moved(result.message.clone().unwrap_or_default());
+                                tally.lost += 1;
+                                if tally.lost < MAX_ATTEMPTS {
+                                    moved(&mut tally, result.message.clone().unwrap_or_default());
                                     true
                                 } else {
-                                    keep(result);
+                                    keep(&mut tally, result);
                                     false
                                 }
                             }
                         };
+                        drop(tally);
                         let again = taken.again;
                         drop(taken);
                         if again {
@@ -666,19 +666,17 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
             format!("no engine left to run it ({})", reasons.join("; "))
         }
     };
-    let mut ran: Vec<Option<TaskResult>> = slots
+    let mut tallies: Vec<Tally> = tallies
         .into_iter()
-        .map(|slot| slot.into_inner().unwrap_or_else(|p| p.into_inner()))
-        .collect();
-    let mut requeues: Vec<Vec<Requeue>> = requeues
-        .into_iter()
-        .map(|r| r.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .map(|tally| tally.into_inner().unwrap_or_else(|p| p.into_inner()))
         .collect();
     let mut take = |index: usize, task: &Task| {
-        let mut result = ran[index]
+        let tally = &mut tallies[index];
+        let mut result = tally
+            .result
             .take()
             .unwrap_or_else(|| TaskResult::error(&task.id, "no_engine", why_not(&task.image)));
-        result.requeued = std::mem::take(&mut requeues[index]);
+        result.requeued = std::mem::take(&mut tally.requeued);
         result
     };
     let results: Vec<TaskResult> = plans
@@ -717,6 +715,17 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What became of one unit over its runs.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Its result, once judged.
+    result: Option<TaskResult>,
+    /// Engines it was moved off, and why.
+    requeued: Vec<Requeue>,
+    /// Runs that lost their connection to an engine that still answered.
+    lost: usize,
 }
 
 /// The one work queue of an eval, shared by every engine's workers.
@@ -919,26 +928,20 @@ fn combine<'a>(
 /// Bakes the candidates into a throwaway image on every engine that gets
 /// them that way, all engines at once.
 fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<()> {
-    let results: Vec<Result<()>> = thread::scope(|scope| {
-        let handles: Vec<_> = setups
-            .iter_mut()
-            .filter(|s| s.left_out.is_none())
-            .map(|s| scope.spawn(move || engines::bake(session, &mut s.member, &mut s.refused)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or(Ok(())))
-            .collect()
-    });
+    let baking = setups.iter_mut().filter(|s| s.left_out.is_none());
+    let results = engines::at_once(
+        baking,
+        |s| engines::bake(session, &mut s.member, &mut s.refused),
+        || Ok(()),
+    );
     for result in results {
         result?;
     }
     for setup in setups.iter().filter(|_| explicit) {
-        for (image, (code, why)) in &setup.refused {
+        for (code, why) in setup.refused.values() {
             if code == "bake_failed" {
                 console::note(&format!("sbx: engine `{}`: {why}", setup.member.label));
             }
-            let _ = image;
         }
     }
     Ok(())
@@ -947,34 +950,16 @@ fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<(
 /// Removes this eval's containers and baked images from every engine that
 /// answers, all at once. The containers found, or the first failure.
 fn clean_all(members: &[Member], run_id: &str) -> std::result::Result<usize, String> {
-    let results: Vec<std::result::Result<usize, String>> = thread::scope(|scope| {
-        let handles: Vec<_> = members
-            .iter()
-            .map(|m| {
-                scope.spawn(move || {
-                    engines::clean(m, run_id).map_err(|e| format!("engine `{}`: {e}", m.label))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or(Ok(0)))
-            .collect()
-    });
+    let results = engines::at_once(
+        members,
+        |m| engines::clean(m, run_id).map_err(|e| format!("engine `{}`: {e}", m.label)),
+        || Ok(0),
+    );
     let mut found = 0;
-    let mut first_error = None;
     for result in results {
-        match result {
-            Ok(n) => found += n,
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
-        }
+        found += result?;
     }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(found),
-    }
+    Ok(found)
 }
 
 /// Judges one candidate against each case of its task, each in a fresh
