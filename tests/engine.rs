@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use common::{
-    finish, image_exists, labelled, ps, start, Cleanup, Out, Running, BUSYBOX, DOCKER_LIMIT, PYTHON,
+    finish, image_exists, labelled, ps, report, start, Cleanup, Out, Running, BUSYBOX,
+    DOCKER_LIMIT, PYTHON,
 };
 
 /// A local image name that must not exist (and must never be pulled).
@@ -171,14 +172,6 @@ impl Run {
 fn assert_ok(out: &Out, stdout: &str) {
     assert_eq!(out.code(), 0, "{out:?}");
     assert_eq!(out.stdout, stdout, "{out:?}");
-}
-
-/// Parses an eval report (stdout), with the whole output on failure.
-fn report(out: &Out) -> Vec<Value> {
-    match serde_json::from_str::<Value>(&out.stdout) {
-        Ok(Value::Array(entries)) => entries,
-        _ => panic!("stdout is not a JSON list: {out:?}"),
-    }
 }
 
 fn entry<'a>(report: &'a [Value], id: &str) -> &'a Value {

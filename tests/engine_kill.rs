@@ -105,8 +105,7 @@ fn second_engine_killed_mid_eval() {
     println!("eval finished {:?} after the kill", killed_at.elapsed());
     println!("stderr:\n{}", out.stderr);
     println!("report:\n{}", out.stdout);
-    let report: Vec<Value> =
-        serde_json::from_str(&out.stdout).unwrap_or_else(|_| panic!("{out:?}"));
+    let report = common::report(&out);
     assert_eq!(out.code(), 0, "{out:?}");
     assert_eq!(report.len(), 16);
     let mut moved = 0;

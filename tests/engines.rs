@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use common::second::{self, at, baked_at, labelled_at, CleanupAt};
-use common::{finish, Cleanup, Out, BUSYBOX, PYTHON};
+use common::{finish, report, Cleanup, Out, BUSYBOX, PYTHON};
 
 const LIMIT: Duration = Duration::from_secs(180);
 
@@ -85,16 +85,25 @@ impl Run {
     /// Nothing of this run on either engine: no container, no baked image.
     fn assert_clean(&self) {
         common::assert_nothing_left(&self.id, "");
+        let here = common::docker(&second::BAKED_LS);
+        assert_eq!(
+            second::baked_of(&here.stdout, &self.id),
+            Vec::<String>::new()
+        );
         assert_eq!(labelled_at(&self.e2, &self.id), Vec::<String>::new());
         assert_eq!(baked_at(&self.e2, &self.id), Vec::<String>::new());
     }
 }
 
-fn report(out: &Out) -> Vec<Value> {
-    match serde_json::from_str(&out.stdout) {
-        Ok(Value::Array(items)) => items,
-        _ => panic!("no JSON report: {out:?}"),
-    }
+/// SIGINT to a running eval, which must stop with 130.
+fn interrupt(eval: common::Running) {
+    let sent = Command::new("kill")
+        .args(["-INT", &eval.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let out = eval.wait(LIMIT).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.code(), 130, "{out:?}");
 }
 
 /// `(id, status, reason, exit_code)` of each entry, in order.
@@ -433,20 +442,8 @@ fn sigint_stops_a_two_engine_eval_and_cleans_both() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let sent = Command::new("kill")
-        .args(["-INT", &eval.pid().to_string()])
-        .status()
-        .expect("kill");
-    assert!(sent.success());
-    let out = eval.wait(LIMIT).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(out.code(), 130, "{out:?}");
+    interrupt(eval);
     run.assert_clean();
-    // The baked images went too (on this engine as well as the other).
-    let here = common::docker(&second::BAKED_LS);
-    assert_eq!(
-        second::baked_of(&here.stdout, &run.id),
-        Vec::<String>::new()
-    );
 }
 
 #[test]
@@ -478,17 +475,6 @@ fn sigint_while_baking_leaves_no_image_on_either_engine() {
         assert!(std::time::Instant::now() < deadline, "no bake started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let sent = Command::new("kill")
-        .args(["-INT", &eval.pid().to_string()])
-        .status()
-        .expect("kill");
-    assert!(sent.success());
-    let out = eval.wait(LIMIT).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(out.code(), 130, "{out:?}");
+    interrupt(eval);
     run.assert_clean();
-    let here = common::docker(&second::BAKED_LS);
-    assert_eq!(
-        second::baked_of(&here.stdout, &run.id),
-        Vec::<String>::new()
-    );
 }

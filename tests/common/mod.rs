@@ -206,6 +206,14 @@ impl Running {
     }
 }
 
+/// Parses an eval report (stdout), with the whole output on failure.
+pub fn report(out: &Out) -> Vec<serde_json::Value> {
+    match serde_json::from_str::<serde_json::Value>(&out.stdout) {
+        Ok(serde_json::Value::Array(entries)) => entries,
+        _ => panic!("stdout is not a JSON list: {out:?}"),
+    }
+}
+
 /// Runs `cmd` (stdin /dev/null) to its end within `limit`; `Err` if it could
 /// not start or finish in time.
 pub fn try_finish(cmd: Command, limit: Duration) -> Result<Out, String> {
