@@ -3,23 +3,23 @@
 //! the isolation holds. No probe sends network traffic: isolation is shown
 //! by what the container can see.
 
-use std::ffi::OsString;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::console;
-use crate::docker::{self, Docker};
-use crate::engine::{self, ContainerRecord};
+use crate::docker::control;
+use crate::docker::events::ContainerRecord;
+use crate::docker::process::{
+    self, ContainerGuard, Ended, Finished, OutputSink, StdinSource, CONTROL_TIMEOUT,
+};
+use crate::docker::{argv, Docker};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::outcome::{self, FailReason, Verdict};
 use crate::sandbox::{Candidate, Delivery, Prepared, Session};
 use crate::signals;
 use crate::spec::{self, Pull, Sandbox};
-use crate::supervise::{
-    self, ContainerGuard, Ended, Finished, OutputSink, StdinSource, CONTROL_TIMEOUT,
-};
 
 /// Time for probes that should finish (generous: the host may be loaded).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -145,7 +145,7 @@ fn run_checks(req: &DoctorRequest) -> Result<Vec<Check>> {
     checks.push(engine);
     let image = match reachable {
         false => Check::new("image", State::Failed, "not checked: the engine is unreachable"),
-        true => match engine::ensure_image(&docker_cli, &req.image, Pull::Never) {
+        true => match control::ensure_image(&docker_cli, &req.image, Pull::Never) {
             Ok(id) => Check::new("image", State::Ok, format!("{} present ({})", req.image, short_id(&id))),
             Err(e) => Check::new(
                 "image",
@@ -200,16 +200,7 @@ fn short_id(id: &str) -> &str {
 }
 
 fn engine_facts(docker_cli: &Docker) -> Check {
-    let args = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
-    let version = supervise::control(
-        docker_cli,
-        &args(&[
-            "version",
-            "--format",
-            "{{.Client.Version}}|{{.Server.Version}}",
-        ]),
-        CONTROL_TIMEOUT,
-    );
+    let version = process::control(docker_cli, &argv::version_args(), CONTROL_TIMEOUT);
     let version = match version {
         Ok(v) if v.success() => v.stdout.trim().to_string(),
         Ok(v) => {
@@ -221,17 +212,9 @@ fn engine_facts(docker_cli: &Docker) -> Check {
         }
         Err(e) => return Check::new("engine", State::Failed, e.to_string()),
     };
-    let info = supervise::control(
-        docker_cli,
-        &args(&[
-            "info",
-            "--format",
-            "{{.CgroupVersion}}|{{.DefaultRuntime}}|{{.Driver}}",
-        ]),
-        CONTROL_TIMEOUT,
-    )
-    .map(|i| i.stdout.trim().to_string())
-    .unwrap_or_default();
+    let info = process::control(docker_cli, &argv::info_args(), CONTROL_TIMEOUT)
+        .map(|i| i.stdout.trim().to_string())
+        .unwrap_or_default();
     let v: Vec<&str> = version.split('|').collect();
     let i: Vec<&str> = info.split('|').collect();
     let get = |v: &[&str], n: usize| v.get(n).copied().unwrap_or("?").to_string();
@@ -494,7 +477,7 @@ impl Prober<'_> {
             )
         });
         // The host must still be able to start processes.
-        if check.state == State::Ok && std::process::Command::new("true").status().is_err() {
+        if check.state == State::Ok && !process::can_start_a_process() {
             return Check::new(
                 "pids cap",
                 State::Failed,
@@ -570,24 +553,24 @@ impl Prober<'_> {
         let docker_cli = &self.session.sandbox.docker;
         // Removed whatever happens, a create that timed out included.
         let _guard = ContainerGuard::new(docker_cli, &prepared.name);
-        let created = supervise::control(docker_cli, &prepared.create, CONTROL_TIMEOUT)
-            .map_err(|e| e.to_string())?;
-        let inspected = supervise::control(
+        // Created the way every run's container is, so a missing image is
+        // pulled (or refused) the same way.
+        let created = control::create_container(
             docker_cli,
-            &[
-                "inspect",
-                "--format",
-                "{{.HostConfig.LogConfig.Type}}",
-                "--",
-                &prepared.name,
-            ]
-            .iter()
-            .map(OsString::from)
-            .collect::<Vec<_>>(),
+            &prepared.create,
+            self.image,
+            self.session.sandbox.pull,
+        );
+        let inspected = process::control(
+            docker_cli,
+            &argv::log_driver_args(&prepared.name),
             CONTROL_TIMEOUT,
         );
-        if !created.success() {
-            return Err(created.stderr_line());
+        match created {
+            Ok(()) => {}
+            // The engine's own line, as before.
+            Err(Error::CreateFailed(line) | Error::EngineUnreachable(line)) => return Err(line),
+            Err(e) => return Err(e.to_string()),
         }
         match inspected {
             Ok(i) if i.success() => Ok(i.stdout.trim().to_string()),
@@ -599,16 +582,12 @@ impl Prober<'_> {
 
 /// Whether no container of this name exists, in any state.
 fn container_gone(docker_cli: &Docker, name: &str) -> bool {
-    let args: Vec<OsString> = ["ps", "-a", "-q", "--filter", &format!("name=^/{name}$")]
-        .iter()
-        .map(OsString::from)
-        .collect();
-    matches!(supervise::control(docker_cli, &args, CONTROL_TIMEOUT), Ok(c) if c.success() && c.stdout.trim().is_empty())
+    matches!(process::control(docker_cli, &argv::container_exists_args(name), CONTROL_TIMEOUT), Ok(c) if c.success() && c.stdout.trim().is_empty())
 }
 
 fn nothing_left(docker_cli: &Docker, run_id: &str) -> Check {
     let name = "nothing left";
-    match supervise::control(docker_cli, &docker::list_run_args(run_id), CONTROL_TIMEOUT) {
+    match process::control(docker_cli, &argv::list_run_args(run_id), CONTROL_TIMEOUT) {
         Ok(c) if c.success() => {
             let left = c.stdout.split_whitespace().count();
             Check::held(

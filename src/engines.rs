@@ -11,13 +11,14 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use crate::console;
-use crate::docker::{self, Docker, Endpoint, BAKED_REPOSITORY, BASE_TAG_MARK};
-use crate::engine;
+use crate::docker::argv::{self, BAKED_REPOSITORY, BASE_TAG_MARK};
+use crate::docker::control;
+use crate::docker::process::{self, CONTROL_TIMEOUT};
+use crate::docker::{Docker, Endpoint};
 use crate::error::{Error, Result};
 use crate::sandbox::{Delivery, Session};
 use crate::signals;
 use crate::spec::Pull;
-use crate::supervise::{self, CONTROL_TIMEOUT};
 
 /// How long an engine may take to answer "are you there" after a run that
 /// did not pass.
@@ -171,7 +172,7 @@ pub fn is_local(docker: &Docker, spec: Option<&EngineSpec>) -> Result<bool> {
         },
     };
     let plain = Docker::new(docker.program().to_os_string());
-    let asked = supervise::control(&plain, &docker::context_host_args(context), CONTROL_TIMEOUT)?;
+    let asked = process::control(&plain, &argv::context_host_args(context), CONTROL_TIMEOUT)?;
     match (asked.success(), context) {
         (true, _) => Ok(url_is_local(asked.stdout.trim())),
         (false, None) => Ok(true),
@@ -250,7 +251,7 @@ impl Member {
 
     /// Whether the engine answers now (a signal cuts the wait short).
     pub fn ping(&self) -> std::result::Result<(), Ping> {
-        match supervise::control_interruptible(&self.docker, &docker::ping_args(), PING_TIMEOUT) {
+        match process::control_interruptible(&self.docker, &argv::ping_args(), PING_TIMEOUT) {
             Ok(c) if c.success() && !c.stdout.trim().is_empty() => Ok(()),
             Ok(c) => Err(Ping::Down(c.stderr_line())),
             Err(Error::Interrupted(_)) => Err(Ping::Interrupted),
@@ -301,10 +302,10 @@ pub fn set_up(
     }
     if !local {
         // Another host's clock may be off: its event times are read on it.
-        setup.member.offset = engine::clock_offset(&setup.member.docker).unwrap_or(0.0);
+        setup.member.offset = control::clock_offset(&setup.member.docker).unwrap_or(0.0);
     }
     for image in images {
-        match engine::ensure_image(&setup.member.docker, image, pull) {
+        match control::ensure_image(&setup.member.docker, image, pull) {
             Ok(id) => {
                 setup.member.images.insert(image.to_string(), id);
             }
@@ -419,7 +420,7 @@ pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String
     let base = format!("{BAKED_REPOSITORY}:{}{BASE_TAG_MARK}-{k}", session.run_id);
     let refuse = |why: String| Err(Error::CreateFailed(why));
     let inspected =
-        supervise::control_interruptible(docker, &docker::bake_inspect_args(id), CONTROL_TIMEOUT)?;
+        process::control_interruptible(docker, &argv::bake_inspect_args(id), CONTROL_TIMEOUT)?;
     if !inspected.success() {
         return refuse(format!(
             "`docker image inspect {id}`: {}",
@@ -444,7 +445,7 @@ pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String
                 .into(),
         );
     }
-    let tagged = supervise::control(docker, &docker::tag_args(id, &base), CONTROL_TIMEOUT)?;
+    let tagged = process::control(docker, &argv::tag_args(id, &base), CONTROL_TIMEOUT)?;
     if !tagged.success() {
         return refuse(format!("`docker tag`: {}", tagged.stderr_line()));
     }
@@ -452,8 +453,8 @@ pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String
     // Not interruptible: an engine finishes (and tags) a build whose client
     // was killed, after any removal sbx could try; a Ctrl-C waits for it.
     let built = dockerfile.and_then(|dockerfile| {
-        let args = docker::build_args(&tag, &session.run_id, &dockerfile, session.stage_dir());
-        supervise::control(docker, &args, BUILD_TIMEOUT)
+        let args = argv::build_args(&tag, &session.run_id, &dockerfile, session.stage_dir());
+        process::control(docker, &args, BUILD_TIMEOUT)
     });
     let built = match (built, signals::received()) {
         (Ok(c), Some(signal)) if c.success() => {
@@ -464,13 +465,13 @@ pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String
     };
     // Untagged only while the image keeps another name; else `sbx gc`
     // reports it (its image is not sbx's to remove).
-    let names = supervise::control(docker, &docker::tag_count_args(&base), CONTROL_TIMEOUT);
+    let names = process::control(docker, &argv::tag_count_args(&base), CONTROL_TIMEOUT);
     let others = match names {
         Ok(c) if c.success() => c.stdout.trim().parse::<usize>().is_ok_and(|n| n > 1),
         _ => false,
     };
     if others || digests.trim() != "0" {
-        let _ = supervise::control(docker, &docker::untag_args(&base), CONTROL_TIMEOUT);
+        let _ = process::control(docker, &argv::untag_args(&base), CONTROL_TIMEOUT);
     }
     match built {
         Ok(c) if c.success() => Ok(tag),
@@ -489,7 +490,7 @@ pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String
 pub fn remove_baked(docker: &Docker, tags: &[String]) -> bool {
     tags.is_empty()
         || matches!(
-            supervise::control(docker, &docker::remove_images_args(tags), CONTROL_TIMEOUT),
+            process::control(docker, &argv::remove_images_args(tags), CONTROL_TIMEOUT),
             Ok(c) if c.success()
         )
 }
@@ -505,7 +506,7 @@ pub fn clean(member: &Member, run_id: &str) -> std::result::Result<usize, String
             Err(Ping::Interrupted) => return Err("interrupted".into()),
         }
     }
-    let removed = engine::remove_run(&member.docker, run_id).map_err(|e| e.to_string())?;
+    let removed = control::remove_run(&member.docker, run_id).map_err(|e| e.to_string())?;
     if let Delivery::Image(baked) = &member.delivery {
         let tags: Vec<String> = baked.values().cloned().collect();
         if !remove_baked(&member.docker, &tags) {

@@ -17,7 +17,8 @@ use crate::cache::{Cache, KeyInput};
 use crate::cli::EvalArgs;
 use crate::compare::{Matcher, Mode, Tolerance};
 use crate::console;
-use crate::engine::{self, ContainerRecord};
+use crate::docker::events::{self, ContainerRecord};
+use crate::docker::process::{Ended, OutputSink, StdinSource};
 use crate::engines::{self, Deliver, EngineSpec, Member, Ping, Setup};
 use crate::error::{Error, Result};
 use crate::exit;
@@ -26,7 +27,6 @@ use crate::report::{self, Requeue, Status, TaskResult};
 use crate::sandbox::{Candidate, Session, Staged};
 use crate::signals;
 use crate::spec::{self, Sandbox};
-use crate::supervise::{Ended, OutputSink, StdinSource};
 
 /// The fields a task may have.
 const TASK_FIELDS: [&str; 8] = [
@@ -1067,7 +1067,7 @@ fn judge_case(
     // recorded that exit: a cut connection also ends the client.
     if let (Verdict::Fail(reason), Ended::Exited(status)) = (&verdict, finished.ended) {
         if !matches!(reason, FailReason::Oom) {
-            if let Err(why) = engine::confirm_exit(&record, status.code()) {
+            if let Err(why) = events::confirm_exit(&record, status.code()) {
                 return Some(TaskResult::error(&task.id, ENGINE_LOST, why));
             }
         }

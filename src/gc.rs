@@ -7,12 +7,14 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::console;
-use crate::docker::{self, Docker, BAKED_REPOSITORY, BASE_TAG_MARK, RUN_LABEL};
+use crate::docker::argv::{self, BAKED_REPOSITORY, BASE_TAG_MARK, RUN_LABEL};
+use crate::docker::events::days_from_civil;
+use crate::docker::process::{self, CONTROL_TIMEOUT};
+use crate::docker::Docker;
 use crate::engines::EngineSpec;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::sandbox;
-use crate::supervise::{self, CONTROL_TIMEOUT};
 
 /// One leftover container.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +27,7 @@ pub struct Leftover {
     pub created_text: String,
 }
 
-/// Parses one line of `docker ps --format` as built by `docker::list_labelled_args`.
+/// Parses one line of `docker ps --format` as built by `argv::list_labelled_args`.
 pub fn parse_line(line: &str) -> Option<Leftover> {
     let mut fields = line.split('\t');
     let id = fields.next()?.trim().to_string();
@@ -45,7 +47,7 @@ pub fn parse_line(line: &str) -> Option<Leftover> {
 }
 
 /// Parses one line of `docker image ls --format` as built by
-/// `docker::list_baked_args`: `sbx-deliver:<run id>-<n>`, creation time.
+/// `argv::list_baked_args`: `sbx-deliver:<run id>-<n>`, creation time.
 pub fn parse_baked_line(line: &str) -> Option<Leftover> {
     let (image, created_text) = line.split_once('\t')?;
     let tag = image
@@ -99,17 +101,6 @@ pub fn parse_created_at(text: &str) -> Option<u64> {
     let days = days_from_civil(d[0], d[1], d[2]);
     let local = days * 86_400 + t[0] * 3600 + t[1] * 60 + t[2];
     u64::try_from(local - sign * (off_h * 3600 + off_m * 60)).ok()
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// Which leftovers to remove: of the given run (if any), old enough (if asked).
@@ -178,14 +169,14 @@ pub fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Re
 
 fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> {
     let list = |args: Vec<std::ffi::OsString>, parse: fn(&str) -> Option<Leftover>| {
-        let listed = supervise::control(docker_cli, &args, CONTROL_TIMEOUT)?;
+        let listed = process::control(docker_cli, &args, CONTROL_TIMEOUT)?;
         if !listed.success() {
             return Err(Error::EngineUnreachable(listed.stderr_line()));
         }
         Ok::<Vec<Leftover>, Error>(listed.stdout.lines().filter_map(parse).collect())
     };
-    let containers = list(docker::list_labelled_args(), parse_line)?;
-    let images = list(docker::list_baked_args(), parse_baked_line)?;
+    let containers = list(argv::list_labelled_args(), parse_line)?;
+    let images = list(argv::list_baked_args(), parse_baked_line)?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -235,7 +226,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         return Ok(exit::SUCCESS);
     }
     let ids: Vec<String> = containers.iter().map(|l| l.id.clone()).collect();
-    if !supervise::remove_containers(docker_cli, &ids) {
+    if !process::remove_containers(docker_cli, &ids) {
         return Err(Error::EngineUnreachable(
             "`docker rm -f` of the leftovers failed".into(),
         ));
@@ -248,11 +239,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
     let mut tags: Vec<String> = baked.iter().map(|l| l.id.clone()).collect();
     let mut untag = Vec::new();
     for base in bases {
-        let count = supervise::control(
-            docker_cli,
-            &docker::tag_count_args(&base.id),
-            CONTROL_TIMEOUT,
-        )?;
+        let count = process::control(docker_cli, &argv::tag_count_args(&base.id), CONTROL_TIMEOUT)?;
         if count.success() && count.stdout.trim().parse::<usize>().is_ok_and(|n| n > 1) {
             untag.push(base.id.clone());
         } else {
@@ -263,13 +250,13 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         }
     }
     for (args, what) in [
-        (docker::remove_images_args(&tags), "rmi -f"),
-        (docker::rmi_args(&untag), "rmi"),
+        (argv::remove_images_args(&tags), "rmi -f"),
+        (argv::rmi_args(&untag), "rmi"),
     ] {
         if args.len() <= 3 {
             continue;
         }
-        let removed = supervise::control(docker_cli, &args, CONTROL_TIMEOUT)?;
+        let removed = process::control(docker_cli, &args, CONTROL_TIMEOUT)?;
         if !removed.success() {
             return Err(Error::EngineUnreachable(format!(
                 "`docker {what}` of sbx's images failed: {}",

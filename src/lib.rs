@@ -12,7 +12,6 @@ pub mod console;
 pub mod diff;
 pub mod docker;
 pub mod doctor;
-pub mod engine;
 pub mod engines;
 pub mod error;
 pub mod eval;
@@ -24,7 +23,6 @@ pub mod run;
 pub mod sandbox;
 pub mod signals;
 pub mod spec;
-pub mod supervise;
 
 use clap::Parser;
 

@@ -5,8 +5,9 @@
 
 use std::os::unix::process::ExitStatusExt;
 
+use crate::docker::events::ContainerRecord;
+use crate::docker::process::{Ended, Finished};
 use crate::exit;
-use crate::supervise::{Ended, Finished};
 
 /// What the engine recorded about one container.
 pub trait Record {
@@ -146,10 +147,21 @@ pub fn judge(
     }
 }
 
+/// The engine's own record of a run's container: its events.
+impl Record for ContainerRecord<'_> {
+    fn oom_killed(&self) -> bool {
+        ContainerRecord::oom_killed(self)
+    }
+
+    fn started(&self) -> bool {
+        ContainerRecord::started(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::supervise::Captured;
+    use crate::docker::process::Captured;
     use std::process::ExitStatus;
     use std::time::{Duration, SystemTime};
 

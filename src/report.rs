@@ -10,9 +10,9 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use serde::{Deserialize, Serialize};
 
 use crate::console;
+use crate::docker::process::{Ended, Finished};
 use crate::error::{Error, Result};
 use crate::exit;
-use crate::supervise::{Ended, Finished};
 
 /// How many characters of stderr the report keeps (the original's 300).
 pub const STDERR_TAIL_CHARS: usize = 300;

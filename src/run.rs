@@ -7,14 +7,15 @@ use std::time::Duration;
 
 use crate::cli::RunArgs;
 use crate::console;
-use crate::docker::{self, Docker};
-use crate::engine::{self, ContainerRecord};
+use crate::docker::control;
+use crate::docker::events::ContainerRecord;
+use crate::docker::process::{Ended, OutputSink, StdinSource};
+use crate::docker::{argv, Docker};
 use crate::engines::{self, Deliver, EngineSpec};
 use crate::error::{Error, Result};
 use crate::outcome;
 use crate::sandbox::{self, Candidate, Delivery, Session};
 use crate::spec::{self, Sandbox};
-use crate::supervise::{Ended, OutputSink, StdinSource};
 
 /// A validated `sbx run` request.
 #[derive(Debug, Clone)]
@@ -104,7 +105,7 @@ pub fn run(req: RunRequest) -> Result<i32> {
         let mut argv = vec![docker.program().to_string_lossy().into_owned()];
         argv.extend(
             docker
-                .argv(&docker::as_run(&prepared.create))
+                .argv(&argv::as_run(&prepared.create))
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned()),
         );
@@ -174,7 +175,7 @@ impl Target {
         let offset = if local {
             0.0
         } else {
-            engine::clock_offset(&docker).unwrap_or(0.0)
+            control::clock_offset(&docker).unwrap_or(0.0)
         };
         let deliver = match (req.deliver, &req.engine) {
             (Deliver::Auto, None) => Deliver::Bind,
@@ -190,7 +191,7 @@ impl Target {
             });
         }
         // Checked (and pulled if allowed) before the clock, then baked.
-        let id = engine::ensure_image(&docker, &req.image, session.sandbox.pull)?;
+        let id = control::ensure_image(&docker, &req.image, session.sandbox.pull)?;
         let tag = engines::bake_image(session, &docker, &id)?;
         let delivery = Delivery::Image(BTreeMap::from([(req.image.clone(), tag.clone())]));
         Ok(Target {
@@ -213,7 +214,7 @@ impl Drop for Target {
         if let Some(tag) = self.baked.take() {
             // The container first (`--rm` may still be removing it): an
             // image still in use would only be untagged.
-            let _ = engine::remove_run(&self.docker, &self.run_id);
+            let _ = control::remove_run(&self.docker, &self.run_id);
             engines::remove_baked(&self.docker, &[tag]);
         }
     }

@@ -15,12 +15,13 @@ use std::time::Duration;
 
 use tempfile::TempDir;
 
-use crate::docker::{self, Container, Docker, Mount, NAME_PREFIX};
-use crate::engine;
+use crate::docker::argv::{self, Container, Mount, NAME_PREFIX};
+use crate::docker::control;
+use crate::docker::process::{self, ContainerGuard, Finished, Job, OutputSink, StdinSource};
+use crate::docker::Docker;
 use crate::error::{Error, Result};
 use crate::signals;
 use crate::spec::{Pull, Sandbox};
-use crate::supervise::{self, ContainerGuard, Finished, Job, OutputSink, StdinSource};
 
 /// Sets the run id instead of a random one, so that a test or a script can
 /// find (and remove) the containers of one sbx invocation by name or label.
@@ -119,7 +120,7 @@ pub struct Prepared {
     pub image: String,
     /// Whether a missing image may be pulled (never for a baked image).
     pub pull: Pull,
-    /// `docker create ...` (see `docker::create_args`).
+    /// `docker create ...` (see `argv::create_args`).
     pub create: Vec<OsString>,
     /// `docker start -a [-i] -- NAME`.
     pub start: Vec<OsString>,
@@ -279,7 +280,7 @@ impl Session {
                 }
             },
         };
-        let create = docker::create_args(&Container {
+        let create = argv::create_args(&Container {
             name: &name,
             run_id: &self.run_id,
             interactive: candidate.interactive,
@@ -289,7 +290,7 @@ impl Session {
             hardening: &self.sandbox.hardening,
             interpreter: candidate.interpreter,
         });
-        let start = docker::start_args(&name, candidate.interactive);
+        let start = argv::start_args(&name, candidate.interactive);
         Ok(Prepared {
             name,
             image: image.to_string(),
@@ -313,11 +314,11 @@ impl Session {
         // missing and allowed): from here on the container exists by name, so
         // every kill below can remove it.
         if let Err(e) =
-            engine::create_container(docker, &prepared.create, &prepared.image, prepared.pull)
+            control::create_container(docker, &prepared.create, &prepared.image, prepared.pull)
         {
             if matches!(e, Error::EngineTimeout(_)) {
                 // The engine may still complete the create it was sent.
-                supervise::remove_containers(docker, std::slice::from_ref(&prepared.name));
+                process::remove_containers(docker, std::slice::from_ref(&prepared.name));
             }
             return Err(e);
         }
@@ -325,7 +326,7 @@ impl Session {
         if let Some(signal) = signals::received() {
             return Ok(Finished::interrupted_before_start(signal));
         }
-        let finished = supervise::supervise(Job {
+        let finished = process::supervise(Job {
             docker,
             args: prepared.start,
             stdin,

@@ -408,6 +408,41 @@ pub fn context_host_args(name: Option<&str>) -> Vec<OsString> {
     args
 }
 
+/// `docker version`: the CLI's and the engine's versions, `CLI|ENGINE`.
+pub fn version_args() -> Vec<OsString> {
+    to_os(&[
+        "version",
+        "--format",
+        "{{.Client.Version}}|{{.Server.Version}}",
+    ])
+}
+
+/// `docker info`: the cgroup version, default runtime and storage driver.
+pub fn info_args() -> Vec<OsString> {
+    to_os(&[
+        "info",
+        "--format",
+        "{{.CgroupVersion}}|{{.DefaultRuntime}}|{{.Driver}}",
+    ])
+}
+
+/// The log driver the engine recorded for container `name`.
+pub fn log_driver_args(name: &str) -> Vec<OsString> {
+    to_os(&[
+        "inspect",
+        "--format",
+        "{{.HostConfig.LogConfig.Type}}",
+        "--",
+        name,
+    ])
+}
+
+/// The ID of container `name` (exactly that name), in any state: empty
+/// output when it does not exist.
+pub fn container_exists_args(name: &str) -> Vec<OsString> {
+    to_os(&["ps", "-a", "-q", "--filter", &format!("name=^/{name}$")])
+}
+
 fn to_os(args: &[&str]) -> Vec<OsString> {
     args.iter().map(OsString::from).collect()
 }
@@ -645,6 +680,40 @@ mod tests {
                 "--format",
                 "{{.Actor.Attributes.name}}\t{{.Status}}\t{{.Actor.Attributes.exitCode}}"
             ]
+        );
+    }
+
+    #[test]
+    fn doctor_query_argv_is_exact() {
+        assert_eq!(
+            strings(&version_args()),
+            [
+                "version",
+                "--format",
+                "{{.Client.Version}}|{{.Server.Version}}"
+            ]
+        );
+        assert_eq!(
+            strings(&info_args()),
+            [
+                "info",
+                "--format",
+                "{{.CgroupVersion}}|{{.DefaultRuntime}}|{{.Driver}}"
+            ]
+        );
+        assert_eq!(
+            strings(&log_driver_args("sbx-x")),
+            [
+                "inspect",
+                "--format",
+                "{{.HostConfig.LogConfig.Type}}",
+                "--",
+                "sbx-x"
+            ]
+        );
+        assert_eq!(
+            strings(&container_exists_args("sbx-x")),
+            ["ps", "-a", "-q", "--filter", "name=^/sbx-x$"]
         );
     }
 }

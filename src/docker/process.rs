@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use wait_timeout::ChildExt;
 
-use crate::docker::{self, Docker};
+use crate::docker::{argv, Docker};
 use crate::error::{Error, Result};
 use crate::signals;
 
@@ -59,7 +59,7 @@ pub enum OutputSink {
 #[derive(Debug)]
 pub struct Job<'a> {
     pub docker: &'a Docker,
-    /// `docker start -a [-i] -- NAME` (see `docker::start_args`).
+    /// `docker start -a [-i] -- NAME` (see `argv::start_args`).
     pub args: Vec<OsString>,
     pub stdin: StdinSource,
     pub output: OutputSink,
@@ -411,6 +411,12 @@ fn spawn_reader(
     });
 }
 
+/// Whether this machine can still start a process (`true`), for doctor's
+/// fork-bomb check: the only process sbx starts that is not docker.
+pub fn can_start_a_process() -> bool {
+    Command::new("true").status().is_ok()
+}
+
 /// The result of a docker control command.
 #[derive(Debug, Clone)]
 pub struct Control {
@@ -528,7 +534,7 @@ pub fn remove_containers(docker: &Docker, names: &[String]) -> bool {
         if attempt > 0 {
             thread::sleep(Duration::from_secs(1));
         }
-        if matches!(control(docker, &docker::remove_args(names), CONTROL_TIMEOUT), Ok(c) if c.success())
+        if matches!(control(docker, &argv::remove_args(names), CONTROL_TIMEOUT), Ok(c) if c.success())
         {
             return true;
         }

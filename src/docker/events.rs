@@ -1,106 +1,10 @@
-//! Questions to the engine that come before or after a run: is the image
-//! here (and can it be pulled), was the container OOM-killed, what of a run
-//! is left. All through `supervise::control`.
+//! What the engine recorded about a container: its `oom`, `start` and `die`
+//! events, read after a run, and the engine's time stamps.
 
-use std::ffi::OsString;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::console;
-use crate::docker::{self, Docker};
-use crate::error::{Error, Result};
-use crate::outcome::Record;
-use crate::spec::Pull;
-use crate::supervise::{self, Control, CONTROL_TIMEOUT};
-
-/// How long a pull may take (it happens before any run's clock starts).
-const PULL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-
-/// Makes sure `image` is present locally before any clock starts, pulling it
-/// when allowed. Returns the image ID.
-pub fn ensure_image(docker: &Docker, image: &str, pull: Pull) -> Result<String> {
-    let inspect = || {
-        supervise::control_interruptible(
-            docker,
-            &docker::image_inspect_args(image),
-            CONTROL_TIMEOUT,
-        )
-    };
-    let found = inspect()?;
-    if found.success() {
-        return Ok(found.stdout.trim().to_string());
-    }
-    if !is_missing_image(&found) {
-        return Err(Error::EngineUnreachable(found.stderr_line()));
-    }
-    pull_missing(docker, image, pull)?;
-    let again = inspect()?;
-    if again.success() {
-        Ok(again.stdout.trim().to_string())
-    } else {
-        Err(Error::PullFailed {
-            image: image.to_string(),
-            message: again.stderr_line(),
-        })
-    }
-}
-
-/// Pulls a missing image if `pull` allows it (interruptible: no container
-/// exists yet).
-fn pull_missing(docker: &Docker, image: &str, pull: Pull) -> Result<()> {
-    if pull == Pull::Never {
-        return Err(Error::ImageMissing(image.to_string()));
-    }
-    console::note(&format!(
-        "sbx: image `{image}` is not present locally; pulling it before the clock starts"
-    ));
-    let pulled = supervise::control_interruptible(docker, &docker::pull_args(image), PULL_TIMEOUT)?;
-    if pulled.success() {
-        Ok(())
-    } else {
-        Err(Error::PullFailed {
-            image: image.to_string(),
-            message: pulled.stderr_line(),
-        })
-    }
-}
-
-/// `docker create` of a run's container, before its clock starts. A missing
-/// image is pulled first when allowed. Not interruptible: a create killed
-/// half-way can still complete in the engine; it takes milliseconds, and the
-/// caller looks for signals right after.
-pub fn create_container(docker: &Docker, args: &[OsString], image: &str, pull: Pull) -> Result<()> {
-    let created = supervise::control(docker, args, CONTROL_TIMEOUT)?;
-    if created.success() {
-        return Ok(());
-    }
-    if !is_missing_image(&created) {
-        return Err(create_error(&created));
-    }
-    pull_missing(docker, image, pull)?;
-    let again = supervise::control(docker, args, CONTROL_TIMEOUT)?;
-    if again.success() {
-        Ok(())
-    } else {
-        Err(create_error(&again))
-    }
-}
-
-fn create_error(created: &Control) -> Error {
-    let line = created.stderr_line();
-    if line.contains("Cannot connect to the Docker daemon")
-        || line.contains("Is the docker daemon running")
-    {
-        Error::EngineUnreachable(line)
-    } else {
-        Error::CreateFailed(line)
-    }
-}
-
-/// Whether a failed `image inspect` or `create` says "no such image" (as
-/// opposed to an engine that did not answer).
-fn is_missing_image(failed: &Control) -> bool {
-    !failed.success() && failed.stderr.to_ascii_lowercase().contains("no such image")
-}
+use super::argv::{self, Docker};
+use super::process::{self, CONTROL_TIMEOUT};
 
 /// The `(status, exit code)` of each `event` the engine recorded for
 /// exactly container `name` since `since` (`offset` is the engine's clock
@@ -114,13 +18,13 @@ fn events(
 ) -> Option<Vec<(String, String)>> {
     // A second of slack before: the engine's clock rounds. The range ends
     // now, on the engine's clock (a later end would wait for it).
-    let args = docker::events_args(
+    let args = argv::events_args(
         name,
         event,
         unix(since) + offset - 1.0,
         unix(SystemTime::now()) + offset + 0.001,
     );
-    match supervise::control(docker, &args, CONTROL_TIMEOUT) {
+    match process::control(docker, &args, CONTROL_TIMEOUT) {
         Ok(c) if c.success() => Some(
             c.stdout
                 .lines()
@@ -183,7 +87,7 @@ pub fn confirm_exit(
     ))
 }
 
-fn unix(t: SystemTime) -> f64 {
+pub fn unix(t: SystemTime) -> f64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
 }
@@ -200,29 +104,17 @@ pub struct ContainerRecord<'a> {
     pub offset: f64,
 }
 
-impl Record for ContainerRecord<'_> {
+impl ContainerRecord<'_> {
     /// `--rm` leaves nothing to inspect, but the `oom` event stays.
-    fn oom_killed(&self) -> bool {
+    pub fn oom_killed(&self) -> bool {
         had_event(self.docker, self.name, self.since, self.offset, "oom") == Some(true)
     }
 
     /// An engine that cannot be asked counts as "started": then the run is
     /// judged on what it did, never turned into an `error` on a guess.
-    fn started(&self) -> bool {
+    pub fn started(&self) -> bool {
         had_event(self.docker, self.name, self.since, self.offset, "start").unwrap_or(true)
     }
-}
-
-/// The engine's clock minus ours, in seconds, read from `docker info`
-/// (halfway through the call); `None` if it cannot be read.
-pub fn clock_offset(docker: &Docker) -> Option<f64> {
-    let before = unix(SystemTime::now());
-    let info = supervise::control(docker, &docker::engine_time_args(), CONTROL_TIMEOUT).ok()?;
-    let after = unix(SystemTime::now());
-    if !info.success() {
-        return None;
-    }
-    parse_rfc3339(info.stdout.trim()).map(|engine| engine - (before + after) / 2.0)
 }
 
 /// Seconds since the Unix epoch of an RFC 3339 time such as
@@ -254,24 +146,19 @@ pub fn parse_rfc3339(text: &str) -> Option<f64> {
         return None;
     }
     let fraction: f64 = format!("0.{fraction}").parse().ok()?;
-    let days = crate::gc::days_from_civil(d[0], d[1], d[2]);
+    let days = days_from_civil(d[0], d[1], d[2]);
     Some((days * 86_400 + t[0] * 3600 + t[1] * 60 + t[2] - offset) as f64 + fraction)
 }
 
-/// Removes every container that carries the label of `run_id`, whatever its
-/// state. Returns how many were found.
-pub fn remove_run(docker: &Docker, run_id: &str) -> Result<usize> {
-    let listed = supervise::control(docker, &docker::list_run_args(run_id), CONTROL_TIMEOUT)?;
-    if !listed.success() {
-        return Err(Error::EngineUnreachable(listed.stderr_line()));
-    }
-    let ids: Vec<String> = listed
-        .stdout
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
-    supervise::remove_containers(docker, &ids);
-    Ok(ids.len())
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

@@ -1,0 +1,14 @@
+//! Everything that talks to the docker CLI, bottom of the tree:
+//! - `argv`: the pure argument vectors (and the `Docker` handle that adds
+//!   the engine's global options); no process is started there;
+//! - `process`: the only place that spawns, waits for, kills and drains a
+//!   process (a run's attached client, and short control commands);
+//! - `control`: named short commands (image present, create, remove a run);
+//! - `events`: what the engine recorded about a container (oom, start, die).
+
+pub mod argv;
+pub mod control;
+pub mod events;
+pub mod process;
+
+pub use argv::{Docker, Endpoint};
