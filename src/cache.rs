@@ -20,7 +20,7 @@ use crate::console;
 use crate::error::{Error, Result};
 use crate::eval::Task;
 use crate::report::{Status, TaskResult};
-use crate::spec::Sandbox;
+use crate::session::Sandbox;
 
 /// Bumped whenever what a cached result means changes.
 const SCHEMA: u32 = 1;
@@ -197,8 +197,9 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{Mode, Tolerance};
+    use crate::compare::Tolerance;
     use crate::eval::{parse_tasks, TaskDefaults};
+    use crate::spec::CompareMode as Mode;
     use std::time::Duration;
 
     fn task(json: &str) -> Task {

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::compare::Mode;
-use crate::engines::Deliver;
-use crate::spec::{self, Profile, Pull};
+use crate::spec::{self, CompareMode, DeliverChoice, Profile, Pull};
 
 /// Run untrusted, AI-generated code in a locked-down Docker container and
 /// judge it against assertions written in advance.
@@ -162,8 +160,8 @@ pub struct RunArgs {
     pub engine: Option<String>,
     /// How the file reaches the engine: a bind mount (the script's way), a
     /// throwaway image, or by where --engine is (a bind mount without it).
-    #[arg(long, value_enum, default_value_t = Deliver::Auto)]
-    pub deliver: Deliver,
+    #[arg(long, value_enum, default_value_t = DeliverChoice::Auto)]
+    pub deliver: DeliverChoice,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -189,8 +187,8 @@ pub struct EvalArgs {
     #[arg(long, value_name = "CMD")]
     pub interpreter: Option<String>,
     /// How output is compared, for tasks that do not set `compare`.
-    #[arg(long, value_enum, default_value_t = Mode::Exact)]
-    pub compare: Mode,
+    #[arg(long, value_enum, default_value_t = CompareMode::Exact)]
+    pub compare: CompareMode,
     /// Relative tolerance of `float` comparison.
     #[arg(long, default_value_t = 1e-6, value_name = "X")]
     pub rel_tol: f64,
@@ -224,8 +222,8 @@ pub struct EvalArgs {
     pub engines: Vec<String>,
     /// How candidates reach the engines: bind mounts (engines on this
     /// machine), throwaway images, or by where each engine is.
-    #[arg(long, value_enum, default_value_t = Deliver::Auto)]
-    pub deliver: Deliver,
+    #[arg(long, value_enum, default_value_t = DeliverChoice::Auto)]
+    pub deliver: DeliverChoice,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }

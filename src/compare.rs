@@ -1,24 +1,8 @@
 //! Output comparison modes: pure functions from expected and actual output
 //! to a verdict, with a short description of the first difference.
 
+use crate::spec::CompareMode as Mode;
 use regex::Regex;
-use serde::{Deserialize, Serialize};
-
-/// How a task's `expect` is compared with the program's stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Byte for byte (the original's rule).
-    Exact,
-    /// Ignore trailing whitespace on each line and trailing blank lines.
-    Trim,
-    /// Compare whitespace-separated tokens.
-    Tokens,
-    /// Tokens, with numbers equal within a relative or absolute tolerance.
-    Float,
-    /// `expect` is a regex that must match the whole output.
-    Regex,
-}
 
 /// Tolerances of `Mode::Float`.
 #[derive(Debug, Clone, Copy, PartialEq)]

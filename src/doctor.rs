@@ -17,9 +17,10 @@ use crate::docker::{argv, Docker};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::outcome::{self, FailReason, Verdict};
-use crate::sandbox::{Candidate, Delivery, Prepared, Session};
+use crate::session::Sandbox;
+use crate::session::{Candidate, Delivery, Prepared, Session};
 use crate::signals;
-use crate::spec::{self, Pull, Sandbox};
+use crate::spec::{self, Pull};
 
 /// Time for probes that should finish (generous: the host may be loaded).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);

@@ -15,18 +15,22 @@ use serde_json::Value;
 
 use crate::cache::{Cache, KeyInput};
 use crate::cli::EvalArgs;
-use crate::compare::{Matcher, Mode, Tolerance};
+use crate::compare::{Matcher, Tolerance};
+use crate::config;
 use crate::console;
 use crate::docker::events::{self, ContainerRecord};
 use crate::docker::process::{Ended, OutputSink, StdinSource};
-use crate::engines::{self, Deliver, EngineSpec, Member, Ping, Setup};
+use crate::engines::pool::{Member, Ping, Setup};
+use crate::engines::spec::EngineSpec;
+use crate::engines::{self, bake, clean, pool};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::outcome::{self, FailReason, Verdict};
 use crate::report::{self, Requeue, Status, TaskResult};
-use crate::sandbox::{Candidate, Session, Staged};
+use crate::session::Sandbox;
+use crate::session::{Candidate, Session, Staged};
 use crate::signals;
-use crate::spec::{self, Sandbox};
+use crate::spec::{self, CompareMode as Mode, DeliverChoice};
 
 /// The fields a task may have.
 const TASK_FIELDS: [&str; 8] = [
@@ -71,7 +75,7 @@ pub struct EvalRequest {
     pub junit: Option<PathBuf>,
     /// The engines to spread the tasks over (empty: the current context).
     pub engines: Vec<EngineSpec>,
-    pub deliver: Deliver,
+    pub deliver: DeliverChoice,
     pub sandbox: Sandbox,
 }
 
@@ -87,8 +91,8 @@ pub struct TaskDefaults {
 impl EvalRequest {
     /// Validates the options and reads and validates the whole tasks file.
     pub fn from_args(args: EvalArgs) -> Result<EvalRequest> {
-        let sandbox = Sandbox::from_args(args.sandbox)?;
-        let engines = engines::parse_engines(&args.engines)?;
+        let sandbox = config::sandbox(args.sandbox)?;
+        let engines = engines::spec::parse_engines(&args.engines)?;
         for (name, tol) in [("--rel-tol", args.rel_tol), ("--abs-tol", args.abs_tol)] {
             if !(tol >= 0.0 && tol.is_finite()) {
                 return Err(Error::Usage(format!(
@@ -510,7 +514,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         }
     }
     let explicit = !req.engines.is_empty();
-    let mut setups = engines::set_up_all(
+    let mut setups = pool::set_up_all(
         &session.sandbox.docker,
         &req.engines,
         req.jobs,
@@ -929,9 +933,9 @@ fn combine<'a>(
 /// them that way, all engines at once.
 fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<()> {
     let baking = setups.iter_mut().filter(|s| s.left_out.is_none());
-    let results = engines::at_once(
+    let results = pool::at_once(
         baking,
-        |s| engines::bake(session, &mut s.member, &mut s.refused),
+        |s| bake::bake(session, &mut s.member, &mut s.refused),
         || Ok(()),
     );
     for result in results {
@@ -950,9 +954,9 @@ fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<(
 /// Removes this eval's containers and baked images from every engine that
 /// answers, all at once. The containers found, or the first failure.
 fn clean_all(members: &[Member], run_id: &str) -> std::result::Result<usize, String> {
-    let results = engines::at_once(
+    let results = pool::at_once(
         members,
-        |m| engines::clean(m, run_id).map_err(|e| format!("engine `{}`: {e}", m.label)),
+        |m| clean::clean(m, run_id).map_err(|e| format!("engine `{}`: {e}", m.label)),
         || Ok(0),
     );
     let mut found = 0;

@@ -11,10 +11,10 @@ use crate::docker::argv::{self, BAKED_REPOSITORY, BASE_TAG_MARK, RUN_LABEL};
 use crate::docker::events::days_from_civil;
 use crate::docker::process::{self, CONTROL_TIMEOUT};
 use crate::docker::Docker;
-use crate::engines::EngineSpec;
+use crate::engines::spec::EngineSpec;
 use crate::error::{Error, Result};
 use crate::exit;
-use crate::sandbox;
+use crate::session;
 
 /// One leftover container.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,7 +139,7 @@ pub fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Re
     // run of another host would look like a leftover.
     let unfiltered = filter.run_id.is_none() && filter.older_than.is_none();
     let elsewhere = |spec: Option<&EngineSpec>, label: &str| -> Result<()> {
-        if unfiltered && !crate::engines::is_local(docker_cli, spec).unwrap_or(false) {
+        if unfiltered && !crate::engines::pool::is_local(docker_cli, spec).unwrap_or(false) {
             return Err(Error::Usage(format!(
                 "engine `{label}` is not on this machine, so sbx cannot tell another host's live runs from leftovers there: give --run RUN_ID or --older-than DURATION"
             )));
@@ -184,7 +184,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         let (live, chosen): (Vec<Leftover>, Vec<Leftover>) =
             select(leftovers, filter.run_id, filter.older_than, now)
                 .into_iter()
-                .partition(|l| sandbox::run_is_live(&l.run_id));
+                .partition(|l| session::run_is_live(&l.run_id));
         for l in &live {
             console::note(&format!(
                 "sbx gc: {prefix}keeping {} ({}): its sbx process (run {}) is still running on this host",
@@ -266,7 +266,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
     }
     tags.append(&mut untag);
     for l in containers.iter().chain(&images) {
-        sandbox::forget_run(&l.run_id);
+        session::forget_run(&l.run_id);
     }
     console::note(&format!("sbx gc: {prefix}{counts} removed"));
     Ok(exit::SUCCESS)

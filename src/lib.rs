@@ -8,6 +8,7 @@
 pub mod cache;
 pub mod cli;
 pub mod compare;
+pub mod config;
 pub mod console;
 pub mod diff;
 pub mod docker;
@@ -20,7 +21,7 @@ pub mod gc;
 pub mod outcome;
 pub mod report;
 pub mod run;
-pub mod sandbox;
+pub mod session;
 pub mod signals;
 pub mod spec;
 
@@ -32,7 +33,7 @@ use crate::docker::Docker;
 fn doctor_request(args: DoctorArgs) -> error::Result<doctor::DoctorRequest> {
     Ok(doctor::DoctorRequest {
         image: spec::parse_image(&args.image)?,
-        sandbox: spec::Sandbox::from_args(args.sandbox)?,
+        sandbox: config::sandbox(args.sandbox)?,
         json: args.json,
         allow_skips: args.allow_skips,
     })
@@ -63,7 +64,7 @@ pub fn main_impl() -> i32 {
             .map(spec::parse_timeout)
             .transpose()
             .and_then(|older_than| {
-                let engines = engines::parse_engines(&args.engines)?;
+                let engines = engines::spec::parse_engines(&args.engines)?;
                 let filter = gc::Filter {
                     run_id: args.run_id.as_deref(),
                     older_than,

@@ -6,16 +6,19 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::RunArgs;
+use crate::config;
 use crate::console;
 use crate::docker::control;
 use crate::docker::events::ContainerRecord;
 use crate::docker::process::{Ended, OutputSink, StdinSource};
 use crate::docker::{argv, Docker};
-use crate::engines::{self, Deliver, EngineSpec};
+use crate::engines::spec::EngineSpec;
+use crate::engines::{self, bake, pool};
 use crate::error::{Error, Result};
 use crate::outcome;
-use crate::sandbox::{self, Candidate, Delivery, Session};
-use crate::spec::{self, Sandbox};
+use crate::session::Sandbox;
+use crate::session::{self, Candidate, Delivery, Session};
+use crate::spec::{self, DeliverChoice};
 
 /// A validated `sbx run` request.
 #[derive(Debug, Clone)]
@@ -27,7 +30,7 @@ pub struct RunRequest {
     pub print_argv: bool,
     /// `--engine`, if given.
     pub engine: Option<EngineSpec>,
-    pub deliver: Deliver,
+    pub deliver: DeliverChoice,
     pub sandbox: Sandbox,
 }
 
@@ -56,10 +59,10 @@ impl RunRequest {
             engine: args
                 .engine
                 .as_deref()
-                .map(engines::parse_engine)
+                .map(engines::spec::parse_engine)
                 .transpose()?,
             deliver: args.deliver,
-            sandbox: Sandbox::from_args(args.sandbox)?,
+            sandbox: config::sandbox(args.sandbox)?,
         })
     }
 }
@@ -82,8 +85,8 @@ fn pick(
 
 /// Runs the request and returns sbx's exit code.
 pub fn run(req: RunRequest) -> Result<i32> {
-    let bytes = sandbox::read_candidate(&req.file)?;
-    if req.interpreter.is_empty() && !sandbox::is_directly_executable(&bytes) {
+    let bytes = session::read_candidate(&req.file)?;
+    if req.interpreter.is_empty() && !session::is_directly_executable(&bytes) {
         return Err(Error::NotExecutable(req.file));
     }
     let interactive = !std::io::stdin().is_terminal();
@@ -169,7 +172,7 @@ impl Target {
         };
         // An engine named by --engine may be elsewhere, with its own clock.
         let local = match &req.engine {
-            Some(_) => engines::is_local(base, req.engine.as_ref())?,
+            Some(_) => pool::is_local(base, req.engine.as_ref())?,
             None => true,
         };
         let offset = if local {
@@ -178,10 +181,10 @@ impl Target {
             control::clock_offset(&docker).unwrap_or(0.0)
         };
         let deliver = match (req.deliver, &req.engine) {
-            (Deliver::Auto, None) => Deliver::Bind,
-            (chosen, _) => engines::choose(chosen, local),
+            (DeliverChoice::Auto, None) => DeliverChoice::Bind,
+            (chosen, _) => pool::choose(chosen, local),
         };
-        if deliver == Deliver::Bind {
+        if deliver == DeliverChoice::Bind {
             return Ok(Target {
                 docker,
                 offset,
@@ -192,7 +195,7 @@ impl Target {
         }
         // Checked (and pulled if allowed) before the clock, then baked.
         let id = control::ensure_image(&docker, &req.image, session.sandbox.pull)?;
-        let tag = engines::bake_image(session, &docker, &id)?;
+        let tag = bake::bake_image(session, &docker, &id)?;
         let delivery = Delivery::Image(BTreeMap::from([(req.image.clone(), tag.clone())]));
         Ok(Target {
             docker,
@@ -215,7 +218,7 @@ impl Drop for Target {
             // The container first (`--rm` may still be removing it): an
             // image still in use would only be untagged.
             let _ = control::remove_run(&self.docker, &self.run_id);
-            engines::remove_baked(&self.docker, &[tag]);
+            bake::remove_baked(&self.docker, &[tag]);
         }
     }
 }

@@ -1,13 +1,14 @@
-//! Validated requests: raw option strings become a `Sandbox` (image, limits,
-//! engine, interpreter) here, once. Everything downstream assumes valid input.
+//! Validated values, at the bottom of the tree: limits, hardening, image,
+//! timeout and the plain choices the command line offers (`--pull`,
+//! `--profile`, `--deliver`, `--compare`), each with its parser. Nothing
+//! here knows the command line's types or the engine.
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use regex::Regex;
+use serde::{Deserialize, Serialize};
 
-use crate::cli::SandboxArgs;
-use crate::docker::Docker;
 use crate::error::{Error, Result};
 
 /// The seed script's defaults.
@@ -50,34 +51,31 @@ pub enum Pull {
     Never,
 }
 
-/// How sbx reaches the engine and what every container of a request shares.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sandbox {
-    /// The docker-compatible CLI to run.
-    pub docker: Docker,
-    pub limits: Limits,
-    pub hardening: Hardening,
-    pub pull: Pull,
+/// How a task's `expect` is compared with the program's stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum CompareMode {
+    /// Byte for byte (the original's rule).
+    Exact,
+    /// Ignore trailing whitespace on each line and trailing blank lines.
+    Trim,
+    /// Compare whitespace-separated tokens.
+    Tokens,
+    /// Tokens, with numbers equal within a relative or absolute tolerance.
+    Float,
+    /// `expect` is a regex that must match the whole output.
+    Regex,
 }
 
-impl Sandbox {
-    /// Validates the options every container-starting subcommand shares.
-    pub fn from_args(args: SandboxArgs) -> Result<Sandbox> {
-        let limits = Limits::parse(
-            &args.memory,
-            &args.cpus,
-            &args.pids_limit,
-            &args.tmpfs_size,
-            &args.network,
-        )?;
-        let hardening = Hardening::parse(&args, &limits)?;
-        Ok(Sandbox {
-            docker: Docker::new(args.engine.docker),
-            limits,
-            hardening,
-            pull: args.pull,
-        })
-    }
+/// How candidates reach the engines (`--deliver`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DeliverChoice {
+    /// Bind mounts for engines on this machine, baked images for the others.
+    Auto,
+    /// Always bind-mount the staged copy (the engine must see this machine's files).
+    Bind,
+    /// Always bake the candidates into a throwaway image per engine.
+    Image,
 }
 
 /// A named set of hardening defaults.
@@ -113,37 +111,6 @@ pub struct Hardening {
     pub env: Vec<String>,
 }
 
-impl Hardening {
-    fn parse(args: &SandboxArgs, limits: &Limits) -> Result<Hardening> {
-        let strict = args.profile == Profile::Strict;
-        let user = match (&args.user, strict) {
-            (Some(user), _) => Some(parse_user(user)?),
-            (None, true) => Some(STRICT_USER.to_string()),
-            (None, false) => None,
-        };
-        let runtime = args.runtime.as_deref().map(parse_runtime).transpose()?;
-        let security_opts = args
-            .security_opt
-            .iter()
-            .map(|o| parse_security_opt(o))
-            .collect::<Result<Vec<_>>>()?;
-        let env = args
-            .env
-            .iter()
-            .map(|e| parse_env(e))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Hardening {
-            user,
-            runtime,
-            security_opts,
-            ipc_none: strict,
-            fsize: strict.then(|| size_in_bytes(&limits.tmpfs_size)),
-            memory_swap: strict.then(|| limits.memory.clone()),
-            env,
-        })
-    }
-}
-
 /// The bytes of a validated size such as `64m`.
 pub fn size_in_bytes(size: &str) -> u64 {
     let (digits, unit) = match size.chars().last() {
@@ -160,7 +127,7 @@ pub fn size_in_bytes(size: &str) -> u64 {
     n.saturating_mul(scale)
 }
 
-fn parse_user(value: &str) -> Result<String> {
+pub fn parse_user(value: &str) -> Result<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
     let pattern = r"^[0-9]{1,10}(?::[0-9]{1,10})?$";
     matching(
@@ -172,7 +139,7 @@ fn parse_user(value: &str) -> Result<String> {
     )
 }
 
-fn parse_runtime(value: &str) -> Result<String> {
+pub fn parse_runtime(value: &str) -> Result<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
     let pattern = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$";
     matching(
@@ -187,7 +154,7 @@ fn parse_runtime(value: &str) -> Result<String> {
 /// Only a seccomp or AppArmor profile passes through; anything else (such
 /// as `no-new-privileges=false`, `seccomp=unconfined`, or SELinux labels,
 /// which can name an unconfined type) is refused.
-fn parse_security_opt(value: &str) -> Result<String> {
+pub fn parse_security_opt(value: &str) -> Result<String> {
     let allowed = ["seccomp=", "apparmor="]
         .iter()
         .any(|p| value.starts_with(p) && value.len() > p.len());
@@ -202,7 +169,7 @@ fn parse_security_opt(value: &str) -> Result<String> {
     }
 }
 
-fn parse_env(value: &str) -> Result<String> {
+pub fn parse_env(value: &str) -> Result<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
     let pattern = r"(?s)^[A-Za-z_][A-Za-z0-9_]*=[^\x00]*$";
     let expected = "NAME=VALUE (the host environment is never passed)";
@@ -494,87 +461,6 @@ mod tests {
                 "{mem} {cpus} {pids} {tmpfs} {net} should be refused"
             );
         }
-    }
-
-    fn sandbox_args(extra: &[&str]) -> SandboxArgs {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Wrap {
-            #[command(flatten)]
-            sandbox: SandboxArgs,
-        }
-        let argv = std::iter::once("sbx").chain(extra.iter().copied());
-        Wrap::try_parse_from(argv).unwrap().sandbox
-    }
-
-    #[test]
-    fn profiles() {
-        let plain = Sandbox::from_args(sandbox_args(&[])).unwrap();
-        assert_eq!(plain.hardening, Hardening::default());
-        let strict =
-            Sandbox::from_args(sandbox_args(&["--profile", "strict", "--memory", "128m"])).unwrap();
-        assert_eq!(
-            strict.hardening,
-            Hardening {
-                user: Some(STRICT_USER.into()),
-                ipc_none: true,
-                fsize: Some(64 << 20),
-                memory_swap: Some("128m".into()),
-                ..Hardening::default()
-            }
-        );
-        let own_user =
-            Sandbox::from_args(sandbox_args(&["--profile", "strict", "--user", "1000"])).unwrap();
-        assert_eq!(own_user.hardening.user.as_deref(), Some("1000"));
-        assert!(
-            Sandbox::from_args(sandbox_args(&["--security-opt", "seccomp=unconfined"])).is_err()
-        );
-        assert!(Sandbox::from_args(sandbox_args(&["--env", "HOME"])).is_err());
-    }
-
-    #[test]
-    fn hardening_values() {
-        assert!(parse_user("65534:65534").is_ok());
-        assert!(parse_user("1000").is_ok());
-        for bad in [
-            "",
-            "-1",
-            "0:",
-            "a b",
-            "--privileged",
-            "1:2:3",
-            "nobody",
-            "1:x",
-        ] {
-            assert!(parse_user(bad).is_err(), "{bad:?} should be refused");
-        }
-        assert!(parse_runtime("runsc").is_ok());
-        assert!(parse_runtime("--x").is_err());
-        assert!(parse_security_opt("seccomp=/etc/profile.json").is_ok());
-        assert!(parse_security_opt("apparmor=docker-default").is_ok());
-        for bad in [
-            "label=type:spc_t",
-            "label=level:s0",
-            "seccomp=unconfined",
-            "apparmor=unconfined",
-            "no-new-privileges=false",
-            "label=disable",
-            "seccomp=",
-            "privileged",
-        ] {
-            assert!(
-                parse_security_opt(bad).is_err(),
-                "{bad:?} should be refused"
-            );
-        }
-        assert!(parse_env("A=1").is_ok());
-        assert!(parse_env("A=").is_ok());
-        for bad in ["A", "=1", "1A=2", "-e=1"] {
-            assert!(parse_env(bad).is_err(), "{bad:?} should be refused");
-        }
-        assert_eq!(size_in_bytes("64m"), 64 << 20);
-        assert_eq!(size_in_bytes("2g"), 2 << 30);
-        assert_eq!(size_in_bytes("100"), 100);
     }
 
     #[test]

@@ -716,4 +716,17 @@ mod tests {
             ["ps", "-a", "-q", "--filter", "name=^/sbx-x$"]
         );
     }
+
+    #[test]
+    fn docker_at_an_endpoint() {
+        let base = Docker::new("docker");
+        let at = base.at(&Endpoint::Url("tcp://127.0.0.1:1".into()));
+        assert_eq!(
+            at.argv(&["ps".into()]),
+            ["--host", "tcp://127.0.0.1:1", "ps"]
+        );
+        let at = base.at(&Endpoint::Context("b".into()));
+        assert_eq!(at.argv(&["ps".into()]), ["--context", "b", "ps"]);
+        assert_eq!(base.argv(&["ps".into()]), ["ps"]);
+    }
 }

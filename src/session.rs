@@ -21,7 +21,7 @@ use crate::docker::process::{self, ContainerGuard, Finished, Job, OutputSink, St
 use crate::docker::Docker;
 use crate::error::{Error, Result};
 use crate::signals;
-use crate::spec::{Pull, Sandbox};
+use crate::spec::{Hardening, Limits, Pull};
 
 /// Sets the run id instead of a random one, so that a test or a script can
 /// find (and remove) the containers of one sbx invocation by name or label.
@@ -43,6 +43,16 @@ pub fn validate_run_id(id: &str) -> Result<String> {
             id.escape_debug()
         )))
     }
+}
+
+/// How sbx reaches the engine and what every container of a request shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The docker-compatible CLI to run.
+    pub docker: Docker,
+    pub limits: Limits,
+    pub hardening: Hardening,
+    pub pull: Pull,
 }
 
 /// A group of containers started by one sbx invocation.

@@ -1,0 +1,255 @@
+//! The engines of one run or eval: setting each up before any clock starts
+//! (where it is, how candidates reach it, which images it has), whether it
+//! still answers, and running per-engine work on all of them at once.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::thread;
+use std::time::Duration;
+
+use super::spec::{url_is_local, EngineSpec};
+use crate::console;
+use crate::docker::argv;
+use crate::docker::control;
+use crate::docker::process::{self, CONTROL_TIMEOUT};
+use crate::docker::{Docker, Endpoint};
+use crate::error::{Error, Result};
+use crate::session::Delivery;
+use crate::spec::{DeliverChoice, Pull};
+
+/// How long an engine may take to answer "are you there" after a run that
+/// did not pass.
+const PING_TIMEOUT: Duration = Duration::from_secs(20);
+/// The delivery an engine gets: `--deliver`, or for `auto` a bind mount
+/// exactly when the engine is on this machine.
+pub fn choose(deliver: DeliverChoice, local: bool) -> DeliverChoice {
+    match deliver {
+        DeliverChoice::Auto if local => DeliverChoice::Bind,
+        DeliverChoice::Auto => DeliverChoice::Image,
+        other => other,
+    }
+}
+
+/// Whether the engine `docker` reaches is on this machine. A context is
+/// looked up; the current context counts as local when it cannot be asked
+/// (sbx's behaviour before engines could be chosen).
+pub fn is_local(docker: &Docker, spec: Option<&EngineSpec>) -> Result<bool> {
+    let context = match spec.map(|s| &s.endpoint) {
+        Some(Endpoint::Url(url)) => return Ok(url_is_local(url)),
+        Some(Endpoint::Context(name)) => Some(name.as_str()),
+        None => match std::env::var("DOCKER_HOST") {
+            Ok(host) if !host.is_empty() => return Ok(url_is_local(&host)),
+            _ => None,
+        },
+    };
+    let plain = Docker::new(docker.program().to_os_string());
+    let asked = process::control(&plain, &argv::context_host_args(context), CONTROL_TIMEOUT)?;
+    match (asked.success(), context) {
+        (true, _) => Ok(url_is_local(asked.stdout.trim())),
+        (false, None) => Ok(true),
+        (false, Some(name)) => Err(Error::EngineUnreachable(format!(
+            "docker context `{name}`: {}",
+            asked.stderr_line()
+        ))),
+    }
+}
+
+/// One engine of an eval.
+#[derive(Debug)]
+pub struct Member {
+    /// How reports name it: the `--engine` value, or `default`.
+    pub label: String,
+    pub docker: Docker,
+    /// Workers that take tasks for it.
+    pub jobs: usize,
+    pub delivery: Delivery,
+    /// Task image -> its ID on this engine, for the images it can run.
+    pub images: BTreeMap<String, String>,
+    /// Its clock minus ours, in seconds (0 on this machine), for the
+    /// engine's event times.
+    pub offset: f64,
+    /// Why it was marked down, once it stopped answering.
+    down: Mutex<Option<String>>,
+}
+
+/// Why a ping got no answer.
+#[derive(Debug)]
+pub enum Ping {
+    /// The engine does not answer: why.
+    Down(String),
+    /// sbx was interrupted while it waited.
+    Interrupted,
+}
+
+/// Why an image cannot be used on an engine: error code, message.
+pub type Refusal = (String, String);
+
+/// What the set-up of one engine found.
+#[derive(Debug)]
+pub struct Setup {
+    pub member: Member,
+    /// Images it lacks and cannot get.
+    pub refused: BTreeMap<String, Refusal>,
+    /// Set when the engine is left out entirely (unreachable).
+    pub left_out: Option<Refusal>,
+}
+
+impl Member {
+    /// Whether it can run tasks of `image`.
+    pub fn runs(&self, image: &str) -> bool {
+        self.images.contains_key(image) && !self.is_down()
+    }
+
+    pub fn is_down(&self) -> bool {
+        self.down_reason().is_some()
+    }
+
+    pub fn down_reason(&self) -> Option<String> {
+        self.down.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Marks it down, saying so once (the first reason stays).
+    pub fn mark_down(&self, reason: String) {
+        let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+        if down.is_none() {
+            console::note(&format!(
+                "sbx: engine `{}` stopped answering ({reason}); its tasks go back to the queue",
+                self.label
+            ));
+            *down = Some(reason);
+        }
+    }
+
+    /// Whether the engine answers now (a signal cuts the wait short).
+    pub fn ping(&self) -> std::result::Result<(), Ping> {
+        match process::control_interruptible(&self.docker, &argv::ping_args(), PING_TIMEOUT) {
+            Ok(c) if c.success() && !c.stdout.trim().is_empty() => Ok(()),
+            Ok(c) => Err(Ping::Down(c.stderr_line())),
+            Err(Error::Interrupted(_)) => Err(Ping::Interrupted),
+            Err(e) => Err(Ping::Down(e.to_string())),
+        }
+    }
+}
+
+/// Sets up one engine before any clock starts: where it is (for the
+/// delivery), and which of `images` it has or can pull. Baking comes later,
+/// once the candidates are staged (see `bake`).
+pub fn set_up(
+    base: &Docker,
+    spec: Option<&EngineSpec>,
+    default_jobs: usize,
+    deliver: DeliverChoice,
+    images: &[&str],
+    pull: Pull,
+) -> Result<Setup> {
+    let docker = match spec {
+        Some(spec) => base.at(&spec.endpoint),
+        None => base.clone(),
+    };
+    let label = spec.map_or_else(|| "default".to_string(), |s| s.label.clone());
+    let mut setup = Setup {
+        member: Member {
+            label,
+            docker,
+            jobs: spec.and_then(|s| s.jobs).unwrap_or(default_jobs),
+            delivery: Delivery::Bind,
+            images: BTreeMap::new(),
+            offset: 0.0,
+            down: Mutex::new(None),
+        },
+        refused: BTreeMap::new(),
+        left_out: None,
+    };
+    let local = match is_local(base, spec) {
+        Ok(local) => local,
+        Err(Error::Interrupted(signal)) => return Err(Error::Interrupted(signal)),
+        Err(e) => {
+            setup.left_out = Some((e.code().to_string(), e.to_string()));
+            return Ok(setup);
+        }
+    };
+    if choose(deliver, local) == DeliverChoice::Image {
+        setup.member.delivery = Delivery::Image(BTreeMap::new());
+    }
+    if !local {
+        // Another host's clock may be off: its event times are read on it.
+        setup.member.offset = control::clock_offset(&setup.member.docker).unwrap_or(0.0);
+    }
+    for image in images {
+        match control::ensure_image(&setup.member.docker, image, pull) {
+            Ok(id) => {
+                setup.member.images.insert(image.to_string(), id);
+            }
+            Err(Error::Interrupted(signal)) => return Err(Error::Interrupted(signal)),
+            Err(e @ (Error::EngineUnreachable(_) | Error::EngineTimeout(_)))
+                if setup.member.images.is_empty() =>
+            {
+                setup.left_out = Some((e.code().to_string(), e.to_string()));
+                return Ok(setup);
+            }
+            Err(e) => {
+                setup
+                    .refused
+                    .insert(image.to_string(), (e.code().to_string(), e.to_string()));
+            }
+        }
+    }
+    Ok(setup)
+}
+
+/// Runs `work` on every item at once, a thread each (engines answer at
+/// their own pace); the results in the items' order, `fallback()` for a
+/// thread that panicked.
+pub fn at_once<T: Send, R: Send>(
+    items: impl IntoIterator<Item = T>,
+    work: impl Fn(T) -> R + Sync,
+    fallback: impl Fn() -> R,
+) -> Vec<R> {
+    let work = &work;
+    thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .into_iter()
+            .map(|item| scope.spawn(move || work(item)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| fallback()))
+            .collect()
+    })
+}
+
+/// Sets up every engine at once (each answers at its own pace).
+pub fn set_up_all(
+    base: &Docker,
+    specs: &[EngineSpec],
+    default_jobs: usize,
+    deliver: DeliverChoice,
+    images: &[&str],
+    pull: Pull,
+) -> Result<Vec<Setup>> {
+    let specs: Vec<Option<&EngineSpec>> = if specs.is_empty() {
+        vec![None]
+    } else {
+        specs.iter().map(Some).collect()
+    };
+    at_once(
+        specs,
+        |spec| set_up(base, spec, default_jobs, deliver, images, pull),
+        || Err(Error::Usage("engine set-up failed".into())),
+    )
+    .into_iter()
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delivery_choice() {
+        assert_eq!(choose(DeliverChoice::Auto, true), DeliverChoice::Bind);
+        assert_eq!(choose(DeliverChoice::Auto, false), DeliverChoice::Image);
+        assert_eq!(choose(DeliverChoice::Image, true), DeliverChoice::Image);
+        assert_eq!(choose(DeliverChoice::Bind, false), DeliverChoice::Bind);
+    }
+}
