@@ -197,8 +197,8 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::Tolerance;
     use crate::eval::{parse_tasks, TaskDefaults};
+    use crate::judge::matcher::Tolerance;
     use crate::spec::CompareMode as Mode;
     use std::time::Duration;
 

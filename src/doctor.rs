@@ -16,7 +16,7 @@ use crate::docker::process::{
 use crate::docker::{argv, Docker};
 use crate::error::{Error, Result};
 use crate::exit;
-use crate::outcome::{self, FailReason, Verdict};
+use crate::judge::outcome::{self, FailReason, Verdict};
 use crate::session::Sandbox;
 use crate::session::{Candidate, Delivery, Prepared, Session};
 use crate::signals;

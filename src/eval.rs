@@ -15,17 +15,18 @@ use serde_json::Value;
 
 use crate::cache::{Cache, KeyInput};
 use crate::cli::EvalArgs;
-use crate::compare::{Matcher, Tolerance};
 use crate::config;
 use crate::console;
 use crate::docker::events::{self, ContainerRecord};
-use crate::docker::process::{Ended, OutputSink, StdinSource};
+use crate::docker::process::{Ended, Finished, OutputSink, StdinSource};
 use crate::engines::pool::{Member, Ping, Setup};
 use crate::engines::spec::EngineSpec;
 use crate::engines::{self, bake, clean, pool};
 use crate::error::{Error, Result};
 use crate::exit;
-use crate::outcome::{self, FailReason, Verdict};
+use crate::judge::matcher::{Matcher, Tolerance};
+use crate::judge::outcome::{self, FailReason, Verdict};
+use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{self, Requeue, Status, TaskResult};
 use crate::session::Sandbox;
 use crate::session::{Candidate, Session, Staged};
@@ -698,19 +699,19 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                         result
                     })
                     .collect();
-                report::samples_entry(&task.id, samples, &req.ks)
+                report::passk::samples_entry(&task.id, samples, &req.ks)
             }
         })
         .collect();
     // The report first: a JUnit file that cannot be written must not cost
     // the user the results.
-    report::write_json(&results)?;
+    report::json::write_json(&results)?;
     if let Some(path) = &req.junit {
-        report::write_junit(path, &results, clock.elapsed())?;
+        report::junit::write_junit(path, &results, clock.elapsed())?;
     }
-    let summary = report::Summary::of(&results);
+    let summary = report::summary::Summary::of(&results);
     let mut line = summary.line(clock.elapsed());
-    for (key, mean, tasks) in report::pass_at_k_means(&results) {
+    for (key, mean, tasks) in report::passk::pass_at_k_means(&results) {
         line.push_str(&format!("; mean {key} {mean:.3} over {tasks} tasks"));
     }
     console::note(&line);
@@ -966,6 +967,23 @@ fn clean_all(members: &[Member], run_id: &str) -> std::result::Result<usize, Str
     Ok(found)
 }
 
+/// A result filled from a run; the caller sets status and reason.
+fn result_from_run(id: &str, finished: &Finished) -> TaskResult {
+    let exit_code = match finished.ended {
+        Ended::Exited(status) => status.code(),
+        _ => None,
+    };
+    TaskResult {
+        stderr_tail: tail(
+            &String::from_utf8_lossy(&finished.stderr.bytes),
+            STDERR_TAIL_CHARS,
+        ),
+        exit_code,
+        duration_ms: u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
+        ..TaskResult::bare(id, Status::Fail)
+    }
+}
+
 /// Judges one candidate against each case of its task, each in a fresh
 /// container. `None` when the eval was interrupted during a run.
 fn judge(
@@ -1059,7 +1077,7 @@ fn judge_case(
         Ok(run) => run,
         Err(e) => return Some(TaskResult::error(&task.id, e.code(), e.to_string())),
     };
-    let mut result = TaskResult::from_run(&task.id, &finished);
+    let mut result = result_from_run(&task.id, &finished);
     let record = ContainerRecord {
         docker: &member.docker,
         name: &name,

@@ -7,7 +7,6 @@
 
 pub mod cache;
 pub mod cli;
-pub mod compare;
 pub mod config;
 pub mod console;
 pub mod diff;
@@ -18,7 +17,7 @@ pub mod error;
 pub mod eval;
 pub mod exit;
 pub mod gc;
-pub mod outcome;
+pub mod judge;
 pub mod report;
 pub mod run;
 pub mod session;

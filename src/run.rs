@@ -15,7 +15,7 @@ use crate::docker::{argv, Docker};
 use crate::engines::spec::EngineSpec;
 use crate::engines::{self, bake, pool};
 use crate::error::{Error, Result};
-use crate::outcome;
+use crate::judge::outcome;
 use crate::session::Sandbox;
 use crate::session::{self, Candidate, Delivery, Session};
 use crate::spec::{self, DeliverChoice};

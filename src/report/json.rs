@@ -1,0 +1,57 @@
+//! The JSON report on stdout: a pretty list, as the original printed it.
+
+use super::result::TaskResult;
+use crate::console;
+use crate::error::Result;
+
+/// The report as the original printed it: a pretty JSON list.
+pub fn to_json(results: &[TaskResult]) -> String {
+    serde_json::to_string_pretty(results).expect("results serialize")
+}
+
+/// Writes the JSON report to stdout. A closed stdout (`sbx eval | head`)
+/// ends quietly.
+pub fn write_json(results: &[TaskResult]) -> Result<()> {
+    console::out(&format!("{}\n", to_json(results)), "the report to stdout")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::result::Status;
+    use serde_json::json;
+
+    fn failing(id: &str) -> TaskResult {
+        TaskResult {
+            stderr_tail: "Traceback".into(),
+            reason: Some("wrong_output".into()),
+            exit_code: Some(0),
+            duration_ms: 420,
+            diff: Some("line 1: expected \"a\", got \"b\"".into()),
+            ..TaskResult::bare(id, Status::Fail)
+        }
+    }
+
+    #[test]
+    fn json_shape_extends_the_original() {
+        let value: serde_json::Value = serde_json::from_str(&to_json(&[
+            failing("a"),
+            TaskResult::missing("b"),
+            TaskResult::error("c", "image_missing", "no image".into()),
+        ]))
+        .unwrap();
+        assert_eq!(
+            value,
+            json!([
+                {"id": "a", "status": "fail", "stderr_tail": "Traceback", "reason": "wrong_output",
+                 "exit_code": 0, "duration_ms": 420, "diff": "line 1: expected \"a\", got \"b\""},
+                {"id": "b", "status": "missing", "stderr_tail": "", "reason": "no_candidate",
+                 "exit_code": null, "duration_ms": 0},
+                {"id": "c", "status": "error", "stderr_tail": "", "reason": "image_missing",
+                 "message": "no image", "exit_code": null, "duration_ms": 0}
+            ])
+        );
+        // Pretty, two-space indented like json.dumps(indent=2).
+        assert!(to_json(&[TaskResult::missing("b")]).starts_with("[\n  {\n    \"id\": \"b\""));
+    }
+}

@@ -1,0 +1,87 @@
+//! The JUnit XML report (`--junit`): one testcase per task.
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::result::{Status, TaskResult};
+use crate::error::{Error, Result};
+
+/// JUnit XML: one testcase per task; `fail` and `missing` are failures,
+/// `error` is an error.
+pub fn to_junit(results: &[TaskResult], elapsed: Duration) -> String {
+    let mut suite = TestSuite::new("sbx eval");
+    for r in results {
+        let status = match r.status {
+            Status::Pass => TestCaseStatus::success(),
+            Status::Fail | Status::Missing | Status::Error => {
+                let kind = if r.status == Status::Error {
+                    NonSuccessKind::Error
+                } else {
+                    NonSuccessKind::Failure
+                };
+                let mut status = TestCaseStatus::non_success(kind);
+                let reason = r.reason.clone().unwrap_or_default();
+                status.set_type(reason.clone());
+                let detail = r.message.as_ref().or(r.diff.as_ref());
+                status.set_message(match detail {
+                    Some(d) => format!("{reason}: {d}"),
+                    None => reason,
+                });
+                if !r.stderr_tail.is_empty() {
+                    status.set_description(r.stderr_tail.clone());
+                }
+                status
+            }
+        };
+        let mut case = TestCase::new(r.id.clone(), status);
+        case.set_classname("sbx")
+            .set_time(Duration::from_millis(r.duration_ms));
+        suite.add_test_case(case);
+    }
+    suite.set_time(elapsed);
+    let mut report = Report::new("sbx");
+    report.add_test_suite(suite);
+    report.to_string().expect("a JUnit report serializes")
+}
+
+pub fn write_junit(path: &Path, results: &[TaskResult], elapsed: Duration) -> Result<()> {
+    fs::write(path, to_junit(results, elapsed)).map_err(|source| Error::Write {
+        what: format!("the JUnit report `{}`", path.display()),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failing(id: &str) -> TaskResult {
+        TaskResult {
+            stderr_tail: "Traceback".into(),
+            reason: Some("wrong_output".into()),
+            exit_code: Some(0),
+            duration_ms: 420,
+            diff: Some("line 1: expected \"a\", got \"b\"".into()),
+            ..TaskResult::bare(id, Status::Fail)
+        }
+    }
+
+    #[test]
+    fn junit_distinguishes_failures_and_errors() {
+        let xml = to_junit(
+            &[
+                failing("a"),
+                TaskResult::error("c", "image_missing", "no image".into()),
+            ],
+            Duration::from_secs(1),
+        );
+        assert!(xml.contains("<failure"), "{xml}");
+        assert!(xml.contains("<error"), "{xml}");
+        assert!(xml.contains("tests=\"2\""), "{xml}");
+        assert!(xml.contains("failures=\"1\""), "{xml}");
+        assert!(xml.contains("errors=\"1\""), "{xml}");
+    }
+}

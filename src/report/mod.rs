@@ -1,0 +1,14 @@
+//! Results out, as data and as files: nothing here runs anything.
+//! - `result`: the per-task record and its status;
+//! - `passk`: pass@k of multi-sample tasks;
+//! - `summary`: the one-line summary and the eval's exit code;
+//! - `json`: the JSON report on stdout;
+//! - `junit`: the JUnit XML report.
+
+pub mod json;
+pub mod junit;
+pub mod passk;
+pub mod result;
+pub mod summary;
+
+pub use result::{Requeue, Status, TaskResult};

@@ -1,0 +1,195 @@
+//! pass@k of multi-sample tasks: the estimator, which k to report, and the
+//! one entry that stands for a task's samples.
+
+use std::collections::BTreeMap;
+
+use super::result::{Status, TaskResult};
+
+/// The unbiased pass@k estimator, 1 - C(n-c, k) / C(n, k), in the
+/// numerically stable product form; `None` when k is 0 or more than n.
+pub fn pass_at_k(n: usize, c: usize, k: usize) -> Option<f64> {
+    if k == 0 || k > n || c > n {
+        return None;
+    }
+    if n - c < k {
+        return Some(1.0);
+    }
+    // C(n-c, k) / C(n, k) = prod_{i = n-c+1}^{n} (1 - k / i)
+    let fail_all: f64 = (n - c + 1..=n).map(|i| 1.0 - k as f64 / i as f64).product();
+    Some(1.0 - fail_all)
+}
+
+/// The k values reported for a task with `n` samples: the requested ones
+/// (default 1, plus 10 where n >= 10) that do not exceed n.
+pub fn ks_for(requested: &[usize], n: usize) -> Vec<usize> {
+    let defaults = [1, 10];
+    let ks: &[usize] = if requested.is_empty() {
+        &defaults
+    } else {
+        requested
+    };
+    let mut ks: Vec<usize> = ks.iter().copied().filter(|&k| k >= 1 && k <= n).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    ks
+}
+
+/// One entry for a multi-sample task from its samples' entries: `n` judged
+/// samples (`error` ones excluded and counted apart), `c` that passed, and
+/// pass@k. The task passes when every judged sample passed.
+pub fn samples_entry(id: &str, samples: Vec<TaskResult>, requested_ks: &[usize]) -> TaskResult {
+    let errors = samples.iter().filter(|s| s.status == Status::Error).count();
+    let n = samples.len() - errors;
+    let c = samples.iter().filter(|s| s.status == Status::Pass).count();
+    let mut entry = if samples.is_empty() {
+        TaskResult::missing(id)
+    } else if n == 0 {
+        let first = &samples[0];
+        TaskResult::error(
+            id,
+            "all_samples_error",
+            format!(
+                "no sample could be judged; first: {}",
+                first.message.clone().unwrap_or_default()
+            ),
+        )
+    } else {
+        let failing = samples
+            .iter()
+            .find(|s| s.status != Status::Pass && s.status != Status::Error);
+        TaskResult {
+            status: if failing.is_some() {
+                Status::Fail
+            } else {
+                Status::Pass
+            },
+            reason: failing.and_then(|s| s.reason.clone()),
+            ..TaskResult::bare(id, Status::Pass)
+        }
+    };
+    entry.duration_ms = samples.iter().map(|s| s.duration_ms).sum();
+    if entry.status == Status::Pass {
+        entry.reason = None;
+    }
+    for k in ks_for(requested_ks, n) {
+        if let Some(p) = pass_at_k(n, c, k) {
+            entry.pass_at.insert(format!("pass@{k}"), p);
+        }
+    }
+    entry.n = Some(n);
+    entry.c = Some(c);
+    entry.errors = Some(errors);
+    entry.samples = Some(samples);
+    entry
+}
+
+/// The mean of each `pass@k` over the entries that have it: (key, mean, tasks).
+pub fn pass_at_k_means(results: &[TaskResult]) -> Vec<(String, f64, usize)> {
+    let mut sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+    for r in results {
+        for (key, value) in &r.pass_at {
+            let slot = sums.entry(key).or_default();
+            slot.0 += value;
+            slot.1 += 1;
+        }
+    }
+    let mut means: Vec<(String, f64, usize)> = sums
+        .into_iter()
+        .map(|(key, (sum, count))| (key.to_string(), sum / count as f64, count))
+        .collect();
+    // pass@1 before pass@10.
+    means.sort_by_key(|(key, _, _)| {
+        key.trim_start_matches("pass@")
+            .parse::<usize>()
+            .unwrap_or(usize::MAX)
+    });
+    means
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failing(id: &str) -> TaskResult {
+        TaskResult {
+            stderr_tail: "Traceback".into(),
+            reason: Some("wrong_output".into()),
+            exit_code: Some(0),
+            duration_ms: 420,
+            diff: Some("line 1: expected \"a\", got \"b\"".into()),
+            ..TaskResult::bare(id, Status::Fail)
+        }
+    }
+
+    #[test]
+    fn pass_at_k_matches_known_values() {
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-12);
+        assert!(close(pass_at_k(10, 0, 1), 0.0));
+        assert!(close(pass_at_k(10, 10, 1), 1.0));
+        assert!(close(pass_at_k(10, 3, 1), 0.3));
+        // 1 - C(7,2)/C(10,2) = 1 - 21/45
+        assert!(close(pass_at_k(10, 3, 2), 1.0 - 21.0 / 45.0));
+        // 1 - C(5,5)/C(10,5) = 1 - 1/252
+        assert!(close(pass_at_k(10, 5, 5), 1.0 - 1.0 / 252.0));
+        // n - c < k: every draw of k holds a pass.
+        assert!(close(pass_at_k(10, 8, 3), 1.0));
+        assert!(close(pass_at_k(200, 1, 100), 0.5));
+        assert_eq!(pass_at_k(3, 1, 5), None);
+        assert_eq!(pass_at_k(3, 1, 0), None);
+        // Stable for large n: no overflow, no NaN.
+        let p = pass_at_k(100_000, 17, 1000).unwrap();
+        assert!(p.is_finite() && p > 0.15 && p < 0.16, "{p}");
+    }
+
+    #[test]
+    fn ks_default_to_1_and_10_when_there_are_enough_samples() {
+        assert_eq!(ks_for(&[], 5), [1]);
+        assert_eq!(ks_for(&[], 10), [1, 10]);
+        assert_eq!(ks_for(&[5, 1, 5, 20], 10), [1, 5]);
+        assert!(ks_for(&[], 0).is_empty());
+    }
+
+    #[test]
+    fn samples_make_one_entry() {
+        let pass = |name: &str| TaskResult {
+            status: Status::Pass,
+            reason: None,
+            diff: None,
+            sample: Some(name.into()),
+            ..failing("t")
+        };
+        let fail = |name: &str| TaskResult {
+            sample: Some(name.into()),
+            ..failing("t")
+        };
+        let err = |name: &str| TaskResult {
+            sample: Some(name.into()),
+            ..TaskResult::error("t", "start_failed", "boom".into())
+        };
+        let e = samples_entry(
+            "t",
+            vec![pass("a.py"), fail("b.py"), err("c.py"), pass("d.py")],
+            &[],
+        );
+        assert_eq!((e.n, e.c, e.errors), (Some(3), Some(2), Some(1)));
+        assert_eq!(e.status, Status::Fail);
+        assert_eq!(e.reason.as_deref(), Some("wrong_output"));
+        assert!((e.pass_at["pass@1"] - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(e.duration_ms, 420 * 3);
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["pass@1"], serde_json::json!(2.0 / 3.0));
+        assert_eq!(json["samples"][1]["sample"], "b.py");
+        let all = samples_entry("t", vec![pass("a"), pass("b")], &[1, 2]);
+        assert_eq!(all.status, Status::Pass);
+        assert!(all.reason.is_none());
+        assert_eq!(all.pass_at.keys().collect::<Vec<_>>(), ["pass@1", "pass@2"]);
+        assert_eq!(samples_entry("t", vec![], &[]).status, Status::Missing);
+        let errored = samples_entry("t", vec![err("a")], &[]);
+        assert_eq!(errored.status, Status::Error);
+        assert_eq!(errored.n, Some(0));
+        let means = pass_at_k_means(&[e, all]);
+        assert_eq!(means[0].0, "pass@1");
+        assert!((means[0].1 - (2.0 / 3.0 + 1.0) / 2.0).abs() < 1e-12);
+        assert_eq!(means[0].2, 2);
+    }
+}

@@ -1,0 +1,171 @@
+//! The per-task result record (a superset of eval_loop.py's entry) and
+//! its status.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// How many characters of stderr the report keeps (the original's 300).
+pub const STDERR_TAIL_CHARS: usize = 300;
+
+/// A task's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Exit 0 and the output matched.
+    Pass,
+    /// The candidate ran and did not pass: its own failure.
+    Fail,
+    /// No candidate file for the task.
+    Missing,
+    /// sbx could not judge the candidate; never the model's failure.
+    Error,
+}
+
+impl Status {
+    /// The status written as `name` in a report (any version of sbx, or
+    /// eval_loop.py, whose reports use the same words).
+    pub fn from_name(name: &str) -> Option<Status> {
+        match name {
+            "pass" => Some(Status::Pass),
+            "fail" => Some(Status::Fail),
+            "missing" => Some(Status::Missing),
+            "error" => Some(Status::Error),
+            _ => None,
+        }
+    }
+
+    /// The word a report uses for this status.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Missing => "missing",
+            Status::Error => "error",
+        }
+    }
+}
+
+/// One entry of the report. `id`, `status` and `stderr_tail` are the
+/// original's fields; the rest say why and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskResult {
+    pub id: String,
+    pub status: Status,
+    pub stderr_tail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// Multi-case tasks only: the first failing case (1-based), whose
+    /// details the entry carries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case: Option<usize>,
+    /// Multi-case tasks only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cases_passed: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cases_total: Option<usize>,
+    /// A sample's entry (inside `samples`): its file name in `gen/<id>/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<String>,
+    /// Multi-sample tasks only: samples judged (`error` ones excluded) ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n: Option<usize>,
+    /// ... of which passed ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub c: Option<usize>,
+    /// ... and samples sbx could not judge (not in `n`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<usize>,
+    /// `pass@k` for each k (keys `pass@1`, `pass@10`, ...).
+    #[serde(flatten)]
+    pub pass_at: BTreeMap<String, f64>,
+    /// Multi-sample tasks only: every sample's own entry, in name order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<Vec<TaskResult>>,
+    /// Served from the result cache (`--cache`) instead of run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached: Option<bool>,
+    /// With `--engine`: the engine that ran it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Engines that stopped answering while they ran it; it was run again
+    /// elsewhere, and never judged on what a dying engine returned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requeued: Vec<Requeue>,
+}
+
+/// One move of a task away from an engine that stopped answering.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requeue {
+    pub engine: String,
+    pub reason: String,
+}
+
+impl TaskResult {
+    /// An entry with only its id and status: every other field empty.
+    pub fn bare(id: &str, status: Status) -> TaskResult {
+        TaskResult {
+            id: id.to_string(),
+            status,
+            stderr_tail: String::new(),
+            reason: None,
+            message: None,
+            exit_code: None,
+            duration_ms: 0,
+            diff: None,
+            case: None,
+            cases_passed: None,
+            cases_total: None,
+            sample: None,
+            n: None,
+            c: None,
+            errors: None,
+            pass_at: BTreeMap::new(),
+            samples: None,
+            cached: None,
+            engine: None,
+            requeued: Vec::new(),
+        }
+    }
+
+    /// No candidate was found.
+    pub fn missing(id: &str) -> TaskResult {
+        TaskResult {
+            reason: Some("no_candidate".into()),
+            ..TaskResult::bare(id, Status::Missing)
+        }
+    }
+
+    /// sbx could not judge the candidate.
+    pub fn error(id: &str, code: &str, message: String) -> TaskResult {
+        TaskResult {
+            reason: Some(code.to_string()),
+            message: Some(message),
+            ..TaskResult::bare(id, Status::Error)
+        }
+    }
+}
+
+/// The last `n` characters of `s`.
+pub fn tail(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    s.chars().skip(count.saturating_sub(n)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_counts_characters() {
+        assert_eq!(tail("abcdef", 3), "def");
+        assert_eq!(tail("ab", 3), "ab");
+        assert_eq!(tail("ééé", 2), "éé");
+    }
+}

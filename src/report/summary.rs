@@ -1,0 +1,106 @@
+//! The one-line summary of an eval and its exit code.
+
+use std::time::Duration;
+
+use super::result::{Status, TaskResult};
+use crate::exit;
+
+/// Counts per status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub missing: usize,
+    pub errors: usize,
+}
+
+impl Summary {
+    pub fn of(results: &[TaskResult]) -> Summary {
+        let mut s = Summary::default();
+        for r in results {
+            match r.status {
+                Status::Pass => s.passed += 1,
+                Status::Fail => s.failed += 1,
+                Status::Missing => s.missing += 1,
+                Status::Error => s.errors += 1,
+            }
+            // Samples sbx could not judge count as errors too (the task's
+            // own status covers only the judged ones), unless the task is
+            // itself an error already.
+            if r.status != Status::Error {
+                s.errors += r.errors.unwrap_or(0);
+            }
+        }
+        s
+    }
+
+    /// `N passed, N failed, N missing, N errors in T s`.
+    pub fn line(&self, elapsed: Duration) -> String {
+        format!(
+            "{} passed, {} failed, {} missing, {} errors in {:.1} s",
+            self.passed,
+            self.failed,
+            self.missing,
+            self.errors,
+            elapsed.as_secs_f64()
+        )
+    }
+
+    /// 0 when everything passed; 2 when sbx could not judge some task (an
+    /// infrastructure problem, not the model's); 1 when any task failed or
+    /// had no candidate.
+    pub fn exit_code(&self) -> i32 {
+        if self.errors > 0 {
+            exit::USAGE
+        } else if self.failed + self.missing > 0 {
+            exit::NOT_ALL_PASSED
+        } else {
+            exit::SUCCESS
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failing(id: &str) -> TaskResult {
+        TaskResult {
+            stderr_tail: "Traceback".into(),
+            reason: Some("wrong_output".into()),
+            exit_code: Some(0),
+            duration_ms: 420,
+            diff: Some("line 1: expected \"a\", got \"b\"".into()),
+            ..TaskResult::bare(id, Status::Fail)
+        }
+    }
+
+    #[test]
+    fn summary_and_exit_codes() {
+        let pass = TaskResult {
+            status: Status::Pass,
+            ..failing("p")
+        };
+        let s = Summary::of(&[pass.clone(), failing("f"), TaskResult::missing("m")]);
+        assert_eq!(
+            s,
+            Summary {
+                passed: 1,
+                failed: 1,
+                missing: 1,
+                errors: 0
+            }
+        );
+        assert_eq!(
+            s.line(Duration::from_millis(4200)),
+            "1 passed, 1 failed, 1 missing, 0 errors in 4.2 s"
+        );
+        assert_eq!(s.exit_code(), 1);
+        assert_eq!(Summary::of(std::slice::from_ref(&pass)).exit_code(), 0);
+        assert_eq!(Summary::of(&[]).exit_code(), 0);
+        assert_eq!(
+            Summary::of(&[pass, TaskResult::error("e", "x", "y".into())]).exit_code(),
+            2
+        );
+    }
+}
