@@ -1,14 +1,175 @@
 //! The command line's arguments become validated requests here, once:
 //! everything below can assume valid input.
 
-use crate::cli::SandboxArgs;
+use std::fs;
+use std::path::PathBuf;
+use std::thread;
+use std::time::Duration;
+
+use crate::cli::{DoctorArgs, EvalArgs, RunArgs, SandboxArgs};
 use crate::docker::Docker;
-use crate::error::Result;
+use crate::engines;
+use crate::engines::spec::EngineSpec;
+use crate::error::{Error, Result};
+use crate::eval::request::EvalRequest;
+use crate::eval::tasks::{parse_tasks, TaskDefaults};
+use crate::judge::matcher::Tolerance;
 use crate::session::Sandbox;
 use crate::spec::{
-    parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, Hardening, Limits,
-    Profile, STRICT_USER,
+    self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
+    Hardening, Limits, Profile, STRICT_USER,
 };
+
+/// A validated `sbx run` request.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub file: PathBuf,
+    pub image: String,
+    pub timeout: Duration,
+    pub interpreter: Vec<String>,
+    pub print_argv: bool,
+    /// `--engine`, if given.
+    pub engine: Option<EngineSpec>,
+    pub deliver: DeliverChoice,
+    pub sandbox: Sandbox,
+}
+
+impl RunRequest {
+    /// Validates the raw arguments (positionals and options agree, values
+    /// are well-formed).
+    pub fn from_args(args: RunArgs) -> Result<RunRequest> {
+        let image = pick("IMAGE", args.image_arg, args.image_opt, spec::DEFAULT_IMAGE)?;
+        let timeout = pick(
+            "TIMEOUT",
+            args.timeout_arg,
+            args.timeout_opt,
+            spec::DEFAULT_TIMEOUT,
+        )?;
+        Ok(RunRequest {
+            file: args.file,
+            image: spec::parse_image(&image)?,
+            timeout: spec::parse_timeout(&timeout)?,
+            interpreter: args
+                .interpreter
+                .as_deref()
+                .map(spec::parse_interpreter)
+                .transpose()?
+                .unwrap_or_default(),
+            print_argv: args.print_argv,
+            engine: args
+                .engine
+                .as_deref()
+                .map(engines::spec::parse_engine)
+                .transpose()?,
+            deliver: args.deliver,
+            sandbox: sandbox(args.sandbox)?,
+        })
+    }
+}
+
+/// A value given as a positional, an option, or neither; both must agree.
+fn pick(
+    what: &str,
+    positional: Option<String>,
+    option: Option<String>,
+    default: &str,
+) -> Result<String> {
+    match (positional, option) {
+        (Some(p), Some(o)) if p != o => Err(Error::Usage(format!(
+            "{what} given twice with different values (`{p}` and `{o}`)"
+        ))),
+        (Some(v), _) | (None, Some(v)) => Ok(v),
+        (None, None) => Ok(default.to_string()),
+    }
+}
+
+/// A validated `sbx doctor` request.
+#[derive(Debug, Clone)]
+pub struct DoctorRequest {
+    pub image: String,
+    pub sandbox: Sandbox,
+    pub json: bool,
+    pub allow_skips: bool,
+}
+
+impl DoctorRequest {
+    /// Validates `sbx doctor`'s options.
+    pub fn from_args(args: DoctorArgs) -> Result<DoctorRequest> {
+        Ok(DoctorRequest {
+            image: spec::parse_image(&args.image)?,
+            sandbox: sandbox(args.sandbox)?,
+            json: args.json,
+            allow_skips: args.allow_skips,
+        })
+    }
+}
+
+impl EvalRequest {
+    /// Validates the options and reads and validates the whole tasks file.
+    pub fn from_args(args: EvalArgs) -> Result<EvalRequest> {
+        let sandbox = sandbox(args.sandbox)?;
+        let engines = engines::spec::parse_engines(&args.engines)?;
+        for (name, tol) in [("--rel-tol", args.rel_tol), ("--abs-tol", args.abs_tol)] {
+            if !(tol >= 0.0 && tol.is_finite()) {
+                return Err(Error::Usage(format!(
+                    "invalid {name} `{tol}`: expected a number >= 0"
+                )));
+            }
+        }
+        let defaults = TaskDefaults {
+            image: spec::parse_image(&args.image)?,
+            timeout: spec::parse_timeout(&args.timeout)?,
+            compare: args.compare,
+            tolerance: Tolerance {
+                rel: args.rel_tol,
+                abs: args.abs_tol,
+            },
+        };
+        let jobs = match args.jobs {
+            Some(0) => return Err(Error::Usage("invalid -j `0`: expected at least 1".into())),
+            Some(n) => n,
+            None => default_jobs(),
+        };
+        let text = fs::read_to_string(&args.tasks).map_err(|e| Error::Tasks {
+            path: args.tasks.clone(),
+            message: e.to_string(),
+        })?;
+        let tasks = parse_tasks(&text, &defaults).map_err(|message| Error::Tasks {
+            path: args.tasks.clone(),
+            message,
+        })?;
+        if !args.gen.is_dir() {
+            return Err(Error::Usage(format!(
+                "candidates folder `{}` is not a directory",
+                args.gen.display()
+            )));
+        }
+        Ok(EvalRequest {
+            tasks,
+            gen: args.gen,
+            jobs,
+            interpreter: args
+                .interpreter
+                .as_deref()
+                .map(spec::parse_interpreter)
+                .transpose()?,
+            max_output: spec::parse_bytes("--max-output", &args.max_output)?,
+            fail_fast: !args.no_fail_fast,
+            ks: args.k,
+            cache: args.cache.filter(|_| !args.no_cache),
+            junit: args.junit,
+            engines,
+            deliver: args.deliver,
+            sandbox,
+        })
+    }
+}
+
+/// What the machine can take: the engine saturates at a few container starts
+/// at once, and each container is capped at half a core by default.
+pub fn default_jobs() -> usize {
+    thread::available_parallelism().map_or(2, |n| n.get()) * 2
+}
 
 /// Validates the options every container-starting subcommand shares.
 pub fn sandbox(args: SandboxArgs) -> Result<Sandbox> {

@@ -5,38 +5,32 @@
 //! `docker` (pure argv) -> `supervise` (the only place that spawns, waits,
 //! kills and drains) -> `outcome` (what happened) -> `eval` / `report`.
 
-pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod console;
-pub mod diff;
+
 pub mod docker;
-pub mod doctor;
+
+pub mod cmd;
 pub mod engines;
 pub mod error;
 pub mod eval;
 pub mod exit;
-pub mod gc;
+
 pub mod judge;
 pub mod report;
-pub mod run;
+
 pub mod session;
 pub mod signals;
 pub mod spec;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, DoctorArgs};
+use crate::cli::{Cli, Command};
+use crate::cmd::{diff, doctor, gc, run};
+use crate::config::{DoctorRequest, RunRequest};
 use crate::docker::Docker;
-
-fn doctor_request(args: DoctorArgs) -> error::Result<doctor::DoctorRequest> {
-    Ok(doctor::DoctorRequest {
-        image: spec::parse_image(&args.image)?,
-        sandbox: config::sandbox(args.sandbox)?,
-        json: args.json,
-        allow_skips: args.allow_skips,
-    })
-}
+use crate::eval::request::EvalRequest;
 
 /// Parses the command line, runs the subcommand, and returns the exit code.
 /// Errors are printed here as one line on stderr.
@@ -53,9 +47,9 @@ pub fn main_impl() -> i32 {
         return exit::ENGINE;
     }
     let result = match cli.command {
-        Command::Run(args) => run::RunRequest::from_args(args).and_then(run::run),
-        Command::Eval(args) => eval::EvalRequest::from_args(args).and_then(eval::eval),
-        Command::Doctor(args) => doctor_request(args).and_then(doctor::doctor),
+        Command::Run(args) => RunRequest::from_args(args).and_then(run::run),
+        Command::Eval(args) => EvalRequest::from_args(args).and_then(cmd::eval::eval),
+        Command::Doctor(args) => DoctorRequest::from_args(args).and_then(doctor::doctor),
         Command::Diff(args) => diff::diff(&args.old, &args.new, args.json),
         Command::Gc(args) => args
             .older_than

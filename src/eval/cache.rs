@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::tasks::Task;
 use crate::console;
 use crate::error::{Error, Result};
-use crate::eval::Task;
 use crate::report::{Status, TaskResult};
 use crate::session::Sandbox;
 
@@ -197,7 +197,7 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::{parse_tasks, TaskDefaults};
+    use crate::eval::tasks::{parse_tasks, TaskDefaults};
     use crate::judge::matcher::Tolerance;
     use crate::spec::CompareMode as Mode;
     use std::time::Duration;

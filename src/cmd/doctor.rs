@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::config::DoctorRequest;
 use crate::console;
 use crate::docker::control;
 use crate::docker::events::ContainerRecord;
@@ -17,7 +18,6 @@ use crate::docker::{argv, Docker};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::judge::outcome::{self, FailReason, Verdict};
-use crate::session::Sandbox;
 use crate::session::{Candidate, Delivery, Prepared, Session};
 use crate::signals;
 use crate::spec::{self, Pull};
@@ -29,15 +29,6 @@ const TIMEOUT_PROBE: Duration = Duration::from_secs(2);
 const TIMEOUT_SLACK: Duration = Duration::from_secs(3);
 /// Output kept by the output-cap probe.
 const OUTPUT_CAP: usize = 64 << 10;
-
-/// A validated `sbx doctor` request.
-#[derive(Debug, Clone)]
-pub struct DoctorRequest {
-    pub image: String,
-    pub sandbox: Sandbox,
-    pub json: bool,
-    pub allow_skips: bool,
-}
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -2,86 +2,18 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::PathBuf;
-use std::time::Duration;
 
-use crate::cli::RunArgs;
-use crate::config;
+use crate::config::RunRequest;
 use crate::console;
 use crate::docker::control;
 use crate::docker::events::ContainerRecord;
 use crate::docker::process::{Ended, OutputSink, StdinSource};
 use crate::docker::{argv, Docker};
-use crate::engines::spec::EngineSpec;
-use crate::engines::{self, bake, pool};
+use crate::engines::{bake, pool};
 use crate::error::{Error, Result};
 use crate::judge::outcome;
-use crate::session::Sandbox;
 use crate::session::{self, Candidate, Delivery, Session};
-use crate::spec::{self, DeliverChoice};
-
-/// A validated `sbx run` request.
-#[derive(Debug, Clone)]
-pub struct RunRequest {
-    pub file: PathBuf,
-    pub image: String,
-    pub timeout: Duration,
-    pub interpreter: Vec<String>,
-    pub print_argv: bool,
-    /// `--engine`, if given.
-    pub engine: Option<EngineSpec>,
-    pub deliver: DeliverChoice,
-    pub sandbox: Sandbox,
-}
-
-impl RunRequest {
-    /// Validates the raw arguments (positionals and options agree, values
-    /// are well-formed).
-    pub fn from_args(args: RunArgs) -> Result<RunRequest> {
-        let image = pick("IMAGE", args.image_arg, args.image_opt, spec::DEFAULT_IMAGE)?;
-        let timeout = pick(
-            "TIMEOUT",
-            args.timeout_arg,
-            args.timeout_opt,
-            spec::DEFAULT_TIMEOUT,
-        )?;
-        Ok(RunRequest {
-            file: args.file,
-            image: spec::parse_image(&image)?,
-            timeout: spec::parse_timeout(&timeout)?,
-            interpreter: args
-                .interpreter
-                .as_deref()
-                .map(spec::parse_interpreter)
-                .transpose()?
-                .unwrap_or_default(),
-            print_argv: args.print_argv,
-            engine: args
-                .engine
-                .as_deref()
-                .map(engines::spec::parse_engine)
-                .transpose()?,
-            deliver: args.deliver,
-            sandbox: config::sandbox(args.sandbox)?,
-        })
-    }
-}
-
-/// A value given as a positional, an option, or neither; both must agree.
-fn pick(
-    what: &str,
-    positional: Option<String>,
-    option: Option<String>,
-    default: &str,
-) -> Result<String> {
-    match (positional, option) {
-        (Some(p), Some(o)) if p != o => Err(Error::Usage(format!(
-            "{what} given twice with different values (`{p}` and `{o}`)"
-        ))),
-        (Some(v), _) | (None, Some(v)) => Ok(v),
-        (None, None) => Ok(default.to_string()),
-    }
-}
+use crate::spec::DeliverChoice;
 
 /// Runs the request and returns sbx's exit code.
 pub fn run(req: RunRequest) -> Result<i32> {

@@ -1,0 +1,13 @@
+//! The subcommands, top of the tree: each takes a validated request (see
+//! `config`) and returns the exit code.
+//! - `run`: `sbx run`, the drop-in for run_sandboxed.sh;
+//! - `eval`: `sbx eval`, the orchestration of `eval/`'s steps;
+//! - `doctor`: `sbx doctor`, what this engine really enforces;
+//! - `gc`: `sbx gc`, what earlier runs left behind;
+//! - `diff`: `sbx diff`, two reports compared.
+
+pub mod diff;
+pub mod doctor;
+pub mod eval;
+pub mod gc;
+pub mod run;

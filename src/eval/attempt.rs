@@ -1,0 +1,86 @@
+//! One unit on one engine, and the retry policy: a result that is not a
+//! pass stands only once the engine has answered after it; a run that lost
+//! its engine is tried again, at most `MAX_ATTEMPTS` times.
+
+use std::collections::BTreeMap;
+
+use super::cache::{Cache, KeyInput};
+use super::judge::{judge, ENGINE_LOST};
+use super::plan::{ImageCheck, Unit};
+use super::request::EvalRequest;
+use crate::engines::pool::{Member, Ping};
+use crate::report::{Status, TaskResult};
+use crate::session::{Session, Staged};
+
+/// Runs of one unit at most when its engine keeps answering but its runs
+/// keep losing the connection.
+pub const MAX_ATTEMPTS: usize = 3;
+
+/// What became of one unit on one engine.
+#[derive(Debug)]
+pub enum Step {
+    Judged(Box<TaskResult>),
+    Interrupted,
+    /// The engine stopped answering: nothing it returned is judged.
+    EngineDown(String),
+    /// The engine answers, but the run lost its connection to it: run it
+    /// again (this result stands only after `MAX_ATTEMPTS`).
+    Retry(Box<TaskResult>),
+}
+
+/// A unit's result: from the cache when it holds one, else judged on
+/// `member` (and stored). A result that is not a pass is only kept once the
+/// engine has answered after it: a dying engine's exit codes and timeouts
+/// are not the candidate's failures.
+pub fn run_unit(
+    session: &Session,
+    req: &EvalRequest,
+    cache: Option<&Cache>,
+    images: &BTreeMap<&str, ImageCheck>,
+    (unit, staged): (&Unit, &Staged),
+    member: &Member,
+) -> Step {
+    let task = &req.tasks[unit.task];
+    let key = cache.map(|cache| {
+        // The ID on the engine that runs it (engines may disagree).
+        let image_id = member
+            .images
+            .get(&task.image)
+            .map(String::as_str)
+            .or(images[task.image.as_str()].as_deref().ok())
+            .unwrap_or("");
+        KeyInput::new(
+            cache.build(),
+            task,
+            &unit.bytes,
+            &unit.interpreter,
+            image_id,
+            &session.sandbox,
+            req.max_output,
+            req.fail_fast,
+        )
+        .key()
+    });
+    if let (Some(cache), Some(key)) = (cache, &key) {
+        if let Some(hit) = cache.get(key, &task.id) {
+            return Step::Judged(Box::new(hit));
+        }
+    }
+    let Some(result) = judge(session, req, task, unit, staged, member) else {
+        return Step::Interrupted;
+    };
+    if result.status != Status::Pass {
+        match member.ping() {
+            Err(Ping::Interrupted) => return Step::Interrupted,
+            Err(Ping::Down(why)) => return Step::EngineDown(why),
+            Ok(()) if result.reason.as_deref() == Some(ENGINE_LOST) => {
+                return Step::Retry(Box::new(result))
+            }
+            Ok(()) => {}
+        }
+    }
+    if let (Some(cache), Some(key)) = (cache, &key) {
+        cache.put(key, &result);
+    }
+    Step::Judged(Box::new(result))
+}

@@ -1,0 +1,254 @@
+//! Candidates in the gen folder: `gen/<id>.py|.sh|.js`, or a folder of
+//! samples `gen/<id>/`; nothing outside the folder is followed or read.
+
+use std::fs;
+use std::path::Path;
+
+use crate::spec;
+
+/// What was found for a task in the gen folder.
+#[derive(Debug)]
+pub enum Found {
+    Missing,
+    Refused {
+        reason: &'static str,
+        message: String,
+    },
+    Ready {
+        bytes: Vec<u8>,
+        interpreter: Vec<String>,
+    },
+}
+
+/// Where a task's candidates are.
+#[derive(Debug)]
+pub enum Source {
+    /// `gen/<id>.py` (or `.sh`, `.js`): one candidate, judged as the task.
+    Single(Found),
+    /// `gen/<id>/`: several samples of the task, by file name, sorted.
+    Samples(Vec<(String, Found)>),
+}
+
+/// A folder `gen/<id>/` holds samples; otherwise `<id>.py`, `<id>.sh`,
+/// `<id>.js` in that order. Nothing that leads outside the gen folder is
+/// followed or read.
+pub fn find_source(gen_root: &Path, id: &str, interpreter: Option<&Vec<String>>) -> Source {
+    let dir = gen_root.join(id);
+    if fs::symlink_metadata(&dir).is_ok() {
+        match fs::canonicalize(&dir) {
+            Ok(real) if real.is_dir() && !real.starts_with(gen_root) => {
+                return Source::Single(outside(&dir))
+            }
+            Ok(real) if real.is_dir() => {
+                return Source::Samples(samples_in(gen_root, &real, interpreter))
+            }
+            _ => {}
+        }
+    }
+    for ext in spec::CANDIDATE_EXTENSIONS {
+        let path = gen_root.join(format!("{id}.{ext}"));
+        if fs::symlink_metadata(&path).is_ok() {
+            return Source::Single(load(gen_root, &path, interpreter));
+        }
+    }
+    Source::Single(Found::Missing)
+}
+
+/// The samples of a folder: every entry but hidden ones, by name.
+pub fn samples_in(
+    gen_root: &Path,
+    dir: &Path,
+    interpreter: Option<&Vec<String>>,
+) -> Vec<(String, Found)> {
+    let mut names: Vec<String> = match fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| !name.starts_with('.'))
+            .collect(),
+        Err(e) => {
+            let message = format!("cannot read the samples folder `{}`: {e}", dir.display());
+            let found = Found::Refused {
+                reason: "unreadable_candidate",
+                message,
+            };
+            return vec![(".".to_string(), found)];
+        }
+    };
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let found = load(gen_root, &dir.join(&name), interpreter);
+            (name, found)
+        })
+        .collect()
+}
+
+pub fn outside(path: &Path) -> Found {
+    Found::Refused {
+        reason: "candidate_outside_gen",
+        message: format!(
+            "`{}` leads outside the candidates folder; not followed",
+            path.display()
+        ),
+    }
+}
+
+/// Reads one candidate file: a regular file inside the gen folder, run by
+/// `interpreter` or by the interpreter of its extension.
+pub fn load(gen_root: &Path, path: &Path, interpreter: Option<&Vec<String>>) -> Found {
+    let refused = |reason, message: String| Found::Refused { reason, message };
+    let real = match fs::canonicalize(path) {
+        Ok(real) => real,
+        Err(e) => {
+            return refused(
+                "unreadable_candidate",
+                format!("cannot resolve `{}`: {e}", path.display()),
+            )
+        }
+    };
+    if !real.starts_with(gen_root) {
+        return outside(path);
+    }
+    if !real.is_file() {
+        return refused(
+            "not_a_file",
+            format!("`{}` is not a regular file", path.display()),
+        );
+    }
+    let interpreter = match interpreter {
+        Some(words) => words.clone(),
+        None => {
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            match spec::interpreter_for_extension(ext) {
+                Some(words) => words,
+                None => {
+                    return refused(
+                        "unknown_extension",
+                        format!(
+                            "no interpreter for `{}` (.py, .sh, .js); pass --interpreter",
+                            path.display()
+                        ),
+                    )
+                }
+            }
+        }
+    };
+    match fs::read(&real) {
+        Ok(bytes) => Found::Ready { bytes, interpreter },
+        Err(e) => refused(
+            "unreadable_candidate",
+            format!("cannot read `{}`: {e}", path.display()),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_are_found_by_extension_and_symlinks_stay_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let gen = dir.path().join("gen");
+        fs::create_dir(&gen).unwrap();
+        fs::write(gen.join("a.py"), "print(1)\n").unwrap();
+        fs::write(gen.join("b.sh"), "echo 1\n").unwrap();
+        fs::write(dir.path().join("secret.py"), "s").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret.py"), gen.join("c.py")).unwrap();
+        std::os::unix::fs::symlink(gen.join("a.py"), gen.join("d.py")).unwrap();
+        fs::create_dir(gen.join("e.py")).unwrap();
+        let root = fs::canonicalize(&gen).unwrap();
+        let find_candidate = |root: &Path, id: &str, interp: Option<&Vec<String>>| match find_source(
+            root, id, interp,
+        ) {
+            Source::Single(found) => found,
+            Source::Samples(s) => panic!("not samples: {s:?}"),
+        };
+
+        match find_candidate(&root, "a", None) {
+            Found::Ready { bytes, interpreter } => {
+                assert_eq!(bytes, b"print(1)\n");
+                assert_eq!(interpreter, ["python3"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(find_candidate(&root, "b", None), Found::Ready { interpreter, .. } if interpreter == ["sh"])
+        );
+        let custom = vec!["python3".to_string(), "-u".to_string()];
+        assert!(
+            matches!(find_candidate(&root, "b", Some(&custom)), Found::Ready { interpreter, .. } if interpreter == custom)
+        );
+        assert!(matches!(
+            find_candidate(&root, "c", None),
+            Found::Refused {
+                reason: "candidate_outside_gen",
+                ..
+            }
+        ));
+        assert!(matches!(
+            find_candidate(&root, "d", None),
+            Found::Ready { .. }
+        ));
+        assert!(matches!(
+            find_candidate(&root, "e", None),
+            Found::Refused {
+                reason: "not_a_file",
+                ..
+            }
+        ));
+        assert!(matches!(find_candidate(&root, "zz", None), Found::Missing));
+    }
+
+    #[test]
+    fn a_folder_holds_samples_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let gen = dir.path().join("gen");
+        fs::create_dir_all(gen.join("t")).unwrap();
+        fs::write(gen.join("t/b.py"), "print(2)\n").unwrap();
+        fs::write(gen.join("t/a.sh"), "echo 1\n").unwrap();
+        fs::write(gen.join("t/c.txt"), "?").unwrap();
+        fs::write(gen.join("t/.hidden.py"), "x").unwrap();
+        fs::write(dir.path().join("secret.py"), "s").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret.py"), gen.join("t/d.py")).unwrap();
+        // A folder that leads outside is not followed either.
+        fs::create_dir(dir.path().join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), gen.join("out")).unwrap();
+        let root = fs::canonicalize(&gen).unwrap();
+
+        let Source::Samples(samples) = find_source(&root, "t", None) else {
+            panic!("expected samples")
+        };
+        let names: Vec<&str> = samples.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a.sh", "b.py", "c.txt", "d.py"]);
+        assert!(
+            matches!(&samples[0].1, Found::Ready { interpreter, .. } if interpreter == &["sh"])
+        );
+        assert!(
+            matches!(&samples[1].1, Found::Ready { interpreter, .. } if interpreter == &["python3"])
+        );
+        assert!(matches!(
+            &samples[2].1,
+            Found::Refused {
+                reason: "unknown_extension",
+                ..
+            }
+        ));
+        assert!(matches!(
+            &samples[3].1,
+            Found::Refused {
+                reason: "candidate_outside_gen",
+                ..
+            }
+        ));
+        assert!(matches!(
+            find_source(&root, "out", None),
+            Source::Single(Found::Refused {
+                reason: "candidate_outside_gen",
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,166 @@
+//! Judging one candidate: each case of its task run in a fresh container
+//! and compared, the run turned into a result.
+
+use std::sync::Arc;
+
+use super::plan::Unit;
+use super::request::EvalRequest;
+use super::tasks::{Case, Task};
+use crate::docker::events::{self, ContainerRecord};
+use crate::docker::process::{Ended, Finished, OutputSink, StdinSource};
+use crate::engines::pool::Member;
+use crate::judge::outcome::{self, FailReason, Verdict};
+use crate::report::result::{tail, STDERR_TAIL_CHARS};
+use crate::report::{Status, TaskResult};
+use crate::session::{Candidate, Session, Staged};
+
+/// The `reason` of a result whose run lost its engine: never the
+/// candidate's failure.
+pub const ENGINE_LOST: &str = "engine_lost";
+
+/// A result filled from a run; the caller sets status and reason.
+pub fn result_from_run(id: &str, finished: &Finished) -> TaskResult {
+    let exit_code = match finished.ended {
+        Ended::Exited(status) => status.code(),
+        _ => None,
+    };
+    TaskResult {
+        stderr_tail: tail(
+            &String::from_utf8_lossy(&finished.stderr.bytes),
+            STDERR_TAIL_CHARS,
+        ),
+        exit_code,
+        duration_ms: u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
+        ..TaskResult::bare(id, Status::Fail)
+    }
+}
+
+/// Judges one candidate against each case of its task, each in a fresh
+/// container. `None` when the eval was interrupted during a run.
+pub fn judge(
+    session: &Session,
+    req: &EvalRequest,
+    task: &Task,
+    unit: &Unit,
+    staged: &Staged,
+    member: &Member,
+) -> Option<TaskResult> {
+    let run_case = |case: &Case| {
+        let candidate = Candidate {
+            staged,
+            image: &task.image,
+            interpreter: &unit.interpreter,
+            interactive: true,
+        };
+        judge_case(session, req, task, &candidate, member, case)
+    };
+    if !task.multi_case {
+        return run_case(&task.cases[0]);
+    }
+    // Several cases: the task passes when every case passes. The entry
+    // carries the first failing case's details; an `error` in any case
+    // makes the task an `error` (sbx could not judge it).
+    let mut passed = 0;
+    let mut duration_ms = 0;
+    let mut first_failure: Option<TaskResult> = None;
+    let mut last_pass: Option<TaskResult> = None;
+    for (k, case) in task.cases.iter().enumerate() {
+        let mut result = run_case(case)?;
+        duration_ms += result.duration_ms;
+        result.case = Some(k + 1);
+        match result.status {
+            Status::Pass => {
+                passed += 1;
+                last_pass = Some(result);
+            }
+            Status::Error => {
+                first_failure = Some(result);
+                break;
+            }
+            Status::Fail | Status::Missing => {
+                first_failure.get_or_insert(result);
+                if req.fail_fast {
+                    break;
+                }
+            }
+        }
+    }
+    let mut result = match first_failure.or(last_pass) {
+        Some(result) => result,
+        None => TaskResult::error(&task.id, "no_case", "the task has no case".into()),
+    };
+    if result.status == Status::Pass {
+        result.case = None;
+    }
+    result.cases_passed = Some(passed);
+    result.cases_total = Some(task.cases.len());
+    result.duration_ms = duration_ms;
+    Some(result)
+}
+
+/// Runs one case of a task in its own container and judges it. `None` when
+/// the eval was interrupted during the run.
+pub fn judge_case(
+    session: &Session,
+    req: &EvalRequest,
+    task: &Task,
+    candidate: &Candidate<'_>,
+    member: &Member,
+    case: &Case,
+) -> Option<TaskResult> {
+    let run = session
+        .prepare(candidate, &member.delivery)
+        .and_then(|prepared| {
+            let name = prepared.name.clone();
+            session
+                .execute(
+                    &member.docker,
+                    prepared,
+                    StdinSource::Bytes(Arc::clone(&case.stdin)),
+                    OutputSink::Capture {
+                        max: req.max_output,
+                    },
+                    task.timeout,
+                )
+                .map(|finished| (name, finished))
+        });
+    let (name, finished) = match run {
+        Ok(run) => run,
+        Err(e) => return Some(TaskResult::error(&task.id, e.code(), e.to_string())),
+    };
+    let mut result = result_from_run(&task.id, &finished);
+    let record = ContainerRecord {
+        docker: &member.docker,
+        name: &name,
+        since: finished.started,
+        offset: member.offset,
+    };
+    let verdict = outcome::judge(&finished, |stdout| case.matcher.mismatch(stdout), &record);
+    // A failure on the program's own exit is kept only if the engine
+    // recorded that exit: a cut connection also ends the client.
+    if let (Verdict::Fail(reason), Ended::Exited(status)) = (&verdict, finished.ended) {
+        if !matches!(reason, FailReason::Oom) {
+            if let Err(why) = events::confirm_exit(&record, status.code()) {
+                return Some(TaskResult::error(&task.id, ENGINE_LOST, why));
+            }
+        }
+    }
+    match verdict {
+        Verdict::Interrupted => return None,
+        Verdict::DockerError(message) => {
+            return Some(TaskResult::error(&task.id, "start_failed", message))
+        }
+        Verdict::Pass => {
+            result.status = Status::Pass;
+            result.stderr_tail.clear();
+        }
+        Verdict::Fail(reason) => {
+            result.status = Status::Fail;
+            result.reason = Some(reason.code().to_string());
+            if let FailReason::WrongOutput(diff) = reason {
+                result.diff = Some(diff);
+            }
+        }
+    }
+    Some(result)
+}

@@ -1,0 +1,19 @@
+//! The steps of an eval, each its own job (the order they run in is
+//! `cmd::eval`'s):
+//! - `request`: a validated `sbx eval` request;
+//! - `tasks`: the tasks file's schema and validation;
+//! - `candidates`: finding each task's candidates in the gen folder;
+//! - `plan`: what to run for each task, and each image's ID;
+//! - `queue`: the work queue the engines' workers share;
+//! - `attempt`: one unit on one engine, and when to run it again;
+//! - `judge`: a candidate's cases run and compared, the result made;
+//! - `cache`: judged results kept between evals.
+
+pub mod attempt;
+pub mod cache;
+pub mod candidates;
+pub mod judge;
+pub mod plan;
+pub mod queue;
+pub mod request;
+pub mod tasks;

@@ -1,0 +1,152 @@
+//! The plan of an eval: for each task, an answer already known (no
+//! candidate, an image no engine can run) or the units to run, and each
+//! image's ID across the engines.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::candidates::{find_source, Found, Source};
+use super::request::EvalRequest;
+use crate::console;
+use crate::engines::pool::Setup;
+use crate::error::Result;
+use crate::report::TaskResult;
+
+/// What sbx does for one task: an answer already known, or candidates to run.
+#[derive(Debug)]
+pub enum Plan {
+    Known(Box<TaskResult>),
+    /// One candidate: the run of `units[index]` is the task's entry.
+    Single(usize),
+    /// Samples: each one's answer, known or the run of `units[index]`.
+    Samples(Vec<(String, Result<TaskResult, usize>)>),
+}
+
+/// One candidate to run against every case of a task.
+#[derive(Debug)]
+pub struct Unit {
+    pub task: usize,
+    pub bytes: Vec<u8>,
+    pub interpreter: Vec<String>,
+}
+
+/// An image's ID, or why it cannot be used (error code, message).
+pub type ImageCheck = std::result::Result<String, (String, String)>;
+
+/// The plan of every task and the units to run, in task order.
+pub fn plan(
+    req: &EvalRequest,
+    gen_root: &Path,
+    images: &BTreeMap<&str, ImageCheck>,
+) -> (Vec<Plan>, Vec<Unit>) {
+    let mut units = Vec::new();
+    let mut unit = |task: usize, bytes: Vec<u8>, interpreter: Vec<String>| {
+        units.push(Unit {
+            task,
+            bytes,
+            interpreter,
+        });
+        units.len() - 1
+    };
+    let known = |id: &str, found: Found| match found {
+        Found::Missing => TaskResult::missing(id),
+        Found::Refused { reason, message } => TaskResult::error(id, reason, message),
+        Found::Ready { .. } => unreachable!("ready candidates become units"),
+    };
+    let mut plans = Vec::with_capacity(req.tasks.len());
+    for (i, task) in req.tasks.iter().enumerate() {
+        if let Err((code, message)) = &images[task.image.as_str()] {
+            plans.push(Plan::Known(Box::new(TaskResult::error(
+                &task.id,
+                code,
+                message.clone(),
+            ))));
+            continue;
+        }
+        plans.push(
+            match find_source(gen_root, &task.id, req.interpreter.as_ref()) {
+                Source::Single(Found::Ready { bytes, interpreter }) => {
+                    Plan::Single(unit(i, bytes, interpreter))
+                }
+                Source::Single(other) => Plan::Known(Box::new(known(&task.id, other))),
+                Source::Samples(samples) => Plan::Samples(
+                    samples
+                        .into_iter()
+                        .map(|(name, found)| {
+                            let answer = match found {
+                                Found::Ready { bytes, interpreter } => {
+                                    Err(unit(i, bytes, interpreter))
+                                }
+                                other => Ok(known(&task.id, other)),
+                            };
+                            (name, answer)
+                        })
+                        .collect(),
+                ),
+            },
+        );
+    }
+    (plans, units)
+}
+
+/// Each image's ID (from the first engine that has it), or why no engine
+/// can run it. Engines that disagree on an image's ID are pointed out.
+pub fn combine<'a>(
+    distinct: &[&'a str],
+    setups: &[Setup],
+    explicit: bool,
+) -> BTreeMap<&'a str, ImageCheck> {
+    let named = |label: &str, message: &str| {
+        if explicit {
+            format!("engine `{label}`: {message}")
+        } else {
+            message.to_string()
+        }
+    };
+    for setup in setups.iter().filter(|_| explicit) {
+        let label = &setup.member.label;
+        if let Some((_, why)) = &setup.left_out {
+            console::note(&format!("sbx: engine `{label}` left out: {why}"));
+        }
+        for (image, (_, why)) in &setup.refused {
+            console::note(&format!(
+                "sbx: engine `{label}` cannot run tasks of image `{image}`, which run on the other engines: {why}"
+            ));
+        }
+    }
+    let mut images = BTreeMap::new();
+    for &image in distinct {
+        let ids: Vec<(&str, &String)> = setups
+            .iter()
+            .filter(|s| s.left_out.is_none())
+            .filter_map(|s| {
+                s.member
+                    .images
+                    .get(image)
+                    .map(|id| (s.member.label.as_str(), id))
+            })
+            .collect();
+        let check = match ids.first() {
+            Some((_, id)) => {
+                if ids.iter().any(|(_, other)| other != id) {
+                    let list: Vec<String> =
+                        ids.iter().map(|(l, id)| format!("{l}: {id}")).collect();
+                    console::note(&format!(
+                        "sbx: image `{image}` is not the same on every engine ({}); results may depend on the engine",
+                        list.join(", ")
+                    ));
+                }
+                Ok((*id).clone())
+            }
+            None => Err(setups
+                .iter()
+                .find_map(|s| {
+                    let (code, message) = s.left_out.as_ref().or_else(|| s.refused.get(image))?;
+                    Some((code.clone(), named(&s.member.label, message)))
+                })
+                .unwrap_or_else(|| ("no_engine".into(), "no engine was given".into()))),
+        };
+        images.insert(image, check);
+    }
+    images
+}
