@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::thread;
 use std::time::Duration;
 
-use crate::cli::{DoctorArgs, EvalArgs, RunArgs, SandboxArgs};
+use crate::cli::{DoctorArgs, EvalArgs, GcArgs, RunArgs, SandboxArgs};
 use crate::docker::Docker;
 use crate::engines;
 use crate::engines::spec::EngineSpec;
@@ -169,6 +169,36 @@ impl EvalRequest {
 /// at once, and each container is capped at half a core by default.
 pub fn default_jobs() -> usize {
     thread::available_parallelism().map_or(2, |n| n.get()) * 2
+}
+
+/// A validated `sbx gc` request.
+#[derive(Debug, Clone)]
+pub struct GcRequest {
+    pub docker: Docker,
+    /// The engines to clean (empty: the current context).
+    pub engines: Vec<EngineSpec>,
+    pub run_id: Option<String>,
+    pub older_than: Option<Duration>,
+    pub dry_run: bool,
+}
+
+impl GcRequest {
+    /// Validates `sbx gc`'s options.
+    pub fn from_args(args: GcArgs) -> Result<GcRequest> {
+        let older_than = args
+            .older_than
+            .as_deref()
+            .map(spec::parse_timeout)
+            .transpose()?;
+        let engines = engines::spec::parse_engines(&args.engines)?;
+        Ok(GcRequest {
+            docker: Docker::new(args.engine.docker),
+            engines,
+            run_id: args.run_id,
+            older_than,
+            dry_run: args.dry_run,
+        })
+    }
 }
 
 /// Validates the options every container-starting subcommand shares.

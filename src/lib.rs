@@ -1,35 +1,50 @@
 //! sbx: run untrusted, AI-generated code in a locked-down Docker container
 //! and judge it against assertions written in advance.
 //!
-//! Data flows one way: `cli` (clap types) -> `spec` (validated request) ->
-//! `docker` (pure argv) -> `supervise` (the only place that spawns, waits,
-//! kills and drains) -> `outcome` (what happened) -> `eval` / `report`.
+//! The modules are layers; each imports only from layers below it
+//! (`tests/layers.rs` holds this order and checks it). From the bottom:
+//! `exit`, `signals`, `error`, `console` (plumbing); `spec` (validated
+//! values and the command line's plain choices); `cli` (clap types, no
+//! I/O); `docker` (`argv`: pure argument vectors; `process`: the only place
+//! that spawns, waits, kills and drains; `control` and `events`: short
+//! commands and the engine's record); `session` (run id, run lock, staged
+//! candidates, one container run); `engines` (which engines, their set-up,
+//! baking); `judge` (a run's output and outcome to a verdict); `report`
+//! (results as JSON, JUnit, summary); `eval` (an eval's steps: tasks,
+//! candidates, plan, queue, judging, cache); `config` (the command line's
+//! arguments to validated requests); `cmd` (the subcommands). This file
+//! dispatches to `cmd`.
+
+pub mod console;
+pub mod error;
+pub mod exit;
+pub mod signals;
+
+pub mod spec;
 
 pub mod cli;
-pub mod config;
-pub mod console;
 
 pub mod docker;
 
-pub mod cmd;
+pub mod session;
+
 pub mod engines;
-pub mod error;
-pub mod eval;
-pub mod exit;
 
 pub mod judge;
+
 pub mod report;
 
-pub mod session;
-pub mod signals;
-pub mod spec;
+pub mod eval;
+
+pub mod config;
+
+pub mod cmd;
 
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
 use crate::cmd::{diff, doctor, gc, run};
-use crate::config::{DoctorRequest, RunRequest};
-use crate::docker::Docker;
+use crate::config::{DoctorRequest, GcRequest, RunRequest};
 use crate::eval::request::EvalRequest;
 
 /// Parses the command line, runs the subcommand, and returns the exit code.
@@ -51,20 +66,14 @@ pub fn main_impl() -> i32 {
         Command::Eval(args) => EvalRequest::from_args(args).and_then(cmd::eval::eval),
         Command::Doctor(args) => DoctorRequest::from_args(args).and_then(doctor::doctor),
         Command::Diff(args) => diff::diff(&args.old, &args.new, args.json),
-        Command::Gc(args) => args
-            .older_than
-            .as_deref()
-            .map(spec::parse_timeout)
-            .transpose()
-            .and_then(|older_than| {
-                let engines = engines::spec::parse_engines(&args.engines)?;
-                let filter = gc::Filter {
-                    run_id: args.run_id.as_deref(),
-                    older_than,
-                    dry_run: args.dry_run,
-                };
-                gc::gc(&Docker::new(args.engine.docker), &engines, filter)
-            }),
+        Command::Gc(args) => GcRequest::from_args(args).and_then(|req| {
+            let filter = gc::Filter {
+                run_id: req.run_id.as_deref(),
+                older_than: req.older_than,
+                dry_run: req.dry_run,
+            };
+            gc::gc(&req.docker, &req.engines, filter)
+        }),
     };
     let code = match result {
         Ok(code) => code,

@@ -97,25 +97,20 @@ struct Target {
 
 impl Target {
     fn choose(session: &Session, req: &RunRequest) -> Result<Target> {
+        // The same steps as an eval's engine set-up (`pool::set_up`), but
+        // errors end the run, no image is checked before a bind-mounted run
+        // (the create pulls it), and without `--engine` the current context
+        // counts as this machine without asking: the script's way, no extra
+        // docker call.
         let base = &session.sandbox.docker;
-        let docker = match &req.engine {
-            Some(spec) => base.at(&spec.endpoint),
-            None => base.clone(),
-        };
+        let docker = pool::aim(base, req.engine.as_ref());
         // An engine named by --engine may be elsewhere, with its own clock.
         let local = match &req.engine {
             Some(_) => pool::is_local(base, req.engine.as_ref())?,
             None => true,
         };
-        let offset = if local {
-            0.0
-        } else {
-            control::clock_offset(&docker).unwrap_or(0.0)
-        };
-        let deliver = match (req.deliver, &req.engine) {
-            (DeliverChoice::Auto, None) => DeliverChoice::Bind,
-            (chosen, _) => pool::choose(chosen, local),
-        };
+        let offset = pool::clock_offset(&docker, local);
+        let deliver = pool::choose(req.deliver, local);
         if deliver == DeliverChoice::Bind {
             return Ok(Target {
                 docker,

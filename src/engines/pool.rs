@@ -131,6 +131,25 @@ impl Member {
     }
 }
 
+/// The docker handle aimed at the engine `spec` names (the current context
+/// without one).
+pub fn aim(base: &Docker, spec: Option<&EngineSpec>) -> Docker {
+    match spec {
+        Some(spec) => base.at(&spec.endpoint),
+        None => base.clone(),
+    }
+}
+
+/// The engine's clock minus ours, in seconds: 0 on this machine; another
+/// host's clock may be off, so its event times are read on it.
+pub fn clock_offset(docker: &Docker, local: bool) -> f64 {
+    if local {
+        0.0
+    } else {
+        control::clock_offset(docker).unwrap_or(0.0)
+    }
+}
+
 /// Sets up one engine before any clock starts: where it is (for the
 /// delivery), and which of `images` it has or can pull. Baking comes later,
 /// once the candidates are staged (see `bake`).
@@ -142,10 +161,7 @@ pub fn set_up(
     images: &[&str],
     pull: Pull,
 ) -> Result<Setup> {
-    let docker = match spec {
-        Some(spec) => base.at(&spec.endpoint),
-        None => base.clone(),
-    };
+    let docker = aim(base, spec);
     let label = spec.map_or_else(|| "default".to_string(), |s| s.label.clone());
     let mut setup = Setup {
         member: Member {
@@ -171,10 +187,7 @@ pub fn set_up(
     if choose(deliver, local) == DeliverChoice::Image {
         setup.member.delivery = Delivery::Image(BTreeMap::new());
     }
-    if !local {
-        // Another host's clock may be off: its event times are read on it.
-        setup.member.offset = control::clock_offset(&setup.member.docker).unwrap_or(0.0);
-    }
+    setup.member.offset = clock_offset(&setup.member.docker, local);
     for image in images {
         match control::ensure_image(&setup.member.docker, image, pull) {
             Ok(id) => {

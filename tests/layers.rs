@@ -1,0 +1,250 @@
+//! The layering of `src/` stays true: every module imports only from the
+//! layers below it (the order `lib.rs` describes), and the files of one
+//! folder import each other without a cycle. Read from the source text:
+//! every `crate::NAME` and `super::NAME` path outside comments.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The top-level modules, bottom first. A module may import from the ones
+/// before it, never from its own rank's others or from later ones. A new
+/// module must be placed here.
+const LAYERS: &[&[&str]] = &[
+    &["exit", "signals"],
+    &["error"],
+    &["console"],
+    &["spec"],
+    &["cli"],
+    &["docker"],
+    &["session"],
+    &["engines"],
+    &["judge"],
+    &["report"],
+    &["eval"],
+    &["config"],
+    &["cmd"],
+    // The crate root: dispatches to `cmd`.
+    &["lib"],
+];
+
+fn rank(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).expect("src/ is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The source without `//` comments (doc comments included: they may name
+/// other modules in prose).
+fn code_of(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.find("//") {
+            // `//` inside a string such as "unix://" is kept.
+            Some(i) if line[..i].matches('"').count() % 2 == 0 => &line[..i],
+            _ => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first name after each `prefix` in `code`, braces opened:
+/// `crate::a::b` and `crate::{a, b::c}` give `a` (and `b`).
+fn names_after(code: &str, prefix: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut names = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find(prefix) {
+        let before = rest[..i].chars().last();
+        rest = &rest[i + prefix.len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let name = ident(item.trim());
+                if !name.is_empty() {
+                    names.push(name);
+                }
+            }
+        } else {
+            let name = ident(rest);
+            if !name.is_empty() {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+/// A file's place: its top-level module, and its own name within a folder
+/// (`None` for a top-level file or a folder's `mod.rs`).
+fn place(src: &Path, file: &Path) -> (String, Option<String>) {
+    let rel = file.strip_prefix(src).expect("a file under src/");
+    let parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    match parts.as_slice() {
+        [top] => (top.clone(), None),
+        [folder, name] if name == "mod" => (folder.clone(), None),
+        [folder, name] => (folder.clone(), Some(name.clone())),
+        _ => panic!(
+            "{}: a folder deeper than one level; extend this test",
+            rel.display()
+        ),
+    }
+}
+
+/// Every upward or sideways import between top-level modules, and every
+/// cycle between the files of one folder.
+fn violations(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let mut problems = Vec::new();
+    // folder -> file -> siblings it imports
+    let mut siblings: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for file in &files {
+        let (module, own) = place(src, file);
+        if module == "main" {
+            continue;
+        }
+        let Some(mine) = rank(&module) else {
+            problems.push(format!(
+                "{}: module `{module}` has no place in LAYERS",
+                file.display()
+            ));
+            continue;
+        };
+        let code = code_of(&fs::read_to_string(file).expect("a readable source file"));
+        if code.contains("super::super") {
+            problems.push(format!(
+                "{}: `super::super` leaves its module",
+                file.display()
+            ));
+        }
+        let mut used_siblings = BTreeSet::new();
+        for target in names_after(&code, "crate::") {
+            if target == module {
+                continue;
+            }
+            match rank(&target) {
+                Some(theirs) if theirs < mine => {}
+                Some(_) => problems.push(format!(
+                    "{}: `{module}` imports `crate::{target}`, which is not below it",
+                    file.display()
+                )),
+                None => problems.push(format!(
+                    "{}: imports `crate::{target}`, which has no place in LAYERS",
+                    file.display()
+                )),
+            }
+        }
+        if let Some(own) = &own {
+            let within = format!("crate::{module}::");
+            for name in names_after(&code, &within)
+                .into_iter()
+                .chain(names_after(&code, "super::"))
+            {
+                if &name != own && name != "*" && !name.is_empty() {
+                    used_siblings.insert(name);
+                }
+            }
+            siblings
+                .entry(module.clone())
+                .or_default()
+                .insert(own.clone(), used_siblings);
+        }
+    }
+    for (folder, graph) in &siblings {
+        for start in graph.keys() {
+            // Depth-first from `start`: reaching it again is a cycle.
+            let mut stack: Vec<Vec<String>> = vec![vec![start.clone()]];
+            let mut seen = BTreeSet::new();
+            while let Some(path) = stack.pop() {
+                let last = path.last().expect("a non-empty path");
+                for next in graph.get(last).into_iter().flatten() {
+                    if next == start {
+                        problems.push(format!(
+                            "src/{folder}/: import cycle {} -> {start}",
+                            path.join(" -> ")
+                        ));
+                    } else if graph.contains_key(next) && seen.insert(next.clone()) {
+                        let mut longer = path.clone();
+                        longer.push(next.clone());
+                        stack.push(longer);
+                    }
+                }
+            }
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    problems
+}
+
+#[test]
+fn modules_import_only_from_layers_below() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let problems = violations(&src);
+    assert!(
+        problems.is_empty(),
+        "layering broken:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_upward_imports_and_cycles() {
+    // The checker itself, on a small tree: an upward import, a module with
+    // no layer, and a cycle inside a folder must each be reported.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let src = dir.path();
+    let write = |rel: &str, text: &str| {
+        let path = src.join(rel);
+        fs::create_dir_all(path.parent().expect("a parent")).expect("a folder");
+        fs::write(path, text).expect("a file");
+    };
+    write("lib.rs", "pub mod spec;\npub mod docker;\n");
+    // `spec` is below `docker`: importing it upward is a violation.
+    write(
+        "spec.rs",
+        "use crate::docker::Docker; // crate::cmd in a comment\n",
+    );
+    write("docker/mod.rs", "pub mod a;\npub mod b;\n");
+    write(
+        "docker/a.rs",
+        "use super::b::X;\nuse crate::{error, spec};\n",
+    );
+    write("docker/b.rs", "use crate::docker::a::Y;\n");
+    write("newthing.rs", "use crate::exit;\n");
+    let problems = violations(src);
+    let has = |needle: &str| problems.iter().any(|p| p.contains(needle));
+    assert!(has("`spec` imports `crate::docker`"), "{problems:#?}");
+    assert!(has("module `newthing` has no place"), "{problems:#?}");
+    assert!(has("import cycle"), "{problems:#?}");
+    assert!(
+        !has("crate::cmd"),
+        "comments are not imports: {problems:#?}"
+    );
+    assert!(
+        !has("crate::error"),
+        "a downward import is fine: {problems:#?}"
+    );
+    // The cycle is reported once from each of its two files.
+    assert_eq!(problems.len(), 4, "{problems:#?}");
+}
