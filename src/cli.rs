@@ -1,5 +1,6 @@
 //! Command-line types (clap). No I/O and no validation beyond parsing:
-//! `spec` turns these raw values into a validated request.
+//! `config` turns these raw values into validated requests. Imports only
+//! `spec`, for the plain value enums the options take.
 
 use std::ffi::OsString;
 use std::path::PathBuf;

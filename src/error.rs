@@ -41,7 +41,8 @@ pub enum Error {
     Write { what: String, source: io::Error },
     /// `diff`: a report is missing, unreadable or malformed (exit 2).
     Report { path: PathBuf, message: String },
-    /// SIGINT or SIGTERM arrived before any program started (exit 130/143).
+    /// SIGINT, SIGTERM, SIGHUP or SIGQUIT arrived before any program started
+    /// (exit 128 + the signal: 130, 143, 129, 131).
     Interrupted(i32),
 }
 

@@ -1,4 +1,5 @@
-//! A sandbox session: one run id, one private staging directory, and the
+//! A session: one run id (and its run lock), one private staging directory,
+//! what every container of it shares (`Sandbox`), and the
 //! path from a candidate file to a supervised container. `sbx run` and
 //! `sbx eval` both go through here.
 

@@ -3,7 +3,8 @@
 //! short docker control commands.
 //!
 //! A run's client is killed (SIGKILL) on timeout, on an output limit and on
-//! SIGINT/SIGTERM, and reaped; a `ContainerGuard` then removes the container
+//! any of the signals sbx handles (SIGINT, SIGTERM, SIGHUP, SIGQUIT), and
+//! reaped; a `ContainerGuard` then removes the container
 //! by name: the docker client proxies SIGTERM to a PID 1 that ignores it, and
 //! killing the client leaves the container running.
 
@@ -450,8 +451,8 @@ pub fn control(docker: &Docker, args: &[OsString], timeout: Duration) -> Result<
 }
 
 /// Like `control`, for commands that come before any program runs (`image
-/// inspect`, `pull`): SIGINT or SIGTERM kills the command and returns
-/// `Error::Interrupted` at once.
+/// inspect`, `pull`): SIGINT, SIGTERM, SIGHUP or SIGQUIT kills the command
+/// and returns `Error::Interrupted` at once.
 pub fn control_interruptible(
     docker: &Docker,
     args: &[OsString],
