@@ -301,7 +301,7 @@ pub struct Comparison {
 
 /// Pairs OLD's and NEW's entries by id (ids are unique: [`parse`] ensures
 /// it) and classifies every shared task.
-pub fn compare(old: &[Entry], new: &[Entry]) -> Comparison {
+pub fn compare_reports(old: &[Entry], new: &[Entry]) -> Comparison {
     let new_by_id: HashMap<&str, &Entry> = new.iter().map(|e| (e.id.as_str(), e)).collect();
     let old_ids: HashSet<&str> = old.iter().map(|e| e.id.as_str()).collect();
     let (old_totals, new_totals) = (Totals::of(old), Totals::of(new));
@@ -820,7 +820,7 @@ pub fn load(path: &Path) -> Result<Vec<Entry>> {
 pub fn diff(old: &Path, new: &Path, json: bool) -> Result<i32> {
     let old_entries = load(old)?;
     let new_entries = load(new)?;
-    let cmp = compare(&old_entries, &new_entries);
+    let cmp = compare_reports(&old_entries, &new_entries);
     let (old_name, new_name) = (old.display().to_string(), new.display().to_string());
     let text = if json {
         cmp.to_json(&old_name, &new_name)?
@@ -984,7 +984,7 @@ mod tests {
             ("b", Missing),
             ("a", Pass),
         ]);
-        let cmp = compare(&old, &new);
+        let cmp = compare_reports(&old, &new);
         assert_eq!(cmp.shared, 6);
         assert_eq!((cmp.both_pass, cmp.both_fail), (1, 1));
         assert_eq!(ids(&cmp.regressions), ["b"]);
@@ -1015,28 +1015,28 @@ mod tests {
     fn identical_and_fix_only_reports_exit_0() {
         use Status::*;
         let old = entries(&[("a", Pass), ("b", Fail)]);
-        let same = compare(&old, &old);
+        let same = compare_reports(&old, &old);
         assert!(same.regressions.is_empty() && same.fixes.is_empty());
         assert_eq!(same.mcnemar.p, 1.0);
         assert_eq!(same.exit_code(), 0);
-        let fixed = compare(&old, &entries(&[("a", Pass), ("b", Pass)]));
+        let fixed = compare_reports(&old, &entries(&[("a", Pass), ("b", Pass)]));
         assert_eq!(ids(&fixed.fixes), ["b"]);
         assert_eq!(fixed.exit_code(), 0);
         // pass→error is not judged: not a regression, not in the test, but
         // the gate cannot say "no regression" either (exit 2).
-        let errored = compare(&old, &entries(&[("a", Error), ("b", Fail)]));
+        let errored = compare_reports(&old, &entries(&[("a", Error), ("b", Fail)]));
         assert_eq!(ids(&errored.not_judged), ["a"]);
         assert!(errored.regressions.is_empty());
         assert_eq!(errored.mcnemar.n, 0);
         assert_eq!(errored.exit_code(), 2);
         // fail→error tells nothing about a regression: exit 0.
-        let failed_errored = compare(&old, &entries(&[("a", Pass), ("b", Error)]));
+        let failed_errored = compare_reports(&old, &entries(&[("a", Pass), ("b", Error)]));
         assert_eq!(failed_errored.exit_code(), 0);
     }
 
     #[test]
     fn empty_reports() {
-        let cmp = compare(&[], &[]);
+        let cmp = compare_reports(&[], &[]);
         assert_eq!(cmp.old.pass_rate, None);
         assert_eq!(cmp.change.pass_rate, None);
         assert_eq!(cmp.exit_code(), 0);
@@ -1063,7 +1063,7 @@ mod tests {
             with("b", Status::Fail, Some(0.2)),
             with("c", Status::Pass, Some(1.0)),
         ];
-        let cmp = compare(&old, &new);
+        let cmp = compare_reports(&old, &new);
         let p = cmp.pass_at_1.as_ref().unwrap();
         assert_eq!(p.tasks, 2);
         assert!(close(p.old_mean, 0.5) && close(p.new_mean, 0.3), "{p:?}");
@@ -1071,7 +1071,7 @@ mod tests {
         assert!(text.contains("0.500 → 0.300 (-0.200)"), "{text}");
         assert!(text.contains("(1 changed, 1 unchanged)"), "{text}");
         assert!(text.contains("0.800 → 0.400 (-0.400)"), "{text}");
-        assert!(compare(&old[2..], &new[2..]).pass_at_1.is_none());
+        assert!(compare_reports(&old[2..], &new[2..]).pass_at_1.is_none());
     }
 
     // -- Parsing ----------------------------------------------------------------
@@ -1225,7 +1225,7 @@ mod tests {
             },
             entry("added", Status::Missing),
         ];
-        compare(&old, &new)
+        compare_reports(&old, &new)
     }
 
     #[test]
