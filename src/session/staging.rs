@@ -1,0 +1,203 @@
+//! A session: one run id (with its lock), one private staging directory
+//! for the candidates, and what every container of it shares (`Sandbox`).
+
+use std::collections::hash_map::RandomState;
+use std::fs;
+use std::hash::{BuildHasher, Hasher};
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tempfile::TempDir;
+
+use super::run_id::{validate_run_id, RunLock, RUN_ID_ENV};
+use crate::docker::Docker;
+use crate::error::{Error, Result};
+use crate::spec::{Hardening, Limits, Pull};
+
+/// How sbx reaches the engine and what every container of a request shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The docker-compatible CLI to run.
+    pub docker: Docker,
+    pub limits: Limits,
+    pub hardening: Hardening,
+    pub pull: Pull,
+}
+
+/// A group of containers started by one sbx invocation.
+#[derive(Debug)]
+pub struct Session {
+    pub sandbox: Sandbox,
+    /// The value of the `sbx.run` label on every container of this session.
+    pub run_id: String,
+    stage: TempDir,
+    /// Numbers the containers.
+    counter: AtomicUsize,
+    /// Numbers the staged candidates.
+    staged: AtomicUsize,
+    /// Numbers the baked images (and their Dockerfiles), across engines.
+    bakes: AtomicUsize,
+    /// Held while this sbx runs, so `sbx gc` can tell a live run from one
+    /// left behind.
+    _lock: Option<RunLock>,
+}
+
+/// A candidate copied into the session's staging directory.
+#[derive(Debug, Clone)]
+pub struct Staged {
+    /// Its file name under `tasks/` (also its name inside a baked image).
+    pub file: String,
+    pub path: PathBuf,
+}
+
+impl Staged {
+    /// Where a baked image holds it.
+    pub fn in_image(&self) -> String {
+        format!("{BAKED_DIR}/{}", self.file)
+    }
+}
+
+/// Where baked images hold the candidates (one file per staged candidate).
+pub const BAKED_DIR: &str = "/work/tasks";
+
+impl Session {
+    /// Creates the session's private staging directory.
+    pub fn new(sandbox: Sandbox) -> Result<Session> {
+        let stage = tempfile::Builder::new()
+            .prefix("sbx-")
+            .tempdir()
+            .map_err(|source| Error::Setup {
+                what: "create a staging directory".into(),
+                source,
+            })?;
+        // Readable by any uid (a `--user` in the container), writable only by us.
+        let tasks = stage.path().join("tasks");
+        let setup = || -> std::io::Result<()> {
+            fs::set_permissions(stage.path(), fs::Permissions::from_mode(0o755))?;
+            fs::create_dir(&tasks)?;
+            fs::set_permissions(&tasks, fs::Permissions::from_mode(0o755))
+        };
+        setup().map_err(|source| Error::Setup {
+            what: format!("prepare the staging directory `{}`", stage.path().display()),
+            source,
+        })?;
+        // `-v SRC:DST:ro` splits on `:`; our own path must not contain one.
+        if stage
+            .path()
+            .as_os_str()
+            .to_string_lossy()
+            .contains([':', ','])
+        {
+            return Err(Error::Usage(format!(
+                "the temporary directory `{}` contains `:` or `,`, which docker cannot bind; set TMPDIR to a plain path",
+                stage.path().display()
+            )));
+        }
+        let run_id = match std::env::var(RUN_ID_ENV) {
+            Ok(id) => validate_run_id(&id)?,
+            Err(_) => {
+                let mut hasher = RandomState::new().build_hasher();
+                hasher.write_u32(std::process::id());
+                format!("{:016x}", hasher.finish())
+            }
+        };
+        Ok(Session {
+            sandbox,
+            _lock: RunLock::take(&run_id),
+            run_id,
+            stage,
+            counter: AtomicUsize::new(0),
+            staged: AtomicUsize::new(0),
+            bakes: AtomicUsize::new(0),
+        })
+    }
+
+    /// Stages a copy of the candidate (mode 0755, so a `#!` file runs even
+    /// without its exec bit).
+    pub fn stage(&self, bytes: &[u8]) -> Result<Staged> {
+        let n = self.staged.fetch_add(1, Ordering::SeqCst);
+        let file = format!("task-{n}");
+        let path = self.stage.path().join("tasks").join(&file);
+        let write = || -> std::io::Result<()> {
+            fs::write(&path, bytes)?;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755))
+        };
+        write().map_err(|source| Error::Setup {
+            what: format!("stage the candidate at `{}`", path.display()),
+            source,
+        })?;
+        Ok(Staged { file, path })
+    }
+
+    /// A number for the next baked image, unique in this session (engines
+    /// bake at the same time).
+    pub fn next_bake(&self) -> usize {
+        self.bakes.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Writes the Dockerfile that bakes every staged candidate into an image
+    /// built from `base` (a tag of sbx's own), and returns its path; the
+    /// build context is `stage_dir()`.
+    pub fn dockerfile(&self, index: usize, base: &str) -> Result<PathBuf> {
+        let path = self.stage.path().join(format!("Dockerfile.{index}"));
+        let text = format!("FROM {base}\nCOPY tasks/ {BAKED_DIR}/\n");
+        fs::write(&path, text).map_err(|source| Error::Setup {
+            what: format!("write `{}`", path.display()),
+            source,
+        })?;
+        Ok(path)
+    }
+
+    pub fn stage_dir(&self) -> &Path {
+        self.stage.path()
+    }
+
+    /// The number of the session's next container.
+    pub fn next_container(&self) -> usize {
+        self.counter.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Keeps the staging directory after sbx exits (for `--print-argv`,
+    /// whose argv names the staged copy) and returns its path.
+    pub fn keep_stage(self) -> PathBuf {
+        self.stage.keep()
+    }
+}
+
+/// Reads a candidate: it must be a regular file (symlinks followed).
+pub fn read_candidate(path: &Path) -> Result<Vec<u8>> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        _ => return Err(Error::NoSuchFile(path.to_path_buf())),
+    }
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|source| Error::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(bytes)
+}
+
+/// Whether the kernel can execute these bytes directly: a `#!` script or an
+/// ELF binary.
+pub fn is_directly_executable(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"#!") || bytes.starts_with(b"\x7fELF")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn executable_headers() {
+        assert!(is_directly_executable(b"#!/bin/sh\necho hi\n"));
+        assert!(is_directly_executable(b"\x7fELF\x02\x01"));
+        assert!(!is_directly_executable(b"print('hi')\n"));
+        assert!(!is_directly_executable(b""));
+        assert!(!is_directly_executable(b" #!/bin/sh"));
+    }
+}
