@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SBX = str(ROOT / "target" / "release" / "sbx")
+# .cargo/config.toml builds for an explicit target (a static executable).
+SBX = str(ROOT / "target" / "x86_64-unknown-linux-gnu" / "release" / "sbx")
 SEED = ROOT.parent / "shared" / "seed"
 BUSYBOX = "sbx-busybox:latest"
 PYTHON = "sbx-python:bookworm"
