@@ -7,7 +7,8 @@
 //! values and the command line's plain choices); `cli` (clap types, no
 //! I/O); `docker` (`argv`: pure argument vectors; `process`: the only place
 //! that spawns, waits, kills and drains; `control` and `events`: short
-//! commands and the engine's record); `session` (run id, run lock, staged
+//! commands and the engine's record); `runner` (sbx as a container's PID 1,
+//! its framed protocol, and the host's session with it); `session` (run id, run lock, staged
 //! candidates, one container run); `engines` (which engines, their set-up,
 //! baking); `judge` (a run's output and outcome to a verdict); `report`
 //! (results as JSON, JUnit, summary); `eval` (an eval's steps: tasks,
@@ -25,6 +26,8 @@ pub mod spec;
 pub mod cli;
 
 pub mod docker;
+
+pub mod runner;
 
 pub mod session;
 
@@ -50,6 +53,11 @@ use crate::eval::request::EvalRequest;
 /// Parses the command line, runs the subcommand, and returns the exit code.
 /// Errors are printed here as one line on stderr.
 pub fn main_impl() -> i32 {
+    // The runner (a container's PID 1) is dispatched before anything else:
+    // it must install no signal handler and is not part of the CLI's help.
+    if std::env::args_os().nth(1).as_deref() == Some(runner::pid1::SUBCOMMAND.as_ref()) {
+        return runner::pid1::main();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["spec"],
     &["cli"],
     &["docker"],
+    &["runner"],
     &["session"],
     &["engines"],
     &["judge"],

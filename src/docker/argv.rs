@@ -222,6 +222,60 @@ pub fn start_args(name: &str, interactive: bool) -> Vec<OsString> {
     args
 }
 
+/// Where the runner (sbx itself) is inside a runner container.
+pub const RUNNER_PATH: &str = "/.sbx/sbx";
+
+/// The IPC namespace's own limits, set to zero in runner containers: SysV
+/// shared memory, message queues and semaphores and POSIX message queues
+/// cannot be created, so none can outlive a candidate. POSIX shared memory
+/// and semaphores (`/dev/shm`) keep working.
+pub const RUNNER_SYSCTLS: [&str; 4] = [
+    "kernel.shmmni=0",
+    "kernel.msgmni=0",
+    "kernel.sem=0 0 0 0",
+    "fs.mqueue.queues_max=0",
+];
+
+/// The arguments after the docker program that create a runner container:
+/// `create_args`' flags in their order, with `-i` (the protocol is the
+/// container's stdin and stdout), then `RUNNER_SYSCTLS`, the runner (from
+/// `c.mount`: a read-only bind mount of sbx's staged copy at `RUNNER_PATH`,
+/// or already in a baked image) as the entrypoint, and the hidden
+/// subcommand. `c.interactive` and `c.interpreter` are ignored.
+pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> {
+    let (volume, entrypoint) = match c.mount {
+        Mount::Bind(runner) => {
+            let mut volume = runner.as_os_str().to_os_string();
+            volume.push(format!(":{RUNNER_PATH}:ro"));
+            (Some(volume), RUNNER_PATH)
+        }
+        Mount::InImage(path) => (None, path),
+    };
+    let plain = Container {
+        interactive: true,
+        mount: Mount::InImage(entrypoint),
+        interpreter: &[],
+        ..*c
+    };
+    let mut args = create_args(&plain);
+    // create_args ends with `-- IMAGE ENTRYPOINT`.
+    args.truncate(args.len() - 3);
+    for sysctl in RUNNER_SYSCTLS {
+        args.push("--sysctl".into());
+        args.push(sysctl.into());
+    }
+    if let Some(volume) = volume {
+        args.push("-v".into());
+        args.push(volume);
+    }
+    args.push("--entrypoint".into());
+    args.push(entrypoint.into());
+    args.push("--".into());
+    args.push(c.image.into());
+    args.push(subcommand.into());
+    args
+}
+
 /// `docker image inspect`: prints the image ID when the image is present.
 pub fn image_inspect_args(image: &str) -> Vec<OsString> {
     to_os(&["image", "inspect", "--format", "{{.Id}}", "--", image])

@@ -542,3 +542,111 @@ pub fn remove_containers(docker: &Docker, names: &[String]) -> bool {
     }
     false
 }
+
+/// A long-lived docker client whose stdin and stdout are a duplex channel
+/// (the runner's protocol); its stderr is drained and the first bytes kept.
+/// The client is killed and reaped when this drops.
+#[derive(Debug)]
+pub struct Duplex {
+    guard: ClientGuard,
+    readers: Option<Readers>,
+}
+
+impl std::fmt::Debug for ClientGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientGuard")
+            .field("pid", &self.child.id())
+            .field("reaped", &self.reaped)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for Readers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Readers")
+            .field("count", &self.count)
+            .finish()
+    }
+}
+
+impl Duplex {
+    /// Whether the client has exited (and was reaped); never blocks.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        if self.guard.reaped {
+            return None;
+        }
+        match self.guard.child.try_wait() {
+            Ok(Some(status)) => {
+                self.guard.reaped = true;
+                Some(status)
+            }
+            _ => None,
+        }
+    }
+
+    /// Waits at most `timeout` for the client to exit by itself; true if it did.
+    pub fn wait_exit(&mut self, timeout: Duration) -> bool {
+        if self.guard.reaped {
+            return true;
+        }
+        match self.guard.child.wait_timeout(timeout) {
+            Ok(Some(_)) => {
+                self.guard.reaped = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Kills and reaps the client, then takes the first bytes of its stderr.
+    pub fn kill(&mut self) -> Captured {
+        self.guard.kill_and_reap();
+        match self.readers.take() {
+            Some(readers) => readers.finish().1,
+            None => Captured::default(),
+        }
+    }
+}
+
+/// Spawns `docker ARGS` (such as `start -a -i -- NAME`) as a long-lived
+/// duplex child in its own process group: returns its stdin and stdout for
+/// the caller to speak through, and drains its stderr, keeping at most
+/// `max_stderr` bytes. The caller honours `signals::received()`.
+pub fn spawn_duplex(
+    docker: &Docker,
+    args: &[OsString],
+    max_stderr: usize,
+) -> Result<(Duplex, std::process::ChildStdin, ChildStdout)> {
+    let mut cmd = Command::new(docker.program());
+    cmd.args(docker.argv(args))
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = spawn(&mut cmd, docker)?;
+    let mut guard = ClientGuard {
+        child,
+        reaped: false,
+    };
+    let (Some(stdin), Some(stdout)) = (guard.child.stdin.take(), guard.child.stdout.take()) else {
+        return Err(Error::Setup {
+            what: "open the docker client's pipes".into(),
+            source: io::Error::other("missing pipe"),
+        });
+    };
+    let never = Arc::new(AtomicBool::new(false));
+    let readers = Readers::start(
+        None,
+        guard.child.stderr.take(),
+        Keep::Limit(max_stderr),
+        &never,
+    );
+    Ok((
+        Duplex {
+            guard,
+            readers: Some(readers),
+        },
+        stdin,
+        stdout,
+    ))
+}

@@ -1,0 +1,709 @@
+//! The host side of the runner: a `RunnerSession` owns one runner container
+//! (created, started attached with `-i`, removed by name on every path) and
+//! speaks the protocol with it. Every wait has a watchdog and honours
+//! `signals::received()`: a stopped, hung or dead runner, a framing error or
+//! an internal error of the runner is a `RunnerError`, an infrastructure
+//! error that is never the candidate's verdict; the caller drops the
+//! session (which removes the container) and uses a fresh one.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs;
+use std::io::{self, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::pid1::MAX_OUTPUT;
+use super::protocol::{
+    read_message, write_message, Candidate, Case, CaseResult, FrameError, Message,
+};
+use crate::docker::{self, Docker};
+use crate::error::Error;
+use crate::signals;
+use crate::supervise::{self, Duplex, CONTROL_TIMEOUT};
+
+/// How long the runner may take to say hello after `docker start`.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
+/// Added to a case's wall limit before the host gives up on the runner.
+pub const CASE_GRACE: Duration = Duration::from_secs(15);
+/// How long a load or a reset may take.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often waits look at signals.
+const POLL: Duration = Duration::from_millis(50);
+/// Bytes of the docker client's stderr kept for messages.
+const CLIENT_STDERR: usize = 16 << 10;
+
+/// Why a runner session cannot go on. Always an infrastructure error.
+#[derive(Debug)]
+pub enum RunnerError {
+    /// docker could not create or start the container.
+    Engine(Error),
+    /// The stream of frames broke: garbage, a frame cut short, a bad length.
+    Frame(FrameError),
+    /// The runner's stdout ended (the runner or the client died); the
+    /// client's first stderr line, if any.
+    Closed(String),
+    /// The runner did not answer in time (stopped, hung, or the engine).
+    Timeout(&'static str),
+    /// The runner reported an internal error (isolate's XX).
+    Internal(String),
+    /// The runner answered with a message that does not fit.
+    Unexpected(&'static str),
+    /// A request sbx must not send (a limit the protocol cannot carry).
+    Request(String),
+    /// sbx received this signal while waiting.
+    Interrupted(i32),
+}
+
+impl fmt::Display for RunnerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunnerError::Engine(e) => write!(f, "{e}"),
+            RunnerError::Frame(e) => write!(f, "runner protocol: {e}"),
+            RunnerError::Closed(line) if line.is_empty() => write!(f, "the runner went away"),
+            RunnerError::Closed(line) => write!(f, "the runner went away: {line}"),
+            RunnerError::Timeout(what) => write!(f, "the runner did not answer in time ({what})"),
+            RunnerError::Internal(m) => write!(f, "runner internal error: {m}"),
+            RunnerError::Unexpected(name) => write!(f, "unexpected runner message {name}"),
+            RunnerError::Request(m) => write!(f, "{m}"),
+            RunnerError::Interrupted(s) => write!(f, "interrupted by signal {s}"),
+        }
+    }
+}
+
+impl std::error::Error for RunnerError {}
+
+/// How a `load` went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Loaded {
+    Ready,
+    /// The candidate cannot be run (no `#!` line and no interpreter): the
+    /// candidate's fault, not the runner's.
+    Refused(String),
+}
+
+/// How a `reset` went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResetOutcome {
+    Clean,
+    /// Something remained; the container must be discarded.
+    Dirty(String),
+}
+
+/// What the reader thread hands over: a message, a clean end, or a broken stream.
+type Event = Result<Option<Message>, FrameError>;
+
+/// The container behind a session.
+#[derive(Debug)]
+struct Owned {
+    docker: Docker,
+    name: String,
+    client: Option<Duplex>,
+    removed: bool,
+}
+
+/// One runner container and the protocol with it.
+#[derive(Debug)]
+pub struct RunnerSession {
+    to_runner: Option<Box<dyn WriteDebug>>,
+    from_runner: mpsc::Receiver<Event>,
+    owned: Option<Owned>,
+    /// The runner's sbx version and whether it can read the OOM counter.
+    pub sbx_version: String,
+    pub oom_counter: bool,
+    broken: bool,
+}
+
+/// `Write + Send` that can be shown in `Debug` output.
+trait WriteDebug: Write + Send + fmt::Debug {}
+impl<T: Write + Send + fmt::Debug> WriteDebug for T {}
+
+impl RunnerSession {
+    /// Creates the container (`create`: see `docker::runner_create_args`),
+    /// starts it attached with `-i` through the one spawner in `supervise`,
+    /// and waits for the runner's hello. On any error the container is
+    /// removed before this returns.
+    pub fn start(
+        docker: &Docker,
+        create: &[OsString],
+        name: &str,
+    ) -> Result<RunnerSession, RunnerError> {
+        if let Some(signal) = signals::received() {
+            return Err(RunnerError::Interrupted(signal));
+        }
+        let mut owned = Owned {
+            docker: docker.clone(),
+            name: name.to_string(),
+            client: None,
+            removed: false,
+        };
+        let created =
+            supervise::control(docker, create, CONTROL_TIMEOUT).map_err(RunnerError::Engine)?;
+        if !created.success() {
+            // Nothing to remove if docker refused, but a timeout may have
+            // left it half-made: `owned` drops and removes it by name.
+            drop(owned);
+            return Err(RunnerError::Engine(Error::CreateFailed(
+                created.stderr_line(),
+            )));
+        }
+        let (client, stdin, stdout) =
+            supervise::spawn_duplex(docker, &docker::start_args(name, true), CLIENT_STDERR)
+                .map_err(RunnerError::Engine)?;
+        owned.client = Some(client);
+        let mut session = RunnerSession::over(stdout, stdin);
+        session.owned = Some(owned);
+        session.hello()?;
+        Ok(session)
+    }
+
+    /// A session over any pair of streams, without a container (the fake
+    /// runner of the tests). Call `hello` next.
+    pub(crate) fn over(
+        from: impl Read + Send + 'static,
+        to: impl Write + Send + fmt::Debug + 'static,
+    ) -> RunnerSession {
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let mut from = BufReader::new(from);
+            loop {
+                let event = read_message(&mut from);
+                let last = !matches!(event, Ok(Some(_)));
+                if tx.send(event).is_err() || last {
+                    break;
+                }
+            }
+        });
+        RunnerSession {
+            to_runner: Some(Box::new(to)),
+            from_runner: rx,
+            owned: None,
+            sbx_version: String::new(),
+            oom_counter: false,
+            broken: false,
+        }
+    }
+
+    /// Waits for the runner's first message, which must be `Hello` from
+    /// this very version of sbx.
+    pub(crate) fn hello(&mut self) -> Result<(), RunnerError> {
+        match self.receive(HELLO_TIMEOUT, "hello")? {
+            Message::Hello {
+                sbx_version,
+                oom_counter,
+            } => {
+                if sbx_version != env!("CARGO_PKG_VERSION") {
+                    self.broken = true;
+                    return Err(RunnerError::Internal(format!(
+                        "the runner is sbx {sbx_version}, not {}",
+                        env!("CARGO_PKG_VERSION")
+                    )));
+                }
+                self.sbx_version = sbx_version;
+                self.oom_counter = oom_counter;
+                Ok(())
+            }
+            other => self.unexpected(&other),
+        }
+    }
+
+    /// The container's name (for messages; it is removed on drop).
+    pub fn name(&self) -> Option<&str> {
+        self.owned.as_ref().map(|o| o.name.as_str())
+    }
+
+    /// Sends a candidate; the runner keeps it for the cases that follow.
+    pub fn load(&mut self, candidate: &Candidate) -> Result<Loaded, RunnerError> {
+        self.send(&Message::Load(candidate.clone()))?;
+        match self.receive(STEP_TIMEOUT, "load")? {
+            Message::Loaded => Ok(Loaded::Ready),
+            Message::Refused(message) => Ok(Loaded::Refused(message)),
+            other => self.unexpected(&other),
+        }
+    }
+
+    /// Runs one case of the loaded candidate (a reset must come between two
+    /// cases). Waits at most the case's wall limit plus `CASE_GRACE`.
+    pub fn run_case(&mut self, case: &Case) -> Result<CaseResult, RunnerError> {
+        if case.max_output > MAX_OUTPUT {
+            return Err(RunnerError::Request(format!(
+                "--max-output above {MAX_OUTPUT} bytes is not supported by the runner"
+            )));
+        }
+        self.send(&Message::Case(case.clone()))?;
+        let timeout = Duration::from_millis(case.wall_ms).saturating_add(CASE_GRACE);
+        match self.receive(timeout, "case")? {
+            Message::Result(result) => Ok(result),
+            other => self.unexpected(&other),
+        }
+    }
+
+    /// Kills everything but the runner, empties the writable directories
+    /// and verifies; `Dirty` means the container must be discarded.
+    pub fn reset(&mut self) -> Result<ResetOutcome, RunnerError> {
+        self.send(&Message::Reset)?;
+        match self.receive(STEP_TIMEOUT, "reset")? {
+            Message::ResetDone { clean: true, .. } => Ok(ResetOutcome::Clean),
+            Message::ResetDone {
+                clean: false,
+                message,
+            } => {
+                self.broken = true;
+                Ok(ResetOutcome::Dirty(message))
+            }
+            other => self.unexpected(&other),
+        }
+    }
+
+    /// Says goodbye, waits briefly for the runner to exit, and removes the
+    /// container (also done on drop, on every path).
+    pub fn close(mut self) {
+        if !self.broken {
+            let _ = self.send(&Message::Bye);
+        }
+        self.to_runner = None;
+        if let Some(client) = self.owned.as_mut().and_then(|o| o.client.as_mut()) {
+            client.wait_exit(Duration::from_secs(5));
+        }
+        // Drop kills what is left and removes the container by name.
+    }
+
+    fn send(&mut self, message: &Message) -> Result<(), RunnerError> {
+        if self.broken {
+            return Err(RunnerError::Request(
+                "this runner session failed before; use a fresh one".into(),
+            ));
+        }
+        let Some(to) = self.to_runner.as_mut() else {
+            return Err(RunnerError::Closed(String::new()));
+        };
+        if let Err(e) = write_message(to, message) {
+            self.broken = true;
+            // A runner that died closes its stdin: say what the client said.
+            let line = self.client_line();
+            return Err(match e {
+                FrameError::Io(ref io) if io.kind() == io::ErrorKind::BrokenPipe => {
+                    RunnerError::Closed(line)
+                }
+                e => RunnerError::Frame(e),
+            });
+        }
+        Ok(())
+    }
+
+    fn receive(&mut self, timeout: Duration, what: &'static str) -> Result<Message, RunnerError> {
+        let deadline = Instant::now() + timeout;
+        let result = loop {
+            if let Some(signal) = signals::received() {
+                break Err(RunnerError::Interrupted(signal));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break Err(RunnerError::Timeout(what));
+            }
+            match self.from_runner.recv_timeout(POLL.min(deadline - now)) {
+                Ok(Ok(Some(Message::Internal(message)))) => {
+                    break Err(RunnerError::Internal(message))
+                }
+                Ok(Ok(Some(message))) => return Ok(message),
+                Ok(Ok(None)) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    break Err(RunnerError::Closed(self.client_line()))
+                }
+                Ok(Err(e)) => break Err(RunnerError::Frame(e)),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+        };
+        self.broken = true;
+        result
+    }
+
+    fn unexpected<T>(&mut self, message: &Message) -> Result<T, RunnerError> {
+        self.broken = true;
+        Err(RunnerError::Unexpected(message.name()))
+    }
+
+    /// Kills the client and returns the first line of its stderr.
+    fn client_line(&mut self) -> String {
+        let Some(client) = self.owned.as_mut().and_then(|o| o.client.as_mut()) else {
+            return String::new();
+        };
+        let stderr = client.kill();
+        String::from_utf8_lossy(&stderr.bytes)
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("")
+            .to_string()
+    }
+}
+
+impl Drop for RunnerSession {
+    fn drop(&mut self) {
+        // Closing the runner's stdin first lets it exit by itself; then
+        // `Owned` kills the client and removes the container by name.
+        self.to_runner = None;
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        drop(self.client.take());
+        if !self.removed {
+            supervise::remove_containers(&self.docker, std::slice::from_ref(&self.name));
+            self.removed = true;
+        }
+    }
+}
+
+/// Copies the running sbx into `dir` (sbx's private staging directory) as
+/// the runner that containers bind read-only; returns its path. A copy, so
+/// that rebuilding sbx during a run cannot change what containers run.
+pub fn stage_runner(dir: &Path) -> io::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let path = dir.join("sbx-runner");
+    fs::copy(&exe, &path)?;
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755))?;
+    Ok(path)
+}
+
+/// Why this sbx cannot be the runner on `docker`'s engine, or `None` when
+/// it can: it must be a static executable of the engine's architecture.
+/// (Falling back to `case` mode, and saying so, is the caller's decision.)
+pub fn runner_unsupported(docker: &Docker) -> Option<String> {
+    let mut head = Vec::new();
+    let read = std::env::current_exe()
+        .and_then(fs::File::open)
+        .and_then(|f| f.take(64 << 10).read_to_end(&mut head));
+    if let Err(e) = read {
+        return Some(format!("cannot read sbx's own executable: {e}"));
+    }
+    if let Some(problem) = elf_problem(&head) {
+        return Some(problem);
+    }
+    let args: Vec<OsString> = ["version", "--format", "{{.Server.Arch}}"]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    match supervise::control(docker, &args, CONTROL_TIMEOUT) {
+        Ok(c) if c.success() => arch_problem(elf_arch(&head), c.stdout.trim()),
+        Ok(c) => Some(format!(
+            "cannot ask the engine's architecture: {}",
+            c.stderr_line()
+        )),
+        Err(e) => Some(format!("cannot ask the engine's architecture: {e}")),
+    }
+}
+
+const PT_INTERP: u32 = 3;
+
+/// Why the ELF image starting with `elf` cannot run in an arbitrary image:
+/// not a 64-bit little-endian ELF, or dynamically linked (it has an
+/// interpreter, `PT_INTERP`). A static-pie has none.
+pub fn elf_problem(elf: &[u8]) -> Option<String> {
+    if elf.len() < 64 || elf[..4] != *b"\x7fELF" || elf[4] != 2 || elf[5] != 1 {
+        return Some("sbx is not a 64-bit little-endian ELF executable".into());
+    }
+    let u16_at = |at: usize| u16::from_le_bytes([elf[at], elf[at + 1]]) as usize;
+    let mut phoff = [0u8; 8];
+    phoff.copy_from_slice(&elf[32..40]);
+    let phoff = u64::from_le_bytes(phoff) as usize;
+    let (size, count) = (u16_at(54), u16_at(56));
+    for i in 0..count {
+        let at = phoff.saturating_add(i.saturating_mul(size));
+        let Some(p) = elf.get(at..at + 4) else {
+            return Some("sbx's program headers are past its first 64 KiB".into());
+        };
+        if u32::from_le_bytes([p[0], p[1], p[2], p[3]]) == PT_INTERP {
+            return Some(
+                "sbx is dynamically linked; build it with the project's cargo configuration (crt-static)"
+                    .into(),
+            );
+        }
+    }
+    None
+}
+
+/// The docker architecture name of the ELF's machine (`amd64`, `arm64`).
+fn elf_arch(elf: &[u8]) -> &'static str {
+    match elf.get(18..20).map(|m| u16::from_le_bytes([m[0], m[1]])) {
+        Some(62) => "amd64",
+        Some(183) => "arm64",
+        _ => "unknown",
+    }
+}
+
+/// Why a runner built for `ours` cannot run on an engine of `engine`
+/// (`docker version`'s `Server.Arch`).
+pub fn arch_problem(ours: &str, engine: &str) -> Option<String> {
+    let engine_norm = match engine {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    (ours != engine_norm).then(|| format!("sbx is built for {ours}, the engine runs {engine}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docker::{runner_create_args, Container, Mount};
+    use crate::runner::pid1::SUBCOMMAND;
+    use crate::runner::protocol::Status;
+    use crate::spec::{Hardening, Limits};
+    use std::sync::{Arc, Mutex};
+
+    fn strings(args: &[OsString]) -> Vec<String> {
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn runner_argv_is_create_args_plus_sysctls_mount_and_entrypoint() {
+        let limits = Limits::default();
+        let c = Container {
+            name: "sbx-abc-0",
+            run_id: "abc",
+            interactive: false,
+            mount: Mount::Bind(Path::new("/tmp/sbx-x/sbx-runner")),
+            image: "sbx-python:bookworm",
+            limits: &limits,
+            hardening: &Hardening::default(),
+            interpreter: &["python3".to_string()],
+        };
+        assert_eq!(
+            strings(&runner_create_args(&c, SUBCOMMAND)),
+            [
+                "create",
+                "--rm",
+                "-i",
+                "--name",
+                "sbx-abc-0",
+                "--label",
+                "sbx.run=abc",
+                "--log-driver",
+                "none",
+                "--pull",
+                "never",
+                "--network",
+                "none",
+                "--read-only",
+                "--tmpfs",
+                "/tmp:rw,noexec,nosuid,size=64m",
+                "--memory",
+                "256m",
+                "--cpus",
+                "0.5",
+                "--pids-limit",
+                "64",
+                "--cap-drop",
+                "ALL",
+                "--security-opt",
+                "no-new-privileges",
+                "--sysctl",
+                "kernel.shmmni=0",
+                "--sysctl",
+                "kernel.msgmni=0",
+                "--sysctl",
+                "kernel.sem=0 0 0 0",
+                "--sysctl",
+                "fs.mqueue.queues_max=0",
+                "-v",
+                "/tmp/sbx-x/sbx-runner:/.sbx/sbx:ro",
+                "--entrypoint",
+                "/.sbx/sbx",
+                "--",
+                "sbx-python:bookworm",
+                "__runner",
+            ]
+        );
+        let baked = Container {
+            mount: Mount::InImage("/.sbx/sbx"),
+            ..c
+        };
+        let args = strings(&runner_create_args(&baked, SUBCOMMAND));
+        assert!(!args.contains(&"-v".to_string()));
+        assert_eq!(
+            args[args.len() - 5..],
+            [
+                "--entrypoint",
+                "/.sbx/sbx",
+                "--",
+                "sbx-python:bookworm",
+                "__runner"
+            ]
+        );
+    }
+
+    #[test]
+    fn elf_checks() {
+        let exe = fs::read(std::env::current_exe().unwrap()).unwrap();
+        // This very test binary is built by the project's configuration.
+        assert_eq!(elf_problem(&exe), None);
+        assert_eq!(elf_arch(&exe), "amd64");
+        assert!(elf_problem(b"#!/bin/sh\n").is_some());
+        // A dynamic executable of this machine has PT_INTERP.
+        let dynamic = fs::read("/bin/sh").unwrap();
+        assert!(elf_problem(&dynamic)
+            .unwrap()
+            .contains("dynamically linked"));
+        assert_eq!(arch_problem("amd64", "amd64"), None);
+        assert_eq!(arch_problem("amd64", "x86_64"), None);
+        assert!(arch_problem("amd64", "arm64").is_some());
+    }
+
+    /// A writer that records what the host sent.
+    #[derive(Debug, Clone, Default)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+    impl Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn frames(messages: &[Message]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        for m in messages {
+            write_message(&mut buf, m).unwrap();
+        }
+        buf
+    }
+
+    fn hello() -> Message {
+        Message::Hello {
+            sbx_version: env!("CARGO_PKG_VERSION").into(),
+            oom_counter: true,
+        }
+    }
+
+    fn case() -> Case {
+        Case {
+            stdin: b"in".to_vec(),
+            wall_ms: 100,
+            max_output: 1024,
+            cpu_limit_s: None,
+        }
+    }
+
+    #[test]
+    fn a_runner_that_dies_mid_frame_is_an_infrastructure_error() {
+        let result = Message::Result(CaseResult {
+            status: Status::Ok,
+            exit_code: Some(0),
+            signal: None,
+            wall_ms: 1,
+            cpu_ms: 1,
+            max_rss_kib: 1,
+            oom: false,
+            stdout: b"a forged pass".to_vec(),
+            stdout_truncated: false,
+            stderr_tail: Vec::new(),
+            stderr_truncated: false,
+        });
+        let mut stream = frames(&[hello(), Message::Loaded]);
+        let whole = frames(&[result]);
+        stream.extend_from_slice(&whole[..whole.len() - 3]);
+        let mut s = RunnerSession::over(io::Cursor::new(stream), Sink::default());
+        s.hello().unwrap();
+        let candidate = Candidate {
+            file_name: "t.py".into(),
+            program: b"print(1)".to_vec(),
+            interpreter: Some(vec!["python3".into()]),
+        };
+        assert_eq!(s.load(&candidate).unwrap(), Loaded::Ready);
+        let err = s.run_case(&case()).unwrap_err();
+        assert!(
+            matches!(err, RunnerError::Frame(FrameError::Truncated)),
+            "{err}"
+        );
+        // The session is finished: nothing more is sent.
+        assert!(s.reset().is_err());
+    }
+
+    #[test]
+    fn garbage_eof_internal_and_wrong_replies_are_errors() {
+        // Forged JSON instead of frames.
+        let mut s = RunnerSession::over(
+            io::Cursor::new(b"{\"status\":\"pass\"}\n".to_vec()),
+            Sink::default(),
+        );
+        assert!(matches!(
+            s.hello(),
+            Err(RunnerError::Frame(FrameError::BadMagic(_)))
+        ));
+        // A clean EOF where an answer is due.
+        let mut s = RunnerSession::over(io::Cursor::new(frames(&[hello()])), Sink::default());
+        s.hello().unwrap();
+        assert!(matches!(s.reset(), Err(RunnerError::Closed(_))));
+        // XX from the runner.
+        let stream = frames(&[hello(), Message::Internal("boom".into())]);
+        let mut s = RunnerSession::over(io::Cursor::new(stream), Sink::default());
+        s.hello().unwrap();
+        assert!(matches!(s.run_case(&case()), Err(RunnerError::Internal(m)) if m == "boom"));
+        // A reply of the wrong kind.
+        let stream = frames(&[hello(), Message::Loaded]);
+        let mut s = RunnerSession::over(io::Cursor::new(stream), Sink::default());
+        s.hello().unwrap();
+        assert!(matches!(
+            s.run_case(&case()),
+            Err(RunnerError::Unexpected("Loaded"))
+        ));
+        // Another version of sbx.
+        let stream = frames(&[Message::Hello {
+            sbx_version: "0.0.0-other".into(),
+            oom_counter: false,
+        }]);
+        let mut s = RunnerSession::over(io::Cursor::new(stream), Sink::default());
+        assert!(matches!(s.hello(), Err(RunnerError::Internal(_))));
+    }
+
+    #[test]
+    fn a_silent_runner_times_out() {
+        // A stream that never ends and never speaks (a stopped runner).
+        #[derive(Debug)]
+        struct Silent;
+        impl Read for Silent {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                thread::sleep(Duration::from_secs(3600));
+                Ok(0)
+            }
+        }
+        let mut s = RunnerSession::over(
+            io::Cursor::new(frames(&[hello()])).chain(Silent),
+            Sink::default(),
+        );
+        s.hello().unwrap();
+        let started = Instant::now();
+        let c = Case {
+            wall_ms: 0,
+            ..case()
+        };
+        // CASE_GRACE bounds it; a shorter receive shows the mechanism.
+        s.send(&Message::Case(c)).unwrap();
+        assert!(matches!(
+            s.receive(Duration::from_millis(200), "case"),
+            Err(RunnerError::Timeout("case"))
+        ));
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn max_output_beyond_the_protocol_is_refused_before_sending() {
+        let sink = Sink::default();
+        let mut s = RunnerSession::over(io::Cursor::new(frames(&[hello()])), sink.clone());
+        s.hello().unwrap();
+        let c = Case {
+            max_output: MAX_OUTPUT + 1,
+            ..case()
+        };
+        assert!(matches!(s.run_case(&c), Err(RunnerError::Request(_))));
+        assert!(sink.0.lock().unwrap().is_empty());
+    }
+}

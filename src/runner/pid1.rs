@@ -1,0 +1,653 @@
+//! The runner: `sbx __runner`, run as the container's PID 1 (never on a
+//! host: it kills every other process of its pid namespace). It speaks the
+//! protocol of `protocol` on its stdin and stdout and runs each case as a
+//! fresh process.
+//!
+//! Its own safety, before it reads anything:
+//! - it refuses to run unless it is PID 1;
+//! - `prctl(PR_SET_DUMPABLE, 0)`: a candidate running as the same user can
+//!   then neither `ptrace` it nor open `/proc/1/fd/*` (its protocol pipes);
+//! - it installs no signal handler (sbx's own handlers are installed only
+//!   after this subcommand is dispatched), so signals sent to PID 1 from
+//!   inside the container are dropped by the kernel;
+//! - children get fresh pipes as fds 0, 1 and 2, and every other fd of the
+//!   runner is close-on-exec (checked at start).
+
+use std::fs;
+use std::io::{self, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rustix::process::{prlimit, set_dumpable_behavior, DumpableBehavior, Pid, Resource, Rlimit};
+use wait4::Wait4;
+
+use super::protocol::{
+    read_message, write_message, Candidate, Case, CaseResult, Message, Status, STDERR_TAIL,
+};
+use super::reset::{self, Dirs};
+use super::shebang;
+
+/// The hidden subcommand that makes sbx the runner.
+pub const SUBCOMMAND: &str = "__runner";
+/// The largest `max_output` a case may ask for (the result must fit a frame).
+pub const MAX_OUTPUT: u64 = 32 << 20;
+/// How often the case loop looks at the output flag and the clock.
+const POLL: Duration = Duration::from_millis(5);
+/// How long a killed child may take to be reaped, and readers to see EOF.
+const GRACE: Duration = Duration::from_secs(5);
+/// O_CLOEXEC as `/proc/self/fdinfo` prints it (octal flags).
+const O_CLOEXEC: u32 = 0o2000000;
+
+/// Runs the runner; returns the process's exit code.
+pub fn main() -> i32 {
+    if rustix::process::getpid() != Pid::INIT {
+        eprintln!(
+            "sbx: `{SUBCOMMAND}` runs only as a container's PID 1 (it kills every other process)"
+        );
+        return crate::exit::USAGE;
+    }
+    if let Err(e) = set_dumpable_behavior(DumpableBehavior::NotDumpable) {
+        eprintln!("sbx runner: prctl(PR_SET_DUMPABLE, 0) failed: {e}");
+        return crate::exit::ENGINE;
+    }
+    let mut input = io::stdin().lock();
+    let mut output = io::stdout().lock();
+    if let Err(e) = inherited_fds_are_cloexec() {
+        let _ = write_message(&mut output, &Message::Internal(e));
+        return crate::exit::ENGINE;
+    }
+    // Every thread a case needs exists before any candidate runs: a
+    // candidate that fills the pids limit cannot keep the runner from
+    // supervising it.
+    let lanes = match Lanes::start() {
+        Ok(lanes) => lanes,
+        Err(e) => {
+            let _ = write_message(&mut output, &Message::Internal(format!("threads: {e}")));
+            return crate::exit::ENGINE;
+        }
+    };
+    let mut runner = Runner {
+        lanes,
+        dirs: Dirs::record(),
+        oom_counter: oom_counter_path(),
+        candidate: None,
+        clean: true,
+        cases: 0,
+    };
+    let hello = Message::Hello {
+        sbx_version: env!("CARGO_PKG_VERSION").into(),
+        oom_counter: runner.oom_counter.is_some(),
+    };
+    if write_message(&mut output, &hello).is_err() {
+        return crate::exit::ENGINE;
+    }
+    loop {
+        let message = match read_message(&mut input) {
+            Ok(Some(message)) => message,
+            // The host closed our stdin: nothing more to do.
+            Ok(None) => return 0,
+            Err(e) => {
+                let _ = write_message(&mut output, &Message::Internal(format!("framing: {e}")));
+                return crate::exit::ENGINE;
+            }
+        };
+        let reply = match message {
+            Message::Bye => return 0,
+            Message::Load(candidate) => runner.load(candidate),
+            Message::Case(case) => runner.case(&case),
+            Message::Reset => runner.reset(),
+            other => Message::Internal(format!("unexpected message {}", other.name())),
+        };
+        if write_message(&mut output, &reply).is_err() {
+            return crate::exit::ENGINE;
+        }
+    }
+}
+
+/// Every fd above 2 must be close-on-exec, so that no child inherits the
+/// runner's own files (Rust opens everything so; this checks what the
+/// engine handed over).
+fn inherited_fds_are_cloexec() -> Result<(), String> {
+    let entries = fs::read_dir("/proc/self/fd").map_err(|e| format!("/proc/self/fd: {e}"))?;
+    for entry in entries.flatten() {
+        let Some(fd) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if fd <= 2 {
+            continue;
+        }
+        // The directory being read is gone by the time fdinfo is asked.
+        let Ok(info) = fs::read_to_string(format!("/proc/self/fdinfo/{fd}")) else {
+            continue;
+        };
+        let flags = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+            .unwrap_or(0);
+        if flags & O_CLOEXEC == 0 {
+            return Err(format!(
+                "fd {fd} is inherited without close-on-exec; refusing to run candidates"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The memory cgroup's OOM-kill counter file, if this container can read it.
+fn oom_counter_path() -> Option<PathBuf> {
+    [
+        "/sys/fs/cgroup/memory/memory.oom_control",
+        "/sys/fs/cgroup/memory.events",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| read_oom_kills(p).is_some())
+}
+
+/// The `oom_kill N` counter of a cgroup v1 `memory.oom_control` or v2
+/// `memory.events` file.
+fn read_oom_kills(path: &Path) -> Option<u64> {
+    parse_oom_kills(&fs::read_to_string(path).ok()?)
+}
+
+fn parse_oom_kills(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// A loaded candidate: where its bytes go and how it runs.
+struct Loaded {
+    file_name: String,
+    program: Vec<u8>,
+    interpreter: Vec<String>,
+}
+
+/// A job for a worker thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The runner's worker threads, started once: one writes a case's stdin,
+/// two drain its stdout and stderr, one waits for the program.
+struct Lanes {
+    stdin: mpsc::Sender<Job>,
+    stdout: mpsc::Sender<Job>,
+    stderr: mpsc::Sender<Job>,
+    waiter: mpsc::Sender<Job>,
+}
+
+impl Lanes {
+    fn start() -> io::Result<Lanes> {
+        fn lane(name: &str) -> io::Result<mpsc::Sender<Job>> {
+            let (tx, rx) = mpsc::channel::<Job>();
+            thread::Builder::new().name(name.into()).spawn(move || {
+                for job in rx {
+                    job();
+                }
+            })?;
+            Ok(tx)
+        }
+        Ok(Lanes {
+            stdin: lane("stdin")?,
+            stdout: lane("stdout")?,
+            stderr: lane("stderr")?,
+            waiter: lane("waiter")?,
+        })
+    }
+}
+
+fn submit(lane: &mpsc::Sender<Job>, job: Job) -> Result<(), String> {
+    lane.send(job)
+        .map_err(|_| "a worker thread of the runner died".to_string())
+}
+
+struct Runner {
+    lanes: Lanes,
+    dirs: Dirs,
+    oom_counter: Option<PathBuf>,
+    candidate: Option<Loaded>,
+    /// No case ran since the last clean reset (or the start).
+    clean: bool,
+    cases: u64,
+}
+
+impl Runner {
+    fn load(&mut self, c: Candidate) -> Message {
+        let name = &c.file_name;
+        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
+            return Message::Internal(format!("bad candidate file name `{}`", name.escape_debug()));
+        }
+        let interpreter = match c.interpreter {
+            Some(words) if words.is_empty() => {
+                return Message::Internal("empty interpreter".into())
+            }
+            Some(words) => words,
+            None => match shebang::parse(&c.program) {
+                Ok(words) => words,
+                Err(message) => {
+                    self.candidate = None;
+                    return Message::Refused(message);
+                }
+            },
+        };
+        self.candidate = Some(Loaded {
+            file_name: c.file_name,
+            program: c.program,
+            interpreter,
+        });
+        Message::Loaded
+    }
+
+    fn reset(&mut self) -> Message {
+        match reset::reset(&self.dirs) {
+            Ok(()) => {
+                self.clean = true;
+                Message::ResetDone {
+                    clean: true,
+                    message: String::new(),
+                }
+            }
+            Err(message) => {
+                self.clean = false;
+                Message::ResetDone {
+                    clean: false,
+                    message,
+                }
+            }
+        }
+    }
+
+    fn case(&mut self, case: &Case) -> Message {
+        if !self.clean {
+            return Message::Internal("a case needs a clean reset before it".into());
+        }
+        if case.max_output > MAX_OUTPUT {
+            return Message::Internal(format!("max output above {MAX_OUTPUT} bytes"));
+        }
+        let Some(loaded) = &self.candidate else {
+            return Message::Internal("no candidate loaded".into());
+        };
+        self.clean = false;
+        self.cases += 1;
+        let dir = PathBuf::from(format!("/tmp/sbx-{}", self.cases));
+        let file = dir.join(&loaded.file_name);
+        let written = fs::create_dir(&dir).and_then(|()| fs::write(&file, &loaded.program));
+        if let Err(e) = written {
+            return Message::Internal(format!("write the candidate to {}: {e}", file.display()));
+        }
+        match run_case(
+            &self.lanes,
+            loaded,
+            &file,
+            case,
+            self.oom_counter.as_deref(),
+        ) {
+            Ok(result) => Message::Result(result),
+            Err(message) => Message::Internal(message),
+        }
+    }
+}
+
+/// How the runner saw the case end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Exited,
+    TimedOut,
+    OutputLimit,
+}
+
+/// What the readers keep of one stream.
+#[derive(Debug, Default)]
+struct Kept {
+    bytes: Vec<u8>,
+    total: u64,
+}
+
+fn run_case(
+    lanes: &Lanes,
+    loaded: &Loaded,
+    file: &Path,
+    case: &Case,
+    oom_counter: Option<&Path>,
+) -> Result<CaseResult, String> {
+    let (program, args) = loaded
+        .interpreter
+        .split_first()
+        .ok_or("empty interpreter")?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .arg(file)
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let oom_before = oom_counter.and_then(read_oom_kills);
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        // The interpreter is missing or not executable: what a shell (and
+        // `docker run`) would answer, 127 or 126, charged to the candidate.
+        Err(e) => return Ok(cannot_execute(program, &e)),
+    };
+    let start = Instant::now();
+    if let Some(seconds) = case.cpu_limit_s {
+        let limit = Rlimit {
+            current: Some(seconds),
+            maximum: Some(seconds + 1),
+        };
+        let pid = Pid::from_child(&child);
+        if let Err(e) = prlimit(Some(pid), Resource::Cpu, limit) {
+            reset::kill_others();
+            let _ = child.wait();
+            return Err(format!("prlimit(RLIMIT_CPU) on the program: {e}"));
+        }
+    }
+    let max = usize::try_from(case.max_output).unwrap_or(usize::MAX);
+    let over = Arc::new(AtomicBool::new(false));
+    let stdin = child.stdin.take();
+    let stdin_bytes = case.stdin.clone();
+    let (done_tx, done_rx) = mpsc::channel();
+    let writer_done = done_tx.clone();
+    let started = submit(
+        &lanes.stdin,
+        Box::new(move || {
+            if let Some(mut pipe) = stdin {
+                // EPIPE is normal: the program ignored its input.
+                let _ = pipe.write_all(&stdin_bytes);
+            }
+            let _ = writer_done.send(());
+        }),
+    );
+    let mut jobs = 1;
+    let out = Arc::new(Mutex::new(Kept::default()));
+    let err = Arc::new(Mutex::new(Kept::default()));
+    let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
+    let (wait_tx, waited) = mpsc::channel();
+    let started = started
+        .and_then(|()| match stdout_pipe {
+            Some(pipe) => {
+                jobs += 1;
+                let job = reader(pipe, Keep::Head(max), max, &out, &over, done_tx.clone());
+                submit(&lanes.stdout, job)
+            }
+            None => Ok(()),
+        })
+        .and_then(|()| match stderr_pipe {
+            Some(pipe) => {
+                jobs += 1;
+                let job = reader(pipe, Keep::Tail(STDERR_TAIL), max, &err, &over, done_tx);
+                submit(&lanes.stderr, job)
+            }
+            None => Ok(()),
+        })
+        .and_then(|()| {
+            // `wait4` blocks, so it runs on its own lane; the result comes
+            // with the instant the program was reaped.
+            let mut child = child;
+            submit(
+                &lanes.waiter,
+                Box::new(move || {
+                    let r = child.wait4();
+                    let _ = wait_tx.send((r, Instant::now()));
+                }),
+            )
+        });
+    if let Err(e) = started {
+        reset::kill_others();
+        return Err(e);
+    }
+
+    let deadline = start + Duration::from_millis(case.wall_ms);
+    let mut ended = Ended::Exited;
+    let mut reaped = None;
+    while reaped.is_none() {
+        if over.load(Ordering::SeqCst) {
+            ended = Ended::OutputLimit;
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            ended = Ended::TimedOut;
+            break;
+        }
+        match waited.recv_timeout(POLL.min(deadline - now)) {
+            Ok(r) => reaped = Some(r),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err("the waiting thread died".into())
+            }
+        }
+    }
+    let end = match ended {
+        Ended::Exited => None,
+        _ => Some(Instant::now()),
+    };
+    // The case is over as the container would be when its program ends:
+    // every other process dies, so stray writers close the pipes.
+    reset::kill_others();
+    let (res_use, exited_at) = match reaped {
+        Some(r) => r,
+        None => waited
+            .recv_timeout(GRACE)
+            .map_err(|_| "the killed program was not reaped in time".to_string())?,
+    };
+    let res_use = res_use.map_err(|e| format!("wait4: {e}"))?;
+    let wall = end.unwrap_or(exited_at).saturating_duration_since(start);
+    let grace_end = Instant::now() + GRACE;
+    for _ in 0..jobs {
+        let left = grace_end.saturating_duration_since(Instant::now());
+        if done_rx.recv_timeout(left).is_err() {
+            return Err("a pipe stayed open after every process was killed".into());
+        }
+    }
+    let oom_after = oom_counter.and_then(read_oom_kills);
+    let take = |shared: &Arc<Mutex<Kept>>| match shared.lock() {
+        Ok(mut guard) => std::mem::take(&mut *guard),
+        Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+    };
+    let (stdout, stderr) = (take(&out), take(&err));
+    let over_limit = stdout.total > max as u64 || stderr.total > max as u64;
+    let ended = if over_limit {
+        Ended::OutputLimit
+    } else {
+        ended
+    };
+    let oom = matches!((oom_before, oom_after), (Some(b), Some(a)) if a > b);
+    let cpu = res_use.rusage.utime + res_use.rusage.stime;
+    let exit_code = res_use.status.code();
+    let signal = res_use.status.signal();
+    let status = decide(ended, oom, exit_code, signal, case.cpu_limit_s, cpu);
+    Ok(CaseResult {
+        status,
+        exit_code,
+        signal,
+        wall_ms: wall.as_millis() as u64,
+        cpu_ms: cpu.as_millis() as u64,
+        max_rss_kib: res_use.rusage.maxrss / 1024,
+        oom,
+        stdout_truncated: stdout.total > stdout.bytes.len() as u64,
+        stdout: stdout.bytes,
+        stderr_truncated: stderr.total > stderr.bytes.len() as u64,
+        stderr_tail: stderr.bytes,
+    })
+}
+
+/// The status of a case from the facts. An output limit beats everything
+/// (what was kept is cut); an OOM kill counted during the case beats the
+/// rest, a timeout included (a process hanging after its child was
+/// OOM-killed failed for memory); then the timeout, the CPU limit (SIGXCPU
+/// at the soft limit, SIGKILL at the hard one), a signal, the exit code.
+fn decide(
+    ended: Ended,
+    oom: bool,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    cpu_limit_s: Option<u64>,
+    cpu: Duration,
+) -> Status {
+    const SIGKILL: i32 = 9;
+    const SIGXCPU: i32 = 24;
+    match ended {
+        Ended::OutputLimit => return Status::OutputLimit,
+        _ if oom => return Status::Oom,
+        Ended::TimedOut => return Status::Timeout,
+        Ended::Exited => {}
+    }
+    if let (Some(limit), Some(sig)) = (cpu_limit_s, signal) {
+        if sig == SIGXCPU || (sig == SIGKILL && cpu >= Duration::from_secs(limit)) {
+            return Status::CpuLimit;
+        }
+    }
+    match (signal, exit_code) {
+        (Some(_), _) => Status::Signal,
+        (None, Some(0)) => Status::Ok,
+        _ => Status::RuntimeError,
+    }
+}
+
+/// The record of a program whose interpreter could not be started.
+fn cannot_execute(program: &str, e: &io::Error) -> CaseResult {
+    let code = if e.kind() == io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    };
+    CaseResult {
+        status: Status::RuntimeError,
+        exit_code: Some(code),
+        signal: None,
+        wall_ms: 0,
+        cpu_ms: 0,
+        max_rss_kib: 0,
+        oom: false,
+        stdout: Vec::new(),
+        stdout_truncated: false,
+        stderr_tail: format!("sbx runner: cannot execute `{program}`: {e}\n").into_bytes(),
+        stderr_truncated: false,
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Keep {
+    /// The first N bytes.
+    Head(usize),
+    /// The last N bytes.
+    Tail(usize),
+}
+
+/// A job that drains `pipe` to EOF, keeping what `keep` says and counting
+/// everything; past `limit` bytes in all it raises `over` and keeps
+/// draining.
+fn reader(
+    mut pipe: impl Read + Send + 'static,
+    keep: Keep,
+    limit: usize,
+    into: &Arc<Mutex<Kept>>,
+    over: &Arc<AtomicBool>,
+    done: mpsc::Sender<()>,
+) -> Job {
+    let into = Arc::clone(into);
+    let over = Arc::clone(over);
+    Box::new(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match pipe.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            let mut kept = match into.lock() {
+                Ok(guard) => guard,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            kept.total += n as u64;
+            match keep {
+                Keep::Head(max) => {
+                    let take = n.min(max.saturating_sub(kept.bytes.len()));
+                    kept.bytes.extend_from_slice(&buf[..take]);
+                }
+                Keep::Tail(max) => {
+                    kept.bytes.extend_from_slice(&buf[..n]);
+                    let len = kept.bytes.len();
+                    if len > max {
+                        kept.bytes.drain(..len - max);
+                    }
+                }
+            }
+            if kept.total > limit as u64 {
+                over.store(true, Ordering::SeqCst);
+            }
+        }
+        let _ = done.send(());
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oom_counter_of_cgroup_v1_and_v2() {
+        let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
+        assert_eq!(parse_oom_kills(v1), Some(3));
+        let v2 = "low 0\nhigh 0\nmax 5\noom 2\noom_kill 2\noom_group_kill 0\n";
+        assert_eq!(parse_oom_kills(v2), Some(2));
+        assert_eq!(parse_oom_kills("oom 1\n"), None);
+    }
+
+    #[test]
+    fn status_precedence() {
+        let s = Duration::from_secs;
+        use Ended::*;
+        assert_eq!(
+            decide(OutputLimit, true, None, Some(9), None, s(0)),
+            Status::OutputLimit
+        );
+        assert_eq!(
+            decide(TimedOut, true, None, Some(9), None, s(0)),
+            Status::Oom
+        );
+        assert_eq!(decide(Exited, true, Some(0), None, None, s(0)), Status::Oom);
+        assert_eq!(
+            decide(TimedOut, false, None, Some(9), None, s(0)),
+            Status::Timeout
+        );
+        assert_eq!(
+            decide(Exited, false, None, Some(24), Some(1), s(1)),
+            Status::CpuLimit
+        );
+        assert_eq!(
+            decide(Exited, false, None, Some(9), Some(1), s(2)),
+            Status::CpuLimit
+        );
+        // SIGKILL from elsewhere before the limit is a signal; 137 alone is no OOM.
+        assert_eq!(
+            decide(Exited, false, None, Some(9), Some(5), s(1)),
+            Status::Signal
+        );
+        assert_eq!(
+            decide(Exited, false, Some(137), None, None, s(0)),
+            Status::RuntimeError
+        );
+        assert_eq!(decide(Exited, false, Some(0), None, None, s(0)), Status::Ok);
+        assert_eq!(
+            decide(Exited, false, Some(3), None, None, s(0)),
+            Status::RuntimeError
+        );
+    }
+
+    #[test]
+    fn refuses_to_run_unless_pid_1() {
+        assert_ne!(rustix::process::getpid(), Pid::INIT);
+        assert_eq!(main(), crate::exit::USAGE);
+    }
+}

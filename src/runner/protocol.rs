@@ -1,0 +1,694 @@
+//! The framed protocol between sbx (the host) and its runner (the
+//! container's PID 1), over the container's stdin (host -> runner) and
+//! stdout (runner -> host). Pure code over `Read` and `Write`.
+//!
+//! # Frames
+//!
+//! Every message is one frame:
+//!
+//! ```text
+//! magic "SBXR" (4 bytes) | version (1 byte) | kind (1 byte) | length (u32 LE) | payload (length bytes)
+//! ```
+//!
+//! A clean end of stream is allowed only between frames. Anything else is a
+//! framing error: an end of stream inside a frame (a runner killed
+//! mid-message), a wrong magic (garbage), another version, an unknown kind,
+//! a length above `MAX_PAYLOAD`, or a payload that does not decode exactly
+//! (short or with bytes left over). **A framing error is always an
+//! infrastructure error, never a verdict**: the host discards the container.
+//!
+//! Payload fields are written in order, with no names: `u8`, `u32`/`u64`
+//! little-endian, `bool` as one byte 0 or 1, `bytes` as a u32 length then
+//! the raw bytes (binary-safe, no base64), `str` as UTF-8 `bytes`, an option
+//! as a `bool` then the value when present, a list as a u32 count then the
+//! items.
+//!
+//! # Messages
+//!
+//! | kind | direction | message | payload |
+//! |---|---|---|---|
+//! | 1 | runner -> host | `Hello` | str sbx version, bool oom counter readable |
+//! | 2 | host -> runner | `Load` | str file name, bytes program, option list-of-str interpreter (none: the `#!` line) |
+//! | 3 | runner -> host | `Loaded` | (empty) |
+//! | 4 | runner -> host | `Refused` | str message (the candidate cannot be run: no `#!` line) |
+//! | 5 | host -> runner | `Case` | bytes stdin, u64 wall ms, u64 max output bytes, option u64 cpu seconds |
+//! | 6 | runner -> host | `Result` | see `CaseResult` |
+//! | 7 | host -> runner | `Reset` | (empty) |
+//! | 8 | runner -> host | `ResetDone` | bool clean, str message |
+//! | 9 | runner -> host | `Internal` | str message (isolate's XX: the runner failed, not the candidate) |
+//! | 10 | host -> runner | `Bye` | (empty); the runner exits 0 |
+//!
+//! The runner speaks first (`Hello`), then answers each host message with
+//! exactly one message: `Load` with `Loaded`, `Refused` or `Internal`;
+//! `Case` with `Result` or `Internal`; `Reset` with `ResetDone` or
+//! `Internal`. A case needs a loaded candidate and a reset since the
+//! previous case.
+
+use std::io::{self, Read, Write};
+
+/// The first bytes of every frame.
+pub const MAGIC: [u8; 4] = *b"SBXR";
+/// The protocol version; a frame of another version is a framing error.
+pub const VERSION: u8 = 1;
+/// The largest payload either side accepts (candidate, stdin, output).
+pub const MAX_PAYLOAD: u32 = 64 << 20;
+/// Bytes of a frame before its payload.
+const HEADER: usize = 10;
+
+/// A message of the protocol (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    Hello {
+        sbx_version: String,
+        oom_counter: bool,
+    },
+    Load(Candidate),
+    Loaded,
+    Refused(String),
+    Case(Case),
+    Result(CaseResult),
+    Reset,
+    ResetDone {
+        clean: bool,
+        message: String,
+    },
+    Internal(String),
+    Bye,
+}
+
+/// A candidate program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// A plain file name (no `/`), such as `task.py`; the runner writes the
+    /// program under a fresh directory of `/tmp` with this name.
+    pub file_name: String,
+    pub program: Vec<u8>,
+    /// Words run before the file; `None`: the runner reads the `#!` line.
+    pub interpreter: Option<Vec<String>>,
+}
+
+/// One case of the loaded candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Case {
+    /// Written to the program's stdin, then closed.
+    pub stdin: Vec<u8>,
+    /// Wall-clock limit from the program's start, in milliseconds.
+    pub wall_ms: u64,
+    /// Bytes kept of each of stdout and stderr; more stops the case.
+    pub max_output: u64,
+    /// RLIMIT_CPU of the program, in seconds.
+    pub cpu_limit_s: Option<u64>,
+}
+
+/// How a case ended, in isolate's vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Exit code 0.
+    Ok = 0,
+    /// RE: a non-zero exit code.
+    RuntimeError = 1,
+    /// SG: killed by a signal (not by the runner).
+    Signal = 2,
+    /// TO: the wall-clock limit expired; the runner killed it.
+    Timeout = 3,
+    /// stdout or stderr went past the limit; the runner killed it.
+    OutputLimit = 4,
+    /// The CPU-time limit (RLIMIT_CPU) killed it.
+    CpuLimit = 5,
+    /// The container's memory cgroup counted an OOM kill during the case
+    /// (any end but an output limit).
+    Oom = 6,
+}
+
+impl Status {
+    fn from_u8(value: u8) -> Option<Status> {
+        Some(match value {
+            0 => Status::Ok,
+            1 => Status::RuntimeError,
+            2 => Status::Signal,
+            3 => Status::Timeout,
+            4 => Status::OutputLimit,
+            5 => Status::CpuLimit,
+            6 => Status::Oom,
+            _ => return None,
+        })
+    }
+
+    /// isolate's short code (`OK`, `RE`, `SG`, `TO`, `OL`, `CL`, `OM`).
+    pub fn code(self) -> &'static str {
+        match self {
+            Status::Ok => "OK",
+            Status::RuntimeError => "RE",
+            Status::Signal => "SG",
+            Status::Timeout => "TO",
+            Status::OutputLimit => "OL",
+            Status::CpuLimit => "CL",
+            Status::Oom => "OM",
+        }
+    }
+}
+
+/// The record of one case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseResult {
+    pub status: Status,
+    /// The exit code, when the program exited by itself.
+    pub exit_code: Option<i32>,
+    /// The terminating signal, when it died of one (SIGKILL after a timeout
+    /// or an output limit included).
+    pub signal: Option<i32>,
+    /// From the program's start to its end.
+    pub wall_ms: u64,
+    /// User + system CPU time of the program (and its waited-for children).
+    pub cpu_ms: u64,
+    pub max_rss_kib: u64,
+    /// The cgroup's `oom_kill` counter changed during the case.
+    pub oom: bool,
+    /// The first `max_output` bytes of stdout.
+    pub stdout: Vec<u8>,
+    /// stdout carried more than what is kept.
+    pub stdout_truncated: bool,
+    /// The last bytes (at most `STDERR_TAIL`) of what stderr carried.
+    pub stderr_tail: Vec<u8>,
+    /// stderr carried more than `stderr_tail`.
+    pub stderr_truncated: bool,
+}
+
+/// The most stderr bytes a result carries (its end).
+pub const STDERR_TAIL: usize = 64 << 10;
+
+/// What went wrong with the stream of frames. Every variant is an
+/// infrastructure error.
+#[derive(Debug)]
+pub enum FrameError {
+    /// The stream ended inside a frame (the peer died mid-message).
+    Truncated,
+    /// The first bytes are not `MAGIC`.
+    BadMagic([u8; 4]),
+    /// Another protocol version.
+    BadVersion(u8),
+    /// A length above `MAX_PAYLOAD`.
+    TooLong(u32),
+    /// An unknown message kind.
+    UnknownKind(u8),
+    /// The payload does not decode as its kind.
+    Malformed(&'static str),
+    /// Reading or writing failed.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::Truncated => write!(f, "the stream ended inside a frame"),
+            FrameError::BadMagic(m) => write!(f, "bad frame magic {m:02x?}"),
+            FrameError::BadVersion(v) => {
+                write!(f, "protocol version {v}, expected {VERSION}")
+            }
+            FrameError::TooLong(n) => {
+                write!(f, "frame length {n} above the maximum {MAX_PAYLOAD}")
+            }
+            FrameError::UnknownKind(k) => write!(f, "unknown message kind {k}"),
+            FrameError::Malformed(what) => write!(f, "malformed payload: {what}"),
+            FrameError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+impl Message {
+    fn kind(&self) -> u8 {
+        match self {
+            Message::Hello { .. } => 1,
+            Message::Load(_) => 2,
+            Message::Loaded => 3,
+            Message::Refused(_) => 4,
+            Message::Case(_) => 5,
+            Message::Result(_) => 6,
+            Message::Reset => 7,
+            Message::ResetDone { .. } => 8,
+            Message::Internal(_) => 9,
+            Message::Bye => 10,
+        }
+    }
+
+    /// A short name, for messages about an unexpected reply.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Message::Hello { .. } => "Hello",
+            Message::Load(_) => "Load",
+            Message::Loaded => "Loaded",
+            Message::Refused(_) => "Refused",
+            Message::Case(_) => "Case",
+            Message::Result(_) => "Result",
+            Message::Reset => "Reset",
+            Message::ResetDone { .. } => "ResetDone",
+            Message::Internal(_) => "Internal",
+            Message::Bye => "Bye",
+        }
+    }
+
+    fn encode_payload(&self) -> Vec<u8> {
+        let mut e = Enc(Vec::new());
+        match self {
+            Message::Hello {
+                sbx_version,
+                oom_counter,
+            } => {
+                e.str(sbx_version);
+                e.bool(*oom_counter);
+            }
+            Message::Load(c) => {
+                e.str(&c.file_name);
+                e.bytes(&c.program);
+                e.bool(c.interpreter.is_some());
+                if let Some(words) = &c.interpreter {
+                    e.u32(words.len() as u32);
+                    for w in words {
+                        e.str(w);
+                    }
+                }
+            }
+            Message::Case(c) => {
+                e.bytes(&c.stdin);
+                e.u64(c.wall_ms);
+                e.u64(c.max_output);
+                e.bool(c.cpu_limit_s.is_some());
+                if let Some(s) = c.cpu_limit_s {
+                    e.u64(s);
+                }
+            }
+            Message::Result(r) => {
+                e.u8(r.status as u8);
+                e.opt_i32(r.exit_code);
+                e.opt_i32(r.signal);
+                e.u64(r.wall_ms);
+                e.u64(r.cpu_ms);
+                e.u64(r.max_rss_kib);
+                e.bool(r.oom);
+                e.bytes(&r.stdout);
+                e.bool(r.stdout_truncated);
+                e.bytes(&r.stderr_tail);
+                e.bool(r.stderr_truncated);
+            }
+            Message::ResetDone { clean, message } => {
+                e.bool(*clean);
+                e.str(message);
+            }
+            Message::Refused(m) | Message::Internal(m) => e.str(m),
+            Message::Loaded | Message::Reset | Message::Bye => {}
+        }
+        e.0
+    }
+
+    fn decode(kind: u8, payload: &[u8]) -> Result<Message, FrameError> {
+        let mut d = Dec(payload);
+        let message = match kind {
+            1 => Message::Hello {
+                sbx_version: d.str()?,
+                oom_counter: d.bool()?,
+            },
+            2 => {
+                let file_name = d.str()?;
+                let program = d.bytes()?.to_vec();
+                let interpreter = if d.bool()? {
+                    let n = d.u32()?;
+                    let mut words = Vec::new();
+                    for _ in 0..n {
+                        words.push(d.str()?);
+                    }
+                    Some(words)
+                } else {
+                    None
+                };
+                Message::Load(Candidate {
+                    file_name,
+                    program,
+                    interpreter,
+                })
+            }
+            3 => Message::Loaded,
+            4 => Message::Refused(d.str()?),
+            5 => {
+                let stdin = d.bytes()?.to_vec();
+                let wall_ms = d.u64()?;
+                let max_output = d.u64()?;
+                let cpu_limit_s = if d.bool()? { Some(d.u64()?) } else { None };
+                Message::Case(Case {
+                    stdin,
+                    wall_ms,
+                    max_output,
+                    cpu_limit_s,
+                })
+            }
+            6 => Message::Result(CaseResult {
+                status: Status::from_u8(d.u8()?).ok_or(FrameError::Malformed("status"))?,
+                exit_code: d.opt_i32()?,
+                signal: d.opt_i32()?,
+                wall_ms: d.u64()?,
+                cpu_ms: d.u64()?,
+                max_rss_kib: d.u64()?,
+                oom: d.bool()?,
+                stdout: d.bytes()?.to_vec(),
+                stdout_truncated: d.bool()?,
+                stderr_tail: d.bytes()?.to_vec(),
+                stderr_truncated: d.bool()?,
+            }),
+            7 => Message::Reset,
+            8 => Message::ResetDone {
+                clean: d.bool()?,
+                message: d.str()?,
+            },
+            9 => Message::Internal(d.str()?),
+            10 => Message::Bye,
+            other => return Err(FrameError::UnknownKind(other)),
+        };
+        if !d.0.is_empty() {
+            return Err(FrameError::Malformed("bytes left over"));
+        }
+        Ok(message)
+    }
+}
+
+/// Writes one frame and flushes.
+pub fn write_message(w: &mut impl Write, message: &Message) -> Result<(), FrameError> {
+    let payload = message.encode_payload();
+    let len = u32::try_from(payload.len())
+        .ok()
+        .filter(|&n| n <= MAX_PAYLOAD)
+        .ok_or(FrameError::TooLong(u32::MAX))?;
+    let mut frame = Vec::with_capacity(HEADER + payload.len());
+    frame.extend_from_slice(&MAGIC);
+    frame.push(VERSION);
+    frame.push(message.kind());
+    frame.extend_from_slice(&len.to_le_bytes());
+    frame.extend_from_slice(&payload);
+    w.write_all(&frame).map_err(FrameError::Io)?;
+    w.flush().map_err(FrameError::Io)
+}
+
+/// Reads one frame. `Ok(None)` is a clean end of stream between frames.
+pub fn read_message(r: &mut impl Read) -> Result<Option<Message>, FrameError> {
+    let mut header = [0u8; HEADER];
+    match fill(r, &mut header)? {
+        0 => return Ok(None),
+        n if n < HEADER => return Err(FrameError::Truncated),
+        _ => {}
+    }
+    let magic = [header[0], header[1], header[2], header[3]];
+    if magic != MAGIC {
+        return Err(FrameError::BadMagic(magic));
+    }
+    if header[4] != VERSION {
+        return Err(FrameError::BadVersion(header[4]));
+    }
+    let kind = header[5];
+    let len = u32::from_le_bytes([header[6], header[7], header[8], header[9]]);
+    if len > MAX_PAYLOAD {
+        return Err(FrameError::TooLong(len));
+    }
+    // Read before allocating all of it: a short stream cannot make us
+    // reserve 64 MiB.
+    let mut payload = Vec::new();
+    let got = r
+        .take(u64::from(len))
+        .read_to_end(&mut payload)
+        .map_err(FrameError::Io)?;
+    if got < len as usize {
+        return Err(FrameError::Truncated);
+    }
+    Message::decode(kind, &payload).map(Some)
+}
+
+/// Reads until `buf` is full or the stream ends; returns the bytes read.
+fn fill(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, FrameError> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(FrameError::Io(e)),
+        }
+    }
+    Ok(n)
+}
+
+struct Enc(Vec<u8>);
+
+impl Enc {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn bool(&mut self, v: bool) {
+        self.0.push(u8::from(v));
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn opt_i32(&mut self, v: Option<i32>) {
+        self.bool(v.is_some());
+        if let Some(v) = v {
+            self.0.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    fn bytes(&mut self, v: &[u8]) {
+        // The whole frame is checked against MAX_PAYLOAD when written.
+        self.u32(u32::try_from(v.len()).unwrap_or(u32::MAX));
+        self.0.extend_from_slice(v);
+    }
+    fn str(&mut self, v: &str) {
+        self.bytes(v.as_bytes());
+    }
+}
+
+struct Dec<'a>(&'a [u8]);
+
+impl<'a> Dec<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], FrameError> {
+        if self.0.len() < n {
+            return Err(FrameError::Malformed("payload too short"));
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+    fn u8(&mut self) -> Result<u8, FrameError> {
+        Ok(self.take(1)?[0])
+    }
+    fn bool(&mut self) -> Result<bool, FrameError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(FrameError::Malformed("bool")),
+        }
+    }
+    fn u32(&mut self) -> Result<u32, FrameError> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self) -> Result<u64, FrameError> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+    fn opt_i32(&mut self) -> Result<Option<i32>, FrameError> {
+        if self.bool()? {
+            let b = self.take(4)?;
+            Ok(Some(i32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+        } else {
+            Ok(None)
+        }
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], FrameError> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    fn str(&mut self) -> Result<String, FrameError> {
+        String::from_utf8(self.bytes()?.to_vec()).map_err(|_| FrameError::Malformed("utf-8"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_messages() -> Vec<Message> {
+        vec![
+            Message::Hello {
+                sbx_version: "0.1.0".into(),
+                oom_counter: true,
+            },
+            Message::Load(Candidate {
+                file_name: "task.py".into(),
+                program: (0..=255u8).collect(),
+                interpreter: Some(vec!["python3".into(), "-u".into()]),
+            }),
+            Message::Load(Candidate {
+                file_name: "t.sh".into(),
+                program: b"#!/bin/sh\necho hi\n".to_vec(),
+                interpreter: None,
+            }),
+            Message::Loaded,
+            Message::Refused("no #! line".into()),
+            Message::Case(Case {
+                stdin: vec![0, 1, 2, 255],
+                wall_ms: 10_000,
+                max_output: 1 << 20,
+                cpu_limit_s: Some(3),
+            }),
+            Message::Case(Case {
+                stdin: Vec::new(),
+                wall_ms: 1,
+                max_output: 0,
+                cpu_limit_s: None,
+            }),
+            Message::Result(CaseResult {
+                status: Status::Signal,
+                exit_code: None,
+                signal: Some(9),
+                wall_ms: 12,
+                cpu_ms: 3,
+                max_rss_kib: 4096,
+                oom: true,
+                stdout: b"out\0\xff".to_vec(),
+                stdout_truncated: true,
+                stderr_tail: b"err".to_vec(),
+                stderr_truncated: false,
+            }),
+            Message::Reset,
+            Message::ResetDone {
+                clean: false,
+                message: "pid 7 left".into(),
+            },
+            Message::Internal("boom".into()),
+            Message::Bye,
+        ]
+    }
+
+    fn frame(message: &Message) -> Vec<u8> {
+        let mut buf = Vec::new();
+        write_message(&mut buf, message).unwrap();
+        buf
+    }
+
+    #[test]
+    fn every_message_round_trips_back_to_back() {
+        let messages = all_messages();
+        let mut stream = Vec::new();
+        for m in &messages {
+            stream.extend(frame(m));
+        }
+        let mut r = &stream[..];
+        for m in &messages {
+            assert_eq!(read_message(&mut r).unwrap().as_ref(), Some(m));
+        }
+        assert!(read_message(&mut r).unwrap().is_none(), "clean EOF");
+    }
+
+    #[test]
+    fn payloads_are_raw_bytes_not_base64() {
+        let program = vec![0xAB; 100_000];
+        let m = Message::Load(Candidate {
+            file_name: "a".into(),
+            program,
+            interpreter: None,
+        });
+        assert!(frame(&m).len() < 100_000 + 64);
+    }
+
+    #[test]
+    fn eof_anywhere_inside_a_frame_is_truncated() {
+        for m in all_messages() {
+            let f = frame(&m);
+            for cut in 1..f.len() {
+                let err = read_message(&mut &f[..cut]).unwrap_err();
+                assert!(
+                    matches!(err, FrameError::Truncated),
+                    "{} cut at {cut}: {err}",
+                    m.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn garbage_bad_version_unknown_kind_and_over_long_lengths_are_errors() {
+        let err = read_message(&mut &b"{\"status\":\"pass\"}\n"[..]).unwrap_err();
+        assert!(matches!(err, FrameError::BadMagic(_)), "{err}");
+
+        let mut f = frame(&Message::Bye);
+        f[4] = 2;
+        assert!(matches!(
+            read_message(&mut &f[..]),
+            Err(FrameError::BadVersion(2))
+        ));
+
+        let mut f = frame(&Message::Bye);
+        f[5] = 99;
+        assert!(matches!(
+            read_message(&mut &f[..]),
+            Err(FrameError::UnknownKind(99))
+        ));
+
+        let mut f = frame(&Message::Bye);
+        f[6..10].copy_from_slice(&(MAX_PAYLOAD + 1).to_le_bytes());
+        assert!(matches!(
+            read_message(&mut &f[..]),
+            Err(FrameError::TooLong(n)) if n == MAX_PAYLOAD + 1
+        ));
+    }
+
+    #[test]
+    fn payloads_must_decode_exactly() {
+        // Bye with a payload byte: left over.
+        let mut f = frame(&Message::Bye);
+        f[6..10].copy_from_slice(&1u32.to_le_bytes());
+        f.push(0);
+        assert!(matches!(
+            read_message(&mut &f[..]),
+            Err(FrameError::Malformed(_))
+        ));
+        // A Result whose inner stdout length runs past the payload.
+        let f = frame(&Message::Internal("abc".into()));
+        let mut bad = f.clone();
+        bad[10..14].copy_from_slice(&100u32.to_le_bytes());
+        assert!(matches!(
+            read_message(&mut &bad[..]),
+            Err(FrameError::Malformed(_))
+        ));
+        // A bool that is neither 0 nor 1, a status out of range.
+        let mut f = frame(&Message::ResetDone {
+            clean: true,
+            message: String::new(),
+        });
+        f[10] = 2;
+        assert!(matches!(
+            read_message(&mut &f[..]),
+            Err(FrameError::Malformed(_))
+        ));
+        let mut f = frame(&Message::Result(CaseResult {
+            status: Status::Ok,
+            exit_code: Some(0),
+            signal: None,
+            wall_ms: 0,
+            cpu_ms: 0,
+            max_rss_kib: 0,
+            oom: false,
+            stdout: Vec::new(),
+            stdout_truncated: false,
+            stderr_tail: Vec::new(),
+            stderr_truncated: false,
+        }));
+        f[10] = 7;
+        assert!(matches!(
+            read_message(&mut &f[..]),
+            Err(FrameError::Malformed("status"))
+        ));
+    }
+}

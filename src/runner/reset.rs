@@ -1,0 +1,301 @@
+//! The reset between cases and between candidates, run by the runner as
+//! PID 1: kill every other process and reap it, empty the writable
+//! directories, then verify that nothing is left. A reset that cannot
+//! verify its work reports the container dirty; the host discards it.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use rustix::process::{wait, WaitOptions};
+
+/// The directories a candidate can write, even with `--read-only`.
+pub const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
+/// SysV IPC objects (there must be none; container sysctls forbid them).
+const SYSVIPC: [&str; 3] = [
+    "/proc/sysvipc/shm",
+    "/proc/sysvipc/msg",
+    "/proc/sysvipc/sem",
+];
+/// How long killing and emptying may take before the container is dirty.
+const BUDGET: Duration = Duration::from_secs(10);
+
+/// The writable directories present at the runner's start, with their
+/// modes then (a candidate may chmod them; the reset restores them).
+#[derive(Debug, Clone)]
+pub struct Dirs(Vec<(PathBuf, u32)>);
+
+impl Dirs {
+    /// Records the writable directories that exist (`/dev/shm` is absent
+    /// with `--ipc none`).
+    pub fn record() -> Dirs {
+        Dirs(
+            WRITABLE
+                .iter()
+                .filter_map(|d| {
+                    let meta = fs::symlink_metadata(d).ok()?;
+                    meta.is_dir()
+                        .then(|| (PathBuf::from(d), meta.permissions().mode() & 0o7777))
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Sends SIGKILL to every process but PID 1 (`kill(-1)` from PID 1 spares
+/// only itself), and nothing else.
+pub fn kill_others() {
+    // ESRCH: nobody left.
+    let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
+}
+
+/// Kills every process but PID 1 again and again and reaps them all, until
+/// `/proc` lists only PID 1 and PID 1 has no child left.
+pub fn kill_and_reap_all(deadline: Instant) -> Result<(), String> {
+    loop {
+        kill_others();
+        let no_children = reap_all();
+        let others = other_pids();
+        if others.is_empty() && no_children {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "processes left after SIGKILL: {}",
+                list(&others, 10)
+            ));
+        }
+        thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Reaps every exited child without blocking; true when no child is left.
+fn reap_all() -> bool {
+    loop {
+        match wait(WaitOptions::NOHANG) {
+            Ok(Some(_)) => {}
+            Ok(None) => return false,
+            Err(e) if e == rustix::io::Errno::INTR => {}
+            // ECHILD: no child at all.
+            Err(_) => return true,
+        }
+    }
+}
+
+/// The pids in `/proc` other than 1 (zombies included).
+pub fn other_pids() -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return vec![0];
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != 1)
+        .collect()
+}
+
+fn list(items: &[u32], max: usize) -> String {
+    let mut words: Vec<String> = items.iter().take(max).map(u32::to_string).collect();
+    if items.len() > max {
+        words.push("...".into());
+    }
+    words.join(" ")
+}
+
+/// The full reset, in order: kill and reap, empty the writable directories,
+/// verify. `Ok(())` is clean; `Err` says what remains.
+pub fn reset(dirs: &Dirs) -> Result<(), String> {
+    let deadline = Instant::now() + BUDGET;
+    let mut problems = Vec::new();
+    if let Err(e) = kill_and_reap_all(deadline) {
+        problems.push(e);
+    }
+    for (dir, mode) in &dirs.0 {
+        if let Err(e) = empty(dir, *mode, deadline) {
+            problems.push(format!("{}: {e}", dir.display()));
+        }
+    }
+    problems.extend(verify(dirs).err());
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+/// Restores `dir`'s mode and removes everything under it without following
+/// symlinks. Directories a candidate locked (mode 000) are chmod'ed back
+/// first: root without CAP_DAC_OVERRIDE obeys modes, but may chmod what it
+/// owns. Iterative (a deep tree cannot exhaust the stack); memory is bounded
+/// by the depth.
+fn empty(root: &Path, mode: u32, deadline: Instant) -> io::Result<()> {
+    fs::set_permissions(root, fs::Permissions::from_mode(mode))?;
+    let mut failed: HashSet<PathBuf> = HashSet::new();
+    let mut first_error: Option<io::Error> = None;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.last().cloned() {
+        if Instant::now() >= deadline {
+            return Err(io::Error::other("emptying took too long"));
+        }
+        let mut descend = None;
+        match fs::read_dir(&dir) {
+            Ok(entries) => {
+                for entry in entries {
+                    let path = match entry {
+                        Ok(entry) => entry.path(),
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                            continue;
+                        }
+                    };
+                    if failed.contains(&path) {
+                        continue;
+                    }
+                    match fs::symlink_metadata(&path) {
+                        Ok(meta) if meta.is_dir() => {
+                            // Only our own processes could race us, and
+                            // they are all dead: `path` is still that dir.
+                            if let Err(e) =
+                                fs::set_permissions(&path, fs::Permissions::from_mode(0o700))
+                            {
+                                first_error.get_or_insert(e);
+                                failed.insert(path);
+                                continue;
+                            }
+                            descend = Some(path);
+                            break;
+                        }
+                        Ok(_) => {
+                            if let Err(e) = fs::remove_file(&path) {
+                                first_error.get_or_insert(e);
+                                failed.insert(path);
+                            }
+                        }
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                            failed.insert(path);
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+                failed.insert(dir.clone());
+            }
+        }
+        if let Some(sub) = descend {
+            stack.push(sub);
+            continue;
+        }
+        stack.pop();
+        if dir != root && !failed.contains(&dir) {
+            if let Err(e) = fs::remove_dir(&dir) {
+                first_error.get_or_insert(e);
+                failed.insert(dir);
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Checks that only PID 1 is left, the writable directories are empty and
+/// have their first mode, and the IPC namespace holds no SysV object.
+pub fn verify(dirs: &Dirs) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let others = other_pids();
+    if !others.is_empty() {
+        problems.push(format!("processes left: {}", list(&others, 10)));
+    }
+    for (dir, mode) in &dirs.0 {
+        match fs::symlink_metadata(dir) {
+            Ok(meta) if meta.permissions().mode() & 0o7777 != *mode => problems.push(format!(
+                "{} has mode {:o}, not {mode:o}",
+                dir.display(),
+                meta.permissions().mode() & 0o7777
+            )),
+            Ok(_) => {}
+            Err(e) => problems.push(format!("{}: {e}", dir.display())),
+        }
+        match fs::read_dir(dir) {
+            Ok(mut entries) => {
+                if let Some(entry) = entries.next() {
+                    let name = entry
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    problems.push(format!("{} is not empty (`{name}`)", dir.display()));
+                }
+            }
+            Err(e) => problems.push(format!("{}: {e}", dir.display())),
+        }
+    }
+    for table in SYSVIPC {
+        // The first line is the header; a missing table has no objects.
+        if let Ok(text) = fs::read_to_string(table) {
+            let objects = text
+                .lines()
+                .skip(1)
+                .filter(|l| !l.trim().is_empty())
+                .count();
+            if objects > 0 {
+                problems.push(format!("{table} lists {objects} object(s)"));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_unlocks_mode_000_dirs_and_does_not_follow_symlinks() {
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("keep"), b"x").unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        fs::create_dir_all(r.join("a/b/c")).unwrap();
+        fs::write(r.join("a/b/c/f"), b"1").unwrap();
+        fs::write(r.join("top"), b"2").unwrap();
+        std::os::unix::fs::symlink(outside.path(), r.join("link")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), r.join("a/link")).unwrap();
+        fs::set_permissions(r.join("a/b"), fs::Permissions::from_mode(0o000)).unwrap();
+        fs::set_permissions(r.join("a"), fs::Permissions::from_mode(0o000)).unwrap();
+        fs::set_permissions(r, fs::Permissions::from_mode(0o500)).unwrap();
+
+        empty(r, 0o755, Instant::now() + BUDGET).unwrap();
+
+        assert_eq!(fs::read_dir(r).unwrap().count(), 0);
+        assert_eq!(
+            fs::symlink_metadata(r).unwrap().permissions().mode() & 0o7777,
+            0o755
+        );
+        assert!(outside.path().join("keep").exists(), "followed a symlink");
+    }
+
+    #[test]
+    fn verify_names_what_is_left() {
+        let root = tempfile::tempdir().unwrap();
+        fs::write(root.path().join("left"), b"").unwrap();
+        let mode = fs::symlink_metadata(root.path())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
+        let dirs = Dirs(vec![(root.path().to_path_buf(), mode)]);
+        let err = verify(&dirs).unwrap_err();
+        assert!(err.contains("is not empty (`left`)"), "{err}");
+    }
+}

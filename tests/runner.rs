@@ -1,0 +1,664 @@
+//! The in-container runner against the real engine: sbx's static binary as
+//! PID 1 of a hardened container, driven through `RunnerSession`.
+//!
+//! Every hostile candidate is followed, in the same container, by a checker
+//! that must find nothing left (no other process, empty `/tmp`, `/dev/shm`
+//! and `/dev/mqueue`, no SysV object, a working fork) and must be judged
+//! correctly. Containers are named after the test and removed on every path.
+
+mod common;
+
+use std::ffi::OsString;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use sbx::docker::{runner_create_args, Container, Docker, Mount};
+use sbx::runner::host::{Loaded, ResetOutcome, RunnerSession};
+use sbx::runner::pid1::SUBCOMMAND;
+use sbx::runner::protocol::{Candidate, Case, CaseResult, Status};
+use sbx::spec::{Hardening, Limits};
+
+use common::{Cleanup, BUSYBOX, PYTHON};
+
+/// A runner container of one test, removed when dropped.
+struct Box_ {
+    session: Option<RunnerSession>,
+    cleanup: Cleanup,
+    _stage: tempfile::TempDir,
+}
+
+impl Drop for Box_ {
+    fn drop(&mut self) {
+        drop(self.session.take());
+        // Panics on a leftover only when the test itself did not fail.
+        if !std::thread::panicking() {
+            self.cleanup.finish();
+        }
+    }
+}
+
+fn create_args(name: &str, run_id: &str, image: &str, runner: &Path) -> Vec<OsString> {
+    let limits = Limits::default();
+    let hardening = Hardening::default();
+    runner_create_args(
+        &Container {
+            name,
+            run_id,
+            interactive: true,
+            mount: Mount::Bind(runner),
+            image,
+            limits: &limits,
+            hardening: &hardening,
+            interpreter: &[],
+        },
+        SUBCOMMAND,
+    )
+}
+
+/// sbx's binary copied into a private staging directory, as sbx stages it.
+fn stage() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("a staging directory");
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755))
+        .expect("chmod the staging directory");
+    let runner = dir.path().join("sbx-runner");
+    fs::copy(env!("CARGO_BIN_EXE_sbx"), &runner).expect("copy sbx");
+    fs::set_permissions(&runner, fs::Permissions::from_mode(0o755)).expect("chmod the runner");
+    (dir, runner)
+}
+
+fn open(test: &str, image: &str) -> Box_ {
+    let run_id = common::run_id("rn", test);
+    let name = format!("sbx-{run_id}");
+    let cleanup = Cleanup::new(&[&run_id]);
+    let (stage, runner) = stage();
+    let args = create_args(&name, &run_id, image, &runner);
+    let session = RunnerSession::start(&Docker::new("docker"), &args, &name)
+        .unwrap_or_else(|e| panic!("runner did not start: {e}"));
+    assert_eq!(session.sbx_version, env!("CARGO_PKG_VERSION"));
+    assert!(session.oom_counter, "the OOM counter is readable here");
+    Box_ {
+        session: Some(session),
+        cleanup,
+        _stage: stage,
+    }
+}
+
+impl Box_ {
+    fn s(&mut self) -> &mut RunnerSession {
+        self.session.as_mut().expect("an open session")
+    }
+
+    /// Loads a candidate, runs one case, resets (which must be clean).
+    fn run(&mut self, file: &str, program: &str, interp: Option<&str>, case: Case) -> CaseResult {
+        let candidate = Candidate {
+            file_name: file.into(),
+            program: program.as_bytes().to_vec(),
+            interpreter: interp.map(|i| i.split(' ').map(String::from).collect()),
+        };
+        assert_eq!(self.s().load(&candidate).expect("load"), Loaded::Ready);
+        let result = self
+            .s()
+            .run_case(&case)
+            .unwrap_or_else(|e| panic!("case of {file}: {e}"));
+        assert_eq!(
+            self.s().reset().expect("reset"),
+            ResetOutcome::Clean,
+            "reset after {file}"
+        );
+        result
+    }
+
+    fn py(&mut self, file: &str, program: &str, case: Case) -> CaseResult {
+        self.run(file, program, Some("python3"), case)
+    }
+
+    /// The checker: must be judged OK with exactly `CLEAN <stdin>`.
+    fn check_clean(&mut self, after: &str) {
+        let r = self.py("check.py", CHECK, case(b"next", 30_000));
+        assert_eq!(
+            (r.status, text(&r.stdout).as_str()),
+            (Status::Ok, "CLEAN next\n"),
+            "after {after}: {r:?} stderr: {}",
+            text(&r.stderr_tail)
+        );
+    }
+}
+
+fn case(stdin: &[u8], wall_ms: u64) -> Case {
+    Case {
+        stdin: stdin.to_vec(),
+        wall_ms,
+        max_output: 1 << 20,
+        cpu_limit_s: None,
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Finds anything a previous candidate left; prints `CLEAN <stdin>`.
+const CHECK: &str = r#"
+import os, sys
+me = os.getpid()
+bad = []
+pids = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me)]
+if pids:
+    bad.append('pids %s' % [(p, open('/proc/%s/cmdline' % p, 'rb').read()) for p in pids])
+mine = os.path.dirname(os.path.abspath(__file__))
+tmp = [e for e in os.listdir('/tmp') if '/tmp/' + e != mine]
+if tmp or os.listdir(mine) != ['check.py']:
+    bad.append('tmp %s %s' % (tmp, os.listdir(mine)))
+for d in ('/dev/shm', '/dev/mqueue'):
+    if os.listdir(d):
+        bad.append('%s %s' % (d, os.listdir(d)))
+    if os.stat(d).st_mode & 0o777 == 0:
+        bad.append('%s locked' % d)
+for t in ('shm', 'msg', 'sem'):
+    lines = open('/proc/sysvipc/' + t).read().splitlines()[1:]
+    if lines:
+        bad.append('sysv %s %s' % (t, lines))
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+if os.waitpid(pid, 0)[1] >> 8 != 7:
+    bad.append('fork')
+open('/tmp/probe', 'wb').write(b'x' * (1 << 20))
+if bad:
+    print('DIRTY', bad)
+    sys.exit(1)
+print('CLEAN', sys.stdin.read())
+"#;
+
+// ---------------------------------------------------------------------------
+// Hostile candidates, each followed by the checker in the same container
+// ---------------------------------------------------------------------------
+
+#[test]
+fn double_forked_daemon_ignoring_sigterm_and_sighup_is_gone() {
+    let mut b = open("daemon", PYTHON);
+    let r = b.py(
+        "daemon.py",
+        r#"
+import os, signal, time, sys
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        os.close(1); os.close(2)
+        while True:
+            time.sleep(1)
+    os._exit(0)
+os.wait()
+print('parent done')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "parent done\n"),
+        "{r:?}"
+    );
+    b.check_clean("daemon");
+}
+
+#[test]
+fn daemon_holding_stdout_open_does_not_hang_the_case() {
+    let mut b = open("holder", PYTHON);
+    let started = Instant::now();
+    let r = b.py(
+        "holder.py",
+        r#"
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(3600)
+print('bye', flush=True)
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "bye\n"),
+        "{r:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    b.check_clean("a daemon that holds stdout");
+}
+
+#[test]
+fn filled_tmp_is_emptied() {
+    let mut b = open("filltmp", PYTHON);
+    let r = b.py(
+        "fill.py",
+        r#"
+import os
+n = 0
+try:
+    with open('/tmp/big', 'wb') as f:
+        while True:
+            f.write(b'x' * (1 << 20)); n += 1
+except OSError as e:
+    pass
+for i in range(200):
+    open('/tmp/f%d' % i, 'w').close()
+print('filled', n > 10)
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "filled True\n"),
+        "{r:?}"
+    );
+    b.check_clean("a filled /tmp");
+}
+
+#[test]
+fn locked_directories_are_unlocked_and_emptied() {
+    let mut b = open("locked", PYTHON);
+    let r = b.py(
+        "lock.py",
+        r#"
+import os
+os.makedirs('/tmp/a/b/c')
+open('/tmp/a/b/c/f', 'w').write('x')
+os.symlink('/etc', '/tmp/a/etc')
+os.chmod('/tmp/a/b/c', 0); os.chmod('/tmp/a/b', 0); os.chmod('/tmp/a', 0)
+open('/dev/shm/x', 'w').write('x')
+os.chmod('/dev/shm', 0)
+os.chmod('/tmp', 0)
+print('locked')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "locked\n"),
+        "{r:?}"
+    );
+    b.check_clean("locked directories");
+}
+
+#[test]
+fn posix_message_queues_fail_and_dev_shm_is_emptied() {
+    let mut b = open("posixipc", PYTHON);
+    let r = b.py(
+        "posix.py",
+        r#"
+import ctypes, os
+rt = ctypes.CDLL('librt.so.1', use_errno=True)
+rt.mq_open.restype = ctypes.c_int
+q = rt.mq_open(b'/sbxq', os.O_CREAT | os.O_RDWR, 0o600, None)
+print('mq_open', q, ctypes.get_errno() != 0)
+from multiprocessing import shared_memory
+m = shared_memory.SharedMemory(name='sbxshm', create=True, size=4096)
+m.buf[0] = 1
+open('/dev/shm/plain', 'w').write('x')
+print('shm', sorted(os.listdir('/dev/shm')), flush=True)
+os._exit(0)
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "mq_open -1 True\nshm ['plain', 'sbxshm']\n"),
+        "{r:?} {}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("POSIX IPC");
+}
+
+#[test]
+fn sysv_ipc_objects_cannot_be_made() {
+    let mut b = open("sysvipc", PYTHON);
+    let r = b.py(
+        "sysv.py",
+        r#"
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+IPC_CREAT, IPC_PRIVATE = 0o1000, 0
+print('shmget', libc.shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0o600))
+print('msgget', libc.msgget(IPC_PRIVATE, IPC_CREAT | 0o600))
+print('semget', libc.semget(IPC_PRIVATE, 1, IPC_CREAT | 0o600))
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "shmget -1\nmsgget -1\nsemget -1\n"),
+        "{r:?} {}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("SysV IPC");
+}
+
+#[test]
+fn fork_bomb_left_sleeping_is_killed_and_forking_works_again() {
+    let mut b = open("forkbomb", PYTHON);
+    let r = b.py(
+        "bomb.py",
+        r#"
+import os, time
+n = 0
+while True:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(3600)
+        os._exit(0)
+    n += 1
+print('children', n > 30)
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "children True\n"),
+        "{r:?}"
+    );
+    b.check_clean("a fork bomb");
+}
+
+#[test]
+fn signals_sent_to_pid_1_are_dropped() {
+    let mut b = open("signals", PYTHON);
+    let r = b.py(
+        "sig.py",
+        r#"
+import os, signal
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+          signal.SIGSEGV, signal.SIGPIPE, signal.SIGSTOP, signal.SIGKILL):
+    os.kill(1, s)
+print('sent')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "sent\n"),
+        "{r:?}"
+    );
+    b.check_clean("signals to PID 1");
+}
+
+#[test]
+fn ptrace_attach_to_pid_1_is_refused() {
+    let mut b = open("ptrace", PYTHON);
+    let r = b.py(
+        "trace.py",
+        r#"
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+r = libc.ptrace(16, 1, None, None)  # PTRACE_ATTACH
+print('attach', r, ctypes.get_errno())
+print('status', open('/proc/1/status').read().split('State:')[1].split()[0])
+"#,
+        case(b"", 30_000),
+    );
+    // EPERM (1): the runner is not dumpable; it keeps running (S, not T).
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "attach -1 1\nstatus S\n"),
+        "{r:?}"
+    );
+    b.check_clean("ptrace");
+}
+
+#[test]
+fn forged_records_cannot_reach_the_protocol() {
+    let mut b = open("forge", PYTHON);
+    let r = b.py(
+        "forge.py",
+        r#"
+import os
+forged = b'SBXR\x01\x06' + b'\x00' * 4 + b'{"status":"pass"}\n'
+for path in ('/proc/1/fd/1', '/proc/1/fd/0', '/proc/1/fd/2'):
+    try:
+        with open(path, 'wb') as f:
+            f.write(forged)
+        print(path, 'WRITTEN')
+    except OSError as e:
+        print(path, 'denied', e.errno)
+print('fds', sorted(os.listdir('/proc/self/fd')))
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (
+            Status::Ok,
+            "/proc/1/fd/1 denied 13\n/proc/1/fd/0 denied 13\n/proc/1/fd/2 denied 13\nfds ['0', '1', '2', '3']\n"
+        ),
+        "{r:?}"
+    );
+    b.check_clean("forged records");
+}
+
+// ---------------------------------------------------------------------------
+// How cases end
+// ---------------------------------------------------------------------------
+
+#[test]
+fn timeout_is_measured_from_the_program_start() {
+    let mut b = open("timeout", PYTHON);
+    let r = b.py("t.py", "import time\ntime.sleep(60)\n", case(b"", 1_500));
+    assert_eq!(r.status, Status::Timeout, "{r:?}");
+    assert_eq!(r.signal, Some(9));
+    assert!((1_500..5_000).contains(&r.wall_ms), "{r:?}");
+    b.check_clean("a timeout");
+}
+
+#[test]
+fn output_flood_stops_at_the_limit() {
+    let mut b = open("flood", PYTHON);
+    let c = Case {
+        max_output: 4096,
+        ..case(b"", 30_000)
+    };
+    let r = b.py(
+        "f.py",
+        "import sys\nwhile True:\n    sys.stdout.write('x' * 1000)\n",
+        c,
+    );
+    assert_eq!(r.status, Status::OutputLimit, "{r:?}");
+    assert_eq!(r.stdout, vec![b'x'; 4096]);
+    assert!(r.stdout_truncated);
+    b.check_clean("an output flood");
+}
+
+#[test]
+fn memory_hog_is_oom_from_the_cgroup_counter() {
+    let mut b = open("oom", PYTHON);
+    let r = b.py(
+        "m.py",
+        "x = []\nwhile True:\n    x.append(b'x' * (16 << 20))\n",
+        case(b"", 30_000),
+    );
+    assert_eq!((r.status, r.oom), (Status::Oom, true), "{r:?}");
+    b.check_clean("a memory hog");
+    // An exit code of 137 alone is no OOM.
+    let r = b.py("e.py", "import sys\nsys.exit(137)\n", case(b"", 30_000));
+    assert_eq!(
+        (r.status, r.exit_code, r.oom),
+        (Status::RuntimeError, Some(137), false),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn crash_signal_exit_code_stdin_rusage_and_stderr() {
+    let mut b = open("ends", PYTHON);
+    let r = b.py(
+        "c.py",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n",
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, r.signal, r.exit_code),
+        (Status::Signal, Some(11), None),
+        "{r:?}"
+    );
+    let r = b.py(
+        "e.py",
+        "import sys\nsys.stderr.write('E' * 100000)\nsys.exit(3)\n",
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, r.exit_code),
+        (Status::RuntimeError, Some(3)),
+        "{r:?}"
+    );
+    assert_eq!(r.stderr_tail.len(), 64 << 10);
+    assert!(r.stderr_truncated);
+    let stdin: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
+    let r = b.py(
+        "s.py",
+        "import sys, hashlib\nd = sys.stdin.buffer.read()\nprint(len(d), hashlib.sha256(d).hexdigest()[:8])\nx = b'x' * (50 << 20)\nsum(range(3000000))\n",
+        case(&stdin, 30_000),
+    );
+    let want = {
+        use sha2::{Digest, Sha256};
+        let h = Sha256::digest(&stdin);
+        format!(
+            "300000 {}\n",
+            &h.iter().map(|b| format!("{b:02x}")).collect::<String>()[..8]
+        )
+    };
+    assert_eq!((r.status, text(&r.stdout)), (Status::Ok, want), "{r:?}");
+    assert!(r.max_rss_kib > 50 << 10, "{r:?}");
+    assert!(r.cpu_ms > 0, "{r:?}");
+    // A program that never reads its stdin is fine (EPIPE is normal).
+    let r = b.py(
+        "n.py",
+        "print('no read')\n",
+        case(&vec![b'y'; 1 << 20], 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "no read\n"),
+        "{r:?}"
+    );
+    b.check_clean("crashes");
+}
+
+#[test]
+fn cpu_limit_is_its_own_status() {
+    let mut b = open("cpulimit", PYTHON);
+    let c = Case {
+        cpu_limit_s: Some(1),
+        ..case(b"", 30_000)
+    };
+    let r = b.py("spin.py", "while True:\n    pass\n", c);
+    assert_eq!(r.status, Status::CpuLimit, "{r:?}");
+    // SIGXCPU comes at the soft limit; rusage rounds to the tick.
+    assert!(r.cpu_ms >= 900, "{r:?}");
+    b.check_clean("a cpu limit");
+}
+
+#[test]
+fn shebang_candidates_run_through_their_interpreter_in_busybox() {
+    let mut b = open("shebang", BUSYBOX);
+    let r = b.run(
+        "t.sh",
+        "#!/bin/sh\nread x\necho \"got $x\"\nls /tmp | wc -l\n",
+        None,
+        case(b"hello\n", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "got hello\n1\n"),
+        "{r:?}"
+    );
+    // No `#!` and no interpreter: refused, the candidate's fault.
+    let c = Candidate {
+        file_name: "t.txt".into(),
+        program: b"echo hi\n".to_vec(),
+        interpreter: None,
+    };
+    assert!(matches!(b.s().load(&c).unwrap(), Loaded::Refused(_)));
+    // A missing interpreter is exit 127, as a shell says.
+    let r = b.run("t.py", "print(1)\n", Some("python3"), case(b"", 30_000));
+    assert_eq!(
+        (r.status, r.exit_code),
+        (Status::RuntimeError, Some(127)),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn a_case_without_a_reset_before_it_is_refused() {
+    let mut b = open("noreset", BUSYBOX);
+    let c = Candidate {
+        file_name: "t.sh".into(),
+        program: b"#!/bin/sh\necho 1\n".to_vec(),
+        interpreter: None,
+    };
+    b.s().load(&c).unwrap();
+    b.s().run_case(&case(b"", 30_000)).unwrap();
+    let err = b.s().run_case(&case(b"", 30_000)).unwrap_err();
+    assert!(err.to_string().contains("reset"), "{err}");
+}
+
+#[test]
+fn a_runner_killed_mid_session_is_an_infrastructure_error() {
+    let mut b = open("killed", BUSYBOX);
+    let name = b.s().name().unwrap().to_string();
+    let c = Candidate {
+        file_name: "t.sh".into(),
+        program: b"#!/bin/sh\nsleep 60\n".to_vec(),
+        interpreter: None,
+    };
+    b.s().load(&c).unwrap();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(1));
+        common::docker(&["kill", "--", &name]);
+    });
+    let err = b.s().run_case(&case(b"", 30_000)).unwrap_err();
+    killer.join().unwrap();
+    assert!(
+        matches!(err, sbx::runner::host::RunnerError::Closed(_)),
+        "{err}"
+    );
+}
+
+/// Not a test of speed (none is timed): prints how long 50 trivial python
+/// cases take in one runner container and in one container each.
+#[test]
+#[ignore = "a measurement: cargo test --test runner -- --ignored --nocapture"]
+fn measure_fifty_cases() {
+    let mut b = open("measure", PYTHON);
+    let started = Instant::now();
+    for i in 0..50 {
+        let r = b.py(
+            "t.py",
+            "print(int(input()) * 2)\n",
+            case(format!("{i}\n").as_bytes(), 30_000),
+        );
+        assert_eq!(text(&r.stdout), format!("{}\n", i * 2));
+    }
+    let one = started.elapsed();
+    drop(b);
+    let started = Instant::now();
+    for i in 0..50 {
+        let mut b = open(&format!("measure{i}"), PYTHON);
+        let r = b.py(
+            "t.py",
+            "print(int(input()) * 2)\n",
+            case(format!("{i}\n").as_bytes(), 30_000),
+        );
+        assert_eq!(text(&r.stdout), format!("{}\n", i * 2));
+    }
+    let each = started.elapsed();
+    eprintln!("50 cases: one runner container {one:?}, a runner container each {each:?}");
+}
