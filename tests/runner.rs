@@ -39,9 +39,14 @@ impl Drop for Box_ {
     }
 }
 
-fn create_args(name: &str, run_id: &str, image: &str, runner: &Path) -> Vec<OsString> {
+fn create_args(
+    name: &str,
+    run_id: &str,
+    image: &str,
+    runner: &Path,
+    hardening: &Hardening,
+) -> Vec<OsString> {
     let limits = Limits::default();
-    let hardening = Hardening::default();
     runner_create_args(
         &Container {
             name,
@@ -50,7 +55,7 @@ fn create_args(name: &str, run_id: &str, image: &str, runner: &Path) -> Vec<OsSt
             mount: Mount::Bind(runner),
             image,
             limits: &limits,
-            hardening: &hardening,
+            hardening,
             interpreter: &[],
         },
         SUBCOMMAND,
@@ -69,11 +74,15 @@ fn stage() -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 fn open(test: &str, image: &str) -> Box_ {
+    open_with(test, image, &Hardening::default())
+}
+
+fn open_with(test: &str, image: &str, hardening: &Hardening) -> Box_ {
     let run_id = common::run_id("rn", test);
     let name = format!("sbx-{run_id}");
     let cleanup = Cleanup::new(&[&run_id]);
     let (stage, runner) = stage();
-    let args = create_args(&name, &run_id, image, &runner);
+    let args = create_args(&name, &run_id, image, &runner, hardening);
     let session = RunnerSession::start(&Docker::new("docker"), &args, &name)
         .unwrap_or_else(|e| panic!("runner did not start: {e}"));
     assert_eq!(session.sbx_version, env!("CARGO_PKG_VERSION"));
@@ -152,6 +161,8 @@ tmp = [e for e in os.listdir('/tmp') if '/tmp/' + e != mine]
 if tmp or os.listdir(mine) != ['check.py']:
     bad.append('tmp %s %s' % (tmp, os.listdir(mine)))
 for d in ('/dev/shm', '/dev/mqueue'):
+    if not os.path.isdir(d):  # no /dev/shm with --ipc none
+        continue
     if os.listdir(d):
         bad.append('%s %s' % (d, os.listdir(d)))
     if os.stat(d).st_mode & 0o777 == 0:
@@ -443,6 +454,51 @@ print('fds', sorted(os.listdir('/proc/self/fd')))
         "{r:?}"
     );
     b.check_clean("forged records");
+}
+
+#[test]
+fn strict_profile_non_root_runner_resets_too() {
+    let hardening = Hardening {
+        user: Some(sbx::spec::STRICT_USER.into()),
+        ipc_none: true,
+        fsize: Some(64 << 20),
+        memory_swap: Some("256m".into()),
+        ..Hardening::default()
+    };
+    let mut b = open_with("strict", PYTHON, &hardening);
+    let r = b.py(
+        "all.py",
+        r#"
+import os, time
+print(os.getuid(), os.path.exists('/dev/shm'))
+os.makedirs('/tmp/a/b')
+os.chmod('/tmp/a/b', 0); os.chmod('/tmp/a', 0)
+try:
+    with open('/tmp/big', 'wb') as f:
+        while True:
+            f.write(b'x' * (1 << 20))
+except OSError:
+    pass
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(3600)
+    os._exit(0)
+os.wait()
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (
+            Status::Ok,
+            "65534 False
+"
+        ),
+        "{r:?} {}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("a non-root candidate");
 }
 
 // ---------------------------------------------------------------------------

@@ -134,7 +134,10 @@ pub fn reset(dirs: &Dirs) -> Result<(), String> {
 /// owns. Iterative (a deep tree cannot exhaust the stack); memory is bounded
 /// by the depth.
 fn empty(root: &Path, mode: u32, deadline: Instant) -> io::Result<()> {
-    fs::set_permissions(root, fs::Permissions::from_mode(mode))?;
+    // Only when changed: a non-root runner does not own /dev/mqueue.
+    if fs::symlink_metadata(root)?.permissions().mode() & 0o7777 != mode {
+        fs::set_permissions(root, fs::Permissions::from_mode(mode))?;
+    }
     let mut failed: HashSet<PathBuf> = HashSet::new();
     let mut first_error: Option<io::Error> = None;
     let mut stack = vec![root.to_path_buf()];
