@@ -434,6 +434,14 @@ fn forged_records_cannot_reach_the_protocol() {
         r#"
 import os
 forged = b'SBXR\x01\x06' + b'\x00' * 4 + b'{"status":"pass"}\n'
+tasks = sorted(os.listdir('/proc/1/task'))
+for t in tasks:
+    for fd in ('0', '1'):
+        try:
+            open('/proc/1/task/%s/fd/%s' % (t, fd), 'wb').write(forged)
+            print('task', t, fd, 'WRITTEN')
+        except OSError:
+            pass
 for path in ('/proc/1/fd/1', '/proc/1/fd/0', '/proc/1/fd/2'):
     try:
         with open(path, 'wb') as f:
@@ -441,7 +449,7 @@ for path in ('/proc/1/fd/1', '/proc/1/fd/0', '/proc/1/fd/2'):
         print(path, 'WRITTEN')
     except OSError as e:
         print(path, 'denied', e.errno)
-print('fds', sorted(os.listdir('/proc/self/fd')))
+print('fds', sorted(os.listdir('/proc/self/fd')), 'threads', len(tasks) > 1)
 "#,
         case(b"", 30_000),
     );
@@ -449,7 +457,7 @@ print('fds', sorted(os.listdir('/proc/self/fd')))
         (r.status, text(&r.stdout).as_str()),
         (
             Status::Ok,
-            "/proc/1/fd/1 denied 13\n/proc/1/fd/0 denied 13\n/proc/1/fd/2 denied 13\nfds ['0', '1', '2', '3']\n"
+            "/proc/1/fd/1 denied 13\n/proc/1/fd/0 denied 13\n/proc/1/fd/2 denied 13\nfds ['0', '1', '2', '3'] threads True\n"
         ),
         "{r:?}"
     );

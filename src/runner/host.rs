@@ -282,6 +282,10 @@ impl RunnerSession {
         };
         if let Err(e) = write_message(to, message) {
             self.broken = true;
+            // A runner that died mid-frame: its broken frame says more.
+            if let Ok(Err(frame)) = self.from_runner.recv_timeout(Duration::from_millis(200)) {
+                return Err(RunnerError::Frame(frame));
+            }
             // A runner that died closes its stdin: say what the client said.
             let line = self.client_line();
             return Err(match e {
