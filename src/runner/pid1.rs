@@ -341,7 +341,7 @@ fn run_case(
     if let Some(seconds) = case.cpu_limit_s {
         let limit = Rlimit {
             current: Some(seconds),
-            maximum: Some(seconds + 1),
+            maximum: Some(seconds.saturating_add(1)),
         };
         let pid = Pid::from_child(&child);
         if let Err(e) = prlimit(Some(pid), Resource::Cpu, limit) {
