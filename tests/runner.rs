@@ -726,3 +726,13 @@ fn measure_fifty_cases() {
     let each = started.elapsed();
     eprintln!("50 cases: one runner container {one:?}, a runner container each {each:?}");
 }
+
+#[test]
+fn this_build_can_be_the_runner_on_this_engine() {
+    common::require_engine();
+    // The test binary is built by the same cargo configuration as sbx.
+    assert_eq!(
+        sbx::runner::host::runner_unsupported(&Docker::new("docker")),
+        None
+    );
+}
