@@ -273,6 +273,27 @@ print('filled', n > 10)
 }
 
 #[test]
+fn many_directories_are_emptied_within_the_reset_budget() {
+    let mut b = open("manydirs", PYTHON);
+    let r = b.py(
+        "dirs.py",
+        r#"
+import os
+for i in range(30000):
+    os.mkdir('/tmp/d%d' % i)
+print('made')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "made\n"),
+        "{r:?}"
+    );
+    b.check_clean("many directories");
+}
+
+#[test]
 fn locked_directories_are_unlocked_and_emptied() {
     let mut b = open("locked", PYTHON);
     let r = b.py(

@@ -3,7 +3,6 @@
 //! directories, then verify that nothing is left. A reset that cannot
 //! verify its work reports the container dirty; the host discards it.
 
-use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -131,75 +130,59 @@ pub fn reset(dirs: &Dirs) -> Result<(), String> {
 /// Restores `dir`'s mode and removes everything under it without following
 /// symlinks. Directories a candidate locked (mode 000) are chmod'ed back
 /// first: root without CAP_DAC_OVERRIDE obeys modes, but may chmod what it
-/// owns. Iterative (a deep tree cannot exhaust the stack); memory is bounded
-/// by the depth.
+/// owns. Iterative, one open directory per level (a deep tree cannot
+/// exhaust the stack), and every entry is visited once (a wide tree costs
+/// linear time). What cannot be removed is left for `verify` to name.
 fn empty(root: &Path, mode: u32, deadline: Instant) -> io::Result<()> {
     // Only when changed: a non-root runner does not own /dev/mqueue.
     if fs::symlink_metadata(root)?.permissions().mode() & 0o7777 != mode {
         fs::set_permissions(root, fs::Permissions::from_mode(mode))?;
     }
-    let mut failed: HashSet<PathBuf> = HashSet::new();
     let mut first_error: Option<io::Error> = None;
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.last().cloned() {
+    let mut stack: Vec<(PathBuf, fs::ReadDir)> = vec![(root.to_path_buf(), fs::read_dir(root)?)];
+    while let Some((_, entries)) = stack.last_mut() {
         if Instant::now() >= deadline {
             return Err(io::Error::other("emptying took too long"));
         }
-        let mut descend = None;
-        match fs::read_dir(&dir) {
-            Ok(entries) => {
-                for entry in entries {
-                    let path = match entry {
-                        Ok(entry) => entry.path(),
-                        Err(e) => {
+        let path = match entries.next() {
+            None => {
+                if let Some((dir, _)) = stack.pop() {
+                    if dir != root {
+                        if let Err(e) = fs::remove_dir(&dir) {
                             first_error.get_or_insert(e);
-                            continue;
-                        }
-                    };
-                    if failed.contains(&path) {
-                        continue;
-                    }
-                    match fs::symlink_metadata(&path) {
-                        Ok(meta) if meta.is_dir() => {
-                            // Only our own processes could race us, and
-                            // they are all dead: `path` is still that dir.
-                            if let Err(e) =
-                                fs::set_permissions(&path, fs::Permissions::from_mode(0o700))
-                            {
-                                first_error.get_or_insert(e);
-                                failed.insert(path);
-                                continue;
-                            }
-                            descend = Some(path);
-                            break;
-                        }
-                        Ok(_) => {
-                            if let Err(e) = fs::remove_file(&path) {
-                                first_error.get_or_insert(e);
-                                failed.insert(path);
-                            }
-                        }
-                        Err(e) => {
-                            first_error.get_or_insert(e);
-                            failed.insert(path);
                         }
                     }
+                }
+                continue;
+            }
+            Some(Err(e)) => {
+                // A directory that cannot be read further: leave the rest.
+                first_error.get_or_insert(e);
+                stack.pop();
+                continue;
+            }
+            Some(Ok(entry)) => entry.path(),
+        };
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() => {
+                // Only our own processes could race us, and they are all
+                // dead: `path` is still that directory.
+                let opened = fs::set_permissions(&path, fs::Permissions::from_mode(0o700))
+                    .and_then(|()| fs::read_dir(&path));
+                match opened {
+                    Ok(sub) => stack.push((path, sub)),
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+            Ok(_) => {
+                if let Err(e) = fs::remove_file(&path) {
+                    first_error.get_or_insert(e);
                 }
             }
             Err(e) => {
                 first_error.get_or_insert(e);
-                failed.insert(dir.clone());
-            }
-        }
-        if let Some(sub) = descend {
-            stack.push(sub);
-            continue;
-        }
-        stack.pop();
-        if dir != root && !failed.contains(&dir) {
-            if let Err(e) = fs::remove_dir(&dir) {
-                first_error.get_or_insert(e);
-                failed.insert(dir);
             }
         }
     }
