@@ -171,6 +171,15 @@ for t in ('shm', 'msg', 'sem'):
     lines = open('/proc/sysvipc/' + t).read().splitlines()[1:]
     if lines:
         bad.append('sysv %s %s' % (t, lines))
+dev = os.listdir('/dev')
+if [e for e in dev if 'leak' in e] or os.stat('/dev').st_mode & 0o777 != 0o755:
+    bad.append('dev %s' % dev)
+if os.readlink('/dev/stdout') != '/proc/self/fd/1':
+    bad.append('/dev/stdout -> %s' % os.readlink('/dev/stdout'))
+import stat
+st = os.stat('/dev/null')
+if not stat.S_ISCHR(st.st_mode) or st.st_mode & 0o777 != 0o666:
+    bad.append('/dev/null %o' % st.st_mode)
 pid = os.fork()
 if pid == 0:
     os._exit(7)
@@ -291,6 +300,50 @@ print('made')
         "{r:?}"
     );
     b.check_clean("many directories");
+}
+
+#[test]
+fn dev_is_put_back_as_it_was() {
+    let mut b = open("dev", PYTHON);
+    let r = b.py(
+        "dev.py",
+        r#"
+import os
+open('/dev/leak', 'w').write('secret')
+os.makedirs('/dev/leakdir/x')
+os.chmod('/dev/leakdir', 0)
+os.chmod('/dev/null', 0)
+os.remove('/dev/stdout')
+os.symlink('/tmp/x', '/dev/stdout')
+os.chmod('/dev', 0o700)
+print('tampered')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "tampered\n"),
+        "{r:?} {}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("/dev tampering");
+}
+
+#[test]
+fn a_removed_device_node_makes_the_container_dirty() {
+    let mut b = open("devgone", PYTHON);
+    let c = Candidate {
+        file_name: "rm.py".into(),
+        program: b"import os\nos.remove('/dev/null')\n".to_vec(),
+        interpreter: Some(vec!["python3".into()]),
+    };
+    assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready);
+    let r = b.s().run_case(&case(b"", 30_000)).expect("case");
+    assert_eq!(r.status, Status::Ok, "{r:?}");
+    match b.s().reset().expect("reset") {
+        ResetOutcome::Dirty(message) => assert!(message.contains("/dev"), "{message}"),
+        ResetOutcome::Clean => panic!("a container without /dev/null was called clean"),
+    }
 }
 
 #[test]

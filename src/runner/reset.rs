@@ -3,9 +3,11 @@
 //! directories, then verify that nothing is left. A reset that cannot
 //! verify its work reports the container dirty; the host discards it.
 
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -25,17 +27,87 @@ const SYSVIPC: [&str; 3] = [
 /// How long killing and emptying may take before the container is dirty.
 const BUDGET: Duration = Duration::from_secs(10);
 
+/// The engine's `/dev` is a writable tmpfs too (root-owned, mode 755): a
+/// root candidate can add entries, chmod or replace the ones there. The
+/// reset puts it back as it was at the runner's start.
+pub const DEV: &str = "/dev";
+
 /// The writable directories present at the runner's start, with their
-/// modes then (a candidate may chmod them; the reset restores them).
+/// modes then (a candidate may chmod them; the reset restores them), and
+/// what `/dev` held then.
 #[derive(Debug, Clone)]
-pub struct Dirs(Vec<(PathBuf, u32)>);
+pub struct Dirs {
+    empty: Vec<(PathBuf, u32)>,
+    dev: Option<Baseline>,
+}
+
+/// A directory's mode and entries, as they must stay.
+#[derive(Debug, Clone)]
+struct Baseline {
+    dir: PathBuf,
+    mode: u32,
+    entries: BTreeMap<OsString, Ident>,
+}
+
+/// What identifies one entry: the same inode, type and mode, device number
+/// and symlink target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Ident {
+    ino: u64,
+    mode: u32,
+    rdev: u64,
+    link: Option<PathBuf>,
+}
+
+impl Ident {
+    /// A symlink is the same when it points to the same place (the reset
+    /// makes a changed one again, with a new inode); anything else must be
+    /// the very same inode, mode and device.
+    fn same(&self, now: &Ident) -> bool {
+        match &self.link {
+            Some(_) => self.link == now.link,
+            None => self == now,
+        }
+    }
+
+    fn of(path: &Path) -> io::Result<Ident> {
+        let meta = fs::symlink_metadata(path)?;
+        let link = if meta.file_type().is_symlink() {
+            Some(fs::read_link(path)?)
+        } else {
+            None
+        };
+        Ok(Ident {
+            ino: meta.ino(),
+            mode: meta.mode(),
+            rdev: meta.rdev(),
+            link,
+        })
+    }
+}
+
+impl Baseline {
+    fn record(dir: &Path) -> io::Result<Baseline> {
+        let mode = fs::symlink_metadata(dir)?.permissions().mode() & 0o7777;
+        let mut entries = BTreeMap::new();
+        for entry in fs::read_dir(dir)? {
+            let entry = entry?;
+            entries.insert(entry.file_name(), Ident::of(&entry.path())?);
+        }
+        Ok(Baseline {
+            dir: dir.to_path_buf(),
+            mode,
+            entries,
+        })
+    }
+}
 
 impl Dirs {
     /// Records the writable directories that exist (`/dev/shm` is absent
-    /// with `--ipc none`).
+    /// with `--ipc none`) and `/dev`'s entries.
     pub fn record() -> Dirs {
-        Dirs(
-            WRITABLE
+        Dirs {
+            empty: WRITABLE
                 .iter()
                 .filter_map(|d| {
                     let meta = fs::symlink_metadata(d).ok()?;
@@ -43,7 +115,8 @@ impl Dirs {
                         .then(|| (PathBuf::from(d), meta.permissions().mode() & 0o7777))
                 })
                 .collect(),
-        )
+            dev: Baseline::record(Path::new(DEV)).ok(),
+        }
     }
 }
 
@@ -114,9 +187,14 @@ pub fn reset(dirs: &Dirs) -> Result<(), String> {
     if let Err(e) = kill_and_reap_all(deadline) {
         problems.push(e);
     }
-    for (dir, mode) in &dirs.0 {
+    for (dir, mode) in &dirs.empty {
         if let Err(e) = empty(dir, *mode, deadline) {
             problems.push(format!("{}: {e}", dir.display()));
+        }
+    }
+    if let Some(dev) = &dirs.dev {
+        if let Err(e) = restore(dev, deadline) {
+            problems.push(format!("{}: {e}", dev.dir.display()));
         }
     }
     problems.extend(verify(dirs).err());
@@ -192,15 +270,112 @@ fn empty(root: &Path, mode: u32, deadline: Instant) -> io::Result<()> {
     }
 }
 
+/// Puts `base.dir` back as recorded: its mode, no entry it did not have,
+/// permission bits and symlinks as they were. An entry that was removed or
+/// replaced by another inode (a device node: root without CAP_MKNOD cannot
+/// make one) is left for `verify` to report.
+fn restore(base: &Baseline, deadline: Instant) -> io::Result<()> {
+    if fs::symlink_metadata(&base.dir)?.permissions().mode() & 0o7777 != base.mode {
+        fs::set_permissions(&base.dir, fs::Permissions::from_mode(base.mode))?;
+    }
+    let mut first_error: Option<io::Error> = None;
+    let mut note = |r: io::Result<()>| {
+        if let Err(e) = r {
+            first_error.get_or_insert(e);
+        }
+    };
+    for entry in fs::read_dir(&base.dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let now = Ident::of(&path)?;
+        match base.entries.get(&entry.file_name()) {
+            None if now.mode & 0o170000 == 0o040000 => {
+                note(
+                    fs::set_permissions(&path, fs::Permissions::from_mode(0o700))
+                        .and_then(|()| empty(&path, 0o700, deadline))
+                        .and_then(|()| fs::remove_dir(&path)),
+                );
+            }
+            None => note(fs::remove_file(&path)),
+            Some(was) if was.link.is_some() && !was.same(&now) => {
+                // A symlink changed or replaced: make it again.
+                if now.mode & 0o170000 == 0o040000 {
+                    note(empty(&path, 0o700, deadline).and_then(|()| fs::remove_dir(&path)));
+                } else {
+                    note(fs::remove_file(&path));
+                }
+            }
+            Some(was) if was.ino == now.ino && was.mode != now.mode && was.link.is_none() => {
+                note(fs::set_permissions(
+                    &path,
+                    fs::Permissions::from_mode(was.mode & 0o7777),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    for (name, was) in &base.entries {
+        let path = base.dir.join(name);
+        if let (Some(target), Err(_)) = (&was.link, fs::symlink_metadata(&path)) {
+            note(std::os::unix::fs::symlink(target, &path));
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Differences between `base` and what its directory holds now.
+fn compare(base: &Baseline, problems: &mut Vec<String>) {
+    let dir = base.dir.display();
+    match fs::symlink_metadata(&base.dir) {
+        Ok(meta) if meta.permissions().mode() & 0o7777 != base.mode => problems.push(format!(
+            "{dir} has mode {:o}, not {:o}",
+            meta.permissions().mode() & 0o7777,
+            base.mode
+        )),
+        Ok(_) => {}
+        Err(e) => problems.push(format!("{dir}: {e}")),
+    }
+    let entries = match fs::read_dir(&base.dir) {
+        Ok(entries) => entries,
+        Err(e) => return problems.push(format!("{dir}: {e}")),
+    };
+    let mut seen = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        match base.entries.get(&name) {
+            None => problems.push(format!("{dir}/{} was added", name.to_string_lossy())),
+            Some(was) => {
+                seen += 1;
+                if !Ident::of(&entry.path()).is_ok_and(|now| was.same(&now)) {
+                    problems.push(format!("{dir}/{} was changed", name.to_string_lossy()));
+                }
+            }
+        }
+    }
+    if seen != base.entries.len() {
+        problems.push(format!(
+            "{} entries of {dir} were removed",
+            base.entries.len() - seen
+        ));
+    }
+}
+
 /// Checks that only PID 1 is left, the writable directories are empty and
-/// have their first mode, and the IPC namespace holds no SysV object.
+/// have their first mode, `/dev` is as it was, and the IPC namespace holds
+/// no SysV object.
 pub fn verify(dirs: &Dirs) -> Result<(), String> {
     let mut problems = Vec::new();
     let others = other_pids();
     if !others.is_empty() {
         problems.push(format!("processes left: {}", list(&others, 10)));
     }
-    for (dir, mode) in &dirs.0 {
+    if let Some(dev) = &dirs.dev {
+        compare(dev, &mut problems);
+    }
+    for (dir, mode) in &dirs.empty {
         match fs::symlink_metadata(dir) {
             Ok(meta) if meta.permissions().mode() & 0o7777 != *mode => problems.push(format!(
                 "{} has mode {:o}, not {mode:o}",
@@ -272,6 +447,53 @@ mod tests {
     }
 
     #[test]
+    fn restore_puts_a_directory_back_as_recorded() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        fs::write(r.join("null"), b"").unwrap();
+        fs::set_permissions(r.join("null"), fs::Permissions::from_mode(0o666)).unwrap();
+        std::os::unix::fs::symlink("/proc/self/fd/1", r.join("stdout")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/fd/0", r.join("stdin")).unwrap();
+        fs::create_dir(r.join("pts")).unwrap();
+        let base = Baseline::record(r).unwrap();
+        let clean = |base: &Baseline| {
+            let mut problems = Vec::new();
+            compare(base, &mut problems);
+            problems
+        };
+        assert_eq!(clean(&base), Vec::<String>::new());
+
+        // Added entries (a locked dir among them), a chmod, a symlink
+        // pointed elsewhere, one removed, the directory's own mode.
+        fs::write(r.join("leak"), b"secret").unwrap();
+        fs::create_dir_all(r.join("d/e")).unwrap();
+        fs::set_permissions(r.join("d"), fs::Permissions::from_mode(0o000)).unwrap();
+        fs::set_permissions(r.join("null"), fs::Permissions::from_mode(0o000)).unwrap();
+        fs::remove_file(r.join("stdout")).unwrap();
+        std::os::unix::fs::symlink("/tmp/x", r.join("stdout")).unwrap();
+        fs::remove_file(r.join("stdin")).unwrap();
+        fs::set_permissions(r, fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(clean(&base).len(), 6, "{:?}", clean(&base));
+
+        restore(&base, Instant::now() + BUDGET).unwrap();
+        assert_eq!(clean(&base), Vec::<String>::new());
+        assert_eq!(
+            fs::read_link(r.join("stdout")).unwrap(),
+            Path::new("/proc/self/fd/1")
+        );
+
+        // An entry replaced by another kind of file cannot be put back (in
+        // /dev, a device node: without CAP_MKNOD none can be made).
+        fs::remove_file(r.join("null")).unwrap();
+        fs::create_dir(r.join("null")).unwrap();
+        restore(&base, Instant::now() + BUDGET).unwrap();
+        assert_eq!(
+            clean(&base),
+            ["".to_string() + &r.display().to_string() + "/null was changed"]
+        );
+    }
+
+    #[test]
     fn verify_names_what_is_left() {
         let root = tempfile::tempdir().unwrap();
         fs::write(root.path().join("left"), b"").unwrap();
@@ -280,7 +502,10 @@ mod tests {
             .permissions()
             .mode()
             & 0o7777;
-        let dirs = Dirs(vec![(root.path().to_path_buf(), mode)]);
+        let dirs = Dirs {
+            empty: vec![(root.path().to_path_buf(), mode)],
+            dev: None,
+        };
         let err = verify(&dirs).unwrap_err();
         assert!(err.contains("is not empty (`left`)"), "{err}");
     }
