@@ -14,7 +14,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use sbx::docker::{runner_create_args, Container, Docker, Mount};
+use sbx::docker::argv::{runner_create_args, Container, Mount};
+use sbx::docker::Docker;
 use sbx::runner::host::{Loaded, ResetOutcome, RunnerSession};
 use sbx::runner::pid1::SUBCOMMAND;
 use sbx::runner::protocol::{Candidate, Case, CaseResult, Status};

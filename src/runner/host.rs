@@ -20,10 +20,10 @@ use super::pid1::MAX_OUTPUT;
 use super::protocol::{
     read_message, write_message, Candidate, Case, CaseResult, FrameError, Message,
 };
+use crate::docker::process::{self, Duplex, CONTROL_TIMEOUT};
 use crate::docker::{self, Docker};
 use crate::error::Error;
 use crate::signals;
-use crate::supervise::{self, Duplex, CONTROL_TIMEOUT};
 
 /// How long the runner may take to say hello after `docker start`.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
@@ -123,7 +123,7 @@ impl<T: Write + Send + fmt::Debug> WriteDebug for T {}
 
 impl RunnerSession {
     /// Creates the container (`create`: see `docker::runner_create_args`),
-    /// starts it attached with `-i` through the one spawner in `supervise`,
+    /// starts it attached with `-i` through the one spawner in `docker::process`,
     /// and waits for the runner's hello. On any error the container is
     /// removed before this returns.
     pub fn start(
@@ -141,7 +141,7 @@ impl RunnerSession {
             removed: false,
         };
         let created =
-            supervise::control(docker, create, CONTROL_TIMEOUT).map_err(RunnerError::Engine)?;
+            process::control(docker, create, CONTROL_TIMEOUT).map_err(RunnerError::Engine)?;
         if !created.success() {
             // Nothing to remove if docker refused, but a timeout may have
             // left it half-made: `owned` drops and removes it by name.
@@ -151,7 +151,7 @@ impl RunnerSession {
             )));
         }
         let (client, stdin, stdout) =
-            supervise::spawn_duplex(docker, &docker::start_args(name, true), CLIENT_STDERR)
+            process::spawn_duplex(docker, &docker::argv::start_args(name, true), CLIENT_STDERR)
                 .map_err(RunnerError::Engine)?;
         owned.client = Some(client);
         let mut session = RunnerSession::over(stdout, stdin);
@@ -356,7 +356,7 @@ impl Drop for Owned {
     fn drop(&mut self) {
         drop(self.client.take());
         if !self.removed {
-            supervise::remove_containers(&self.docker, std::slice::from_ref(&self.name));
+            process::remove_containers(&self.docker, std::slice::from_ref(&self.name));
             self.removed = true;
         }
     }
@@ -391,7 +391,7 @@ pub fn runner_unsupported(docker: &Docker) -> Option<String> {
         .iter()
         .map(OsString::from)
         .collect();
-    match supervise::control(docker, &args, CONTROL_TIMEOUT) {
+    match process::control(docker, &args, CONTROL_TIMEOUT) {
         Ok(c) if c.success() => arch_problem(elf_arch(&head), c.stdout.trim()),
         Ok(c) => Some(format!(
             "cannot ask the engine's architecture: {}",
@@ -453,7 +453,7 @@ pub fn arch_problem(ours: &str, engine: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::docker::{runner_create_args, Container, Mount};
+    use crate::docker::argv::{runner_create_args, Container, Mount};
     use crate::runner::pid1::SUBCOMMAND;
     use crate::runner::protocol::Status;
     use crate::spec::{Hardening, Limits};
