@@ -2065,3 +2065,106 @@ fn eval_a_neighbours_oom_is_not_ours() {
     // (With its own oom event the same run is `oom`: eval_oom_event_is_reported.)
     assert_eq!(field(&results[0], "reason"), "exit_code", "{results:?}");
 }
+
+// ------------------------------------------------ faults found in review
+
+#[test]
+fn eval_regex_expectation_cannot_escape_its_anchoring() {
+    let fake = Fake::new();
+    fake.candidate("wrong", "echo 'a completely wrong answer'\n");
+    // Wrapped as text, `expected)|(.*` closed sbx's group and matched
+    // anything: a wrong pass. Parsed on its own, it is not a regex.
+    let tasks = json!([
+        {"id": "wrong", "prompt": "p", "stdin": "", "expect": "expected)|(.*", "compare": "regex"}
+    ]);
+    let out = fake
+        .eval("t-regex-escape", &tasks)
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 2);
+    assert!(
+        one_line_error(&out).contains("invalid regex"),
+        "{}",
+        show(&out)
+    );
+    // A top-level alternation is anchored as a whole.
+    let tasks = json!([
+        {"id": "wrong", "prompt": "p", "stdin": "", "expect": "expected|(.*)right", "compare": "regex"}
+    ]);
+    let out = fake
+        .eval("t-regex-escape", &tasks)
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 1);
+    assert_verdict(&report(&out)[0], "fail", "wrong_output");
+}
+
+#[test]
+fn eval_verbose_regex_may_end_in_a_comment() {
+    let fake = Fake::new();
+    fake.candidate("hello", "echo 'hello 42'\n");
+    let tasks = json!([
+        {"id": "hello", "prompt": "p", "stdin": "", "expect": "(?x) hello \\s \\d+ \\n  # a greeting", "compare": "regex"}
+    ]);
+    let out = fake.eval("t-regex-x", &tasks).output().expect("run sbx");
+    assert_exit(&out, 0);
+    assert_verdict(&report(&out)[0], "pass", "");
+}
+
+#[test]
+fn eval_compares_bytes_not_their_lossy_decoding() {
+    let fake = Fake::new();
+    // The byte 0xff is not U+FFFD, which a lossy decoding turns it into.
+    fake.candidate("ff", "printf '\\377\\n'\n");
+    fake.candidate("fffd", "printf '\\357\\277\\275\\n'\n");
+    let tasks = json!([task("ff", "", "\u{fffd}\n"), task("fffd", "", "\u{fffd}\n")]);
+    let out = fake.eval("t-bytes", &tasks).output().expect("run sbx");
+    assert_exit(&out, 1);
+    let results = report(&out);
+    assert_verdict(result_of(&results, "ff"), "fail", "wrong_output");
+    assert_verdict(result_of(&results, "fffd"), "pass", "");
+}
+
+/// Whether python3's XML parser accepts `path`; `Err` with its message.
+fn parse_xml(path: &Path) -> Result<(), String> {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])",
+        ])
+        .arg(path)
+        .output()
+        .expect("python3 must be installed for this test");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn eval_junit_stays_well_formed_xml_whatever_a_candidate_writes() {
+    let fake = Fake::new();
+    // U+FFFF, U+FFFE, a C0 control, an invalid byte (lossy: U+FFFD, which
+    // XML allows), then exit 1: a failure whose stderr goes into the XML.
+    fake.candidate(
+        "odd",
+        "printf 'a\\357\\277\\277b\\357\\277\\276c\\001d\\377e\\n' >&2\nprintf '\\357\\277\\277\\n'\nexit 1\n",
+    );
+    fake.candidate("wrong", "printf 'x\\357\\277\\277\\033y\\n'\n");
+    let tasks = json!([task("odd", "", ""), task("wrong", "", "z\n")]);
+    let junit = fake.root().join("junit.xml");
+    let out = fake
+        .eval("t-junit-xml", &tasks)
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 1);
+    if let Err(e) = parse_xml(&junit) {
+        panic!(
+            "--junit wrote XML that does not parse: {e}\n{}",
+            String::from_utf8_lossy(&fs::read(&junit).unwrap_or_default())
+        );
+    }
+}

@@ -199,7 +199,7 @@ mod tests {
         assert_eq!(tasks[0].timeout, Duration::from_secs(10));
         assert_eq!(tasks[0].image, "python:3.12-slim");
         assert!(!tasks[0].multi_case);
-        assert!(tasks[0].cases[0].matcher.mismatch("1\n").is_none());
+        assert!(tasks[0].cases[0].matcher.mismatch(b"1\n").is_none());
     }
 
     #[test]
@@ -212,7 +212,7 @@ mod tests {
         assert_eq!(tasks[0].timeout, Duration::from_millis(2500));
         assert_eq!(tasks[0].image, "sbx-busybox:latest");
         assert_eq!(&*tasks[0].cases[0].stdin, b"x");
-        assert!(tasks[0].cases[0].matcher.mismatch("1\n2\n").is_none());
+        assert!(tasks[0].cases[0].matcher.mismatch(b"1\n2\n").is_none());
         assert_eq!(tasks[1].timeout, Duration::from_secs(60));
     }
 
@@ -228,7 +228,7 @@ mod tests {
         assert!(tasks[0].multi_case);
         assert_eq!(tasks[0].cases.len(), 2);
         assert_eq!(&*tasks[0].cases[1].stdin, b"2");
-        assert!(tasks[0].cases[1].matcher.mismatch("two\n").is_none());
+        assert!(tasks[0].cases[1].matcher.mismatch(b"two\n").is_none());
     }
 
     #[test]
