@@ -306,6 +306,14 @@ impl Fake {
         self.root().join("tmp")
     }
 
+    /// The directory of this user's run locks in sbx's TMPDIR.
+    fn lock_dir(&self) -> PathBuf {
+        use std::os::unix::fs::MetadataExt;
+        // The test created `tmp`: its owner is the uid sbx runs as.
+        let uid = fs::metadata(self.tmp()).expect("tmp").uid();
+        self.tmp().join(format!("sbx-runs-{uid}"))
+    }
+
     fn gen(&self) -> PathBuf {
         self.root().join("gen")
     }
@@ -738,9 +746,8 @@ fn result_of<'a>(results: &'a [Value], id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
 }
 
-/// Asserts that the staging area (sbx's TMPDIR) is empty again.
 /// Nothing of sbx is left in its TMPDIR: no staging directory, and in the
-/// shared `sbx-runs` directory no run lock (sbx removes its own).
+/// user's `sbx-runs-<uid>` directory no run lock (sbx removes its own).
 fn assert_stage_empty(fake: &Fake) {
     let entries = |dir: &Path| -> Vec<_> {
         match fs::read_dir(dir) {
@@ -750,10 +757,10 @@ fn assert_stage_empty(fake: &Fake) {
     };
     let left: Vec<_> = entries(&fake.tmp())
         .into_iter()
-        .filter(|e| !matches!(e, Ok(n) if n == "sbx-runs"))
+        .filter(|e| !matches!(e, Ok(n) if *n == *fake.lock_dir().file_name().unwrap_or_default()))
         .collect();
     assert!(left.is_empty(), "staged copies left behind: {left:?}");
-    let locks = entries(&fake.tmp().join("sbx-runs"));
+    let locks = entries(&fake.lock_dir());
     assert!(locks.is_empty(), "run locks left behind: {locks:?}");
 }
 
@@ -2167,4 +2174,102 @@ fn eval_junit_stays_well_formed_xml_whatever_a_candidate_writes() {
             String::from_utf8_lossy(&fs::read(&junit).unwrap_or_default())
         );
     }
+}
+
+#[test]
+fn run_lock_never_writes_through_a_planted_symlink() {
+    let fake = Fake::new();
+    let file = fake.file("ran.sh", PRINTS_RAN);
+    let victim = fake.file("victim", "precious\n");
+    let id = "t-lock-link";
+    // Anyone can create the shared `<tmp>/sbx-runs` first and plant a link
+    // there: sbx used it and truncated the file the link points to.
+    let shared = fake.tmp().join("sbx-runs");
+    fs::create_dir(&shared).expect("shared dir");
+    std::os::unix::fs::symlink(&victim, shared.join(format!("{id}.lock"))).expect("plant");
+    let out = fake.run(id, &file, &[]);
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out), "ran\n");
+    assert_eq!(fs::read_to_string(&victim).expect("victim"), "precious\n");
+
+    // A link in the private directory itself is refused, not followed.
+    let private = fake.lock_dir();
+    assert!(private.is_dir(), "sbx creates its private lock directory");
+    let mode = fs::metadata(&private)
+        .expect("lock dir")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    std::os::unix::fs::symlink(&victim, private.join(format!("{id}.lock"))).expect("plant");
+    let out = fake.run(id, &file, &[]);
+    assert_exit(&out, 2);
+    assert!(one_line_error(&out).contains("run lock"), "{}", show(&out));
+    assert_eq!(fs::read_to_string(&victim).expect("victim"), "precious\n");
+    fs::remove_file(private.join(format!("{id}.lock"))).expect("unplant");
+
+    // A lock directory others can write to is refused...
+    fs::set_permissions(&private, fs::Permissions::from_mode(0o777)).expect("chmod");
+    let out = fake.run(id, &file, &[]);
+    assert_exit(&out, 2);
+    assert!(
+        one_line_error(&out).contains("open to other users"),
+        "{}",
+        show(&out)
+    );
+    fs::set_permissions(&private, fs::Permissions::from_mode(0o700)).expect("chmod");
+
+    // ...and so is one another user owns (this part needs root, as CI has).
+    let chown = std::process::Command::new("chown")
+        .arg("65534")
+        .arg(&private)
+        .status()
+        .expect("run chown");
+    assert!(
+        chown.success(),
+        "chown needs root: run these tests as root, as CI does"
+    );
+    let out = fake.run(id, &file, &[]);
+    assert_exit(&out, 2);
+    assert!(
+        one_line_error(&out).contains("owned by uid 65534"),
+        "{}",
+        show(&out)
+    );
+    let _ = fs::remove_dir(&private);
+}
+
+#[test]
+fn eval_refuses_a_run_id_a_live_run_holds() {
+    let fake = Fake::new();
+    fake.candidate("slow", "sleep 3\necho ok\n");
+    let tasks = json!([task("slow", "", "ok\n")]);
+    let first_out = fake.root().join("first.out");
+    let mut first = spawn(
+        &mut fake.eval_std("t-dup", &tasks),
+        fs::File::create(&first_out).expect("stdout file"),
+        fake.stderr_file(),
+    );
+    assert!(
+        wait_for(&fake.pid_file("sbx-t-dup-0"), LIMIT),
+        "the first eval never started its container"
+    );
+    let second = fake.eval("t-dup", &tasks).output().expect("run sbx");
+    assert_exit(&second, 2);
+    assert!(
+        one_line_error(&second).contains("in use by another sbx"),
+        "{}",
+        show(&second)
+    );
+    // The second eval removed nothing: the first one's verdict stands.
+    let status = first.wait(LIMIT);
+    assert_eq!(status.code(), Some(0), "{}", fake.stderr_text());
+    let report: Value =
+        serde_json::from_slice(&fs::read(&first_out).expect("report")).expect("JSON report");
+    assert_verdict(&report[0], "pass", "");
+    assert!(
+        calls_of(&fake.calls(), "rm").is_empty(),
+        "{:?}",
+        fake.calls()
+    );
+    assert_stage_empty(&fake);
 }

@@ -40,8 +40,8 @@ pub struct Session {
     /// Numbers the baked images (and their Dockerfiles), across engines.
     bakes: AtomicUsize,
     /// Held while this sbx runs, so `sbx gc` can tell a live run from one
-    /// left behind.
-    _lock: Option<RunLock>,
+    /// left behind, and no second run can take the same id.
+    _lock: RunLock,
 }
 
 /// A candidate copied into the session's staging directory.
@@ -105,7 +105,7 @@ impl Session {
         };
         Ok(Session {
             sandbox,
-            _lock: RunLock::take(&run_id),
+            _lock: RunLock::take(&run_id)?,
             run_id,
             stage,
             counter: AtomicUsize::new(0),
