@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::eval::request::EvalRequest;
 use crate::eval::tasks::{parse_tasks, TaskDefaults};
 use crate::judge::matcher::Tolerance;
-use crate::session::Sandbox;
+use crate::session::{self, Sandbox};
 use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
     Hardening, Limits, Profile, STRICT_USER,
@@ -190,6 +190,9 @@ impl GcRequest {
             .as_deref()
             .map(spec::parse_timeout)
             .transpose()?;
+        if let Some(run) = &args.run_id {
+            session::validate_run_id_from(run, "--run")?;
+        }
         let engines = engines::spec::parse_engines(&args.engines)?;
         Ok(GcRequest {
             docker: Docker::new(args.engine.docker),

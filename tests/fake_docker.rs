@@ -100,6 +100,11 @@ context)
   exit 0 ;;
 image)
   daemon_down
+  # FAKE_IMAGES: the lines `image ls --format` prints.
+  if [ "$2" = ls ]; then
+    [ -n "$FAKE_IMAGES" ] && printf '%s\n' "$FAKE_IMAGES"
+    exit 0
+  fi
   if image_missing || [ "$FAKE_NO_IMAGE_ENGINE" = "$engine" ]; then
     echo 'Error response from daemon: No such image: x' >&2
     exit 1
@@ -247,6 +252,8 @@ events)
   exit 0 ;;
 ps)
   dead
+  # FAKE_PS: the lines `ps --format` prints (leftovers to list).
+  [ -n "$FAKE_PS" ] && printf '%s\n' "$FAKE_PS"
   exit 0 ;;
 *)
   bad "unexpected command: $1" ;;
@@ -472,7 +479,9 @@ fn bounded(cmd: std::process::Command) -> Command {
 }
 
 /// The fake's switches: never inherited from the environment of the tests.
-const FAKE_VARS: [&str; 10] = [
+const FAKE_VARS: [&str; 12] = [
+    "FAKE_PS",
+    "FAKE_IMAGES",
     "FAKE_DIE",
     "FAKE_DEAD_ENGINE",
     "FAKE_NO_IMAGE_ENGINE",
@@ -2272,4 +2281,81 @@ fn eval_refuses_a_run_id_a_live_run_holds() {
         fake.calls()
     );
     assert_stage_empty(&fake);
+}
+
+/// `sbx gc ARGS` against the fake, with `FAKE_PS` listing `containers`.
+fn fake_gc(fake: &Fake, containers: &str, args: &[&str]) -> Output {
+    let mut cmd = fake.sbx("t-gc-unused");
+    cmd.env_remove("SBX_RUN_ID")
+        .env("FAKE_PS", containers)
+        .arg("gc")
+        .args(args);
+    cmd.output().expect("run sbx gc")
+}
+
+#[test]
+fn gc_never_builds_host_paths_from_labels() {
+    let fake = Fake::new();
+    let created = "2026-11-29 15:40:27 +0000 UTC";
+    // A label `<root>/fifo` named the FIFO `<root>/fifo.lock` as a run lock:
+    // gc opened it and blocked forever.
+    let fifo = fake.root().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(fifo.with_extension("lock"))
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    let line = format!("c1\tsbx-x-0\t{created}\t{}", fifo.display());
+    let out = fake_gc(&fake, &line, &["--dry-run"]);
+    assert_exit(&out, 0);
+    assert!(stderr(&out).contains("is not a run id"), "{}", show(&out));
+    assert!(!stdout(&out).contains("c1"), "{}", show(&out));
+
+    // A label `<root>/victim` made gc delete `<root>/victim.lock`.
+    let victim = fake.file("victim.lock", "precious\n");
+    let label = victim.with_extension("");
+    let line = format!("c2\tsbx-y-0\t{created}\t{}", label.display());
+    let out = fake_gc(&fake, &line, &[]);
+    assert_exit(&out, 0);
+    assert!(stderr(&out).contains("is not a run id"), "{}", show(&out));
+    assert!(victim.exists(), "gc deleted a file named by a label");
+    assert!(
+        calls_of(&fake.calls(), "rm").is_empty(),
+        "{:?}",
+        fake.calls()
+    );
+    // ...and `--run` takes only a run id.
+    let out = fake_gc(&fake, &line, &["--run", &label.to_string_lossy()]);
+    assert_exit(&out, 2);
+    assert!(
+        one_line_error(&out).contains("invalid --run"),
+        "{}",
+        show(&out)
+    );
+    assert!(victim.exists(), "gc deleted a file named by --run");
+    assert!(
+        calls_of(&fake.calls(), "rm").is_empty(),
+        "{:?}",
+        fake.calls()
+    );
+}
+
+#[test]
+fn gc_survives_an_odd_created_at() {
+    let fake = Fake::new();
+    // A non-ASCII byte inside the offset: gc sliced there and panicked.
+    let out = fake_gc(
+        &fake,
+        "c1\tsbx-r1-0\t2026-11-29 15:40:27 +0\u{e9}0 UTC\tr1",
+        &["--older-than", "1s"],
+    );
+    assert_exit(&out, 0);
+    assert!(!stderr(&out).contains("panicked"), "{}", show(&out));
+    let out = fake_gc(
+        &fake,
+        "c1\tsbx-r1-0\t2026-11-29 15:40:27 +0\u{e9}0 UTC\tr1",
+        &[],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(calls_of(&fake.calls(), "rm").len(), 1, "{:?}", fake.calls());
 }

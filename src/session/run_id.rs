@@ -13,6 +13,11 @@ pub const RUN_ID_ENV: &str = "SBX_RUN_ID";
 
 /// A run id becomes part of container names: `[a-z0-9][a-z0-9_.-]*`, short.
 pub fn validate_run_id(id: &str) -> Result<String> {
+    validate_run_id_from(id, RUN_ID_ENV)
+}
+
+/// [`validate_run_id`] for a value given as `what` (`SBX_RUN_ID`, `--run`).
+pub fn validate_run_id_from(id: &str, what: &str) -> Result<String> {
     let ok = !id.is_empty()
         && id.len() <= 64
         && id.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
@@ -23,8 +28,8 @@ pub fn validate_run_id(id: &str) -> Result<String> {
         Ok(id.to_string())
     } else {
         Err(Error::Usage(format!(
-            "invalid {RUN_ID_ENV} `{}`: expected lowercase letters, digits, `_`, `.` or `-`",
-            id.escape_debug()
+            "invalid {what} {}: a run id is 1 to 64 lowercase letters, digits, `_`, `.` or `-`, starting with a letter or digit",
+            crate::console::quote(id)
         )))
     }
 }
