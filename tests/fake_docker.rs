@@ -55,6 +55,11 @@ const FAKE_DOCKER: &str = r#"#!/bin/sh
 # Fake docker CLI for sbx's tests: logs its argv, then plays the engine.
 dir='@DIR@'
 [ "$1" = __probe ] && exit 0
+# FAKE_FAIL_ALL: a CLI that fails every command (an engine that never answers).
+if [ -n "$FAKE_FAIL_ALL" ]; then
+  echo 'Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?' >&2
+  exit 1
+fi
 sep=$(printf '\037')
 line=
 n=0
@@ -479,7 +484,8 @@ fn bounded(cmd: std::process::Command) -> Command {
 }
 
 /// The fake's switches: never inherited from the environment of the tests.
-const FAKE_VARS: [&str; 12] = [
+const FAKE_VARS: [&str; 13] = [
+    "FAKE_FAIL_ALL",
     "FAKE_PS",
     "FAKE_IMAGES",
     "FAKE_DIE",
@@ -2358,4 +2364,67 @@ fn gc_survives_an_odd_created_at() {
     );
     assert_exit(&out, 0);
     assert_eq!(calls_of(&fake.calls(), "rm").len(), 1, "{:?}", fake.calls());
+}
+
+/// Rows of the README's exit-code table that the code did not keep.
+#[test]
+fn exit_code_tmpdir_missing_is_2() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", PRINTS_RAN);
+    // TMPDIR pointing at a missing directory: a setting of the caller, 2.
+    let out = fake
+        .run_cmd("t-exit-tmp", &file)
+        .env("TMPDIR", fake.root().join("missing"))
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 2);
+    assert!(one_line_error(&out).contains("TMPDIR"), "{}", show(&out));
+}
+
+#[test]
+fn exit_code_cache_naming_a_file_is_2() {
+    let fake = Fake::new();
+    fake.candidate("a", PRINTS_RAN);
+    let not_a_dir = fake.file("cache-file", "x");
+    let out = fake
+        .eval("t-exit-cache", &json!([task("a", "", "ran\n")]))
+        .arg("--cache")
+        .arg(&not_a_dir)
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 2);
+    assert!(one_line_error(&out).contains("--cache"), "{}", show(&out));
+}
+
+#[test]
+fn exit_code_gc_and_doctor_without_docker_cli_is_127() {
+    let fake = Fake::new();
+    for command in [
+        &["gc"][..],
+        &["doctor", "--image", "sbx-busybox:latest"][..],
+    ] {
+        let out = fake
+            .sbx("t-exit-nocli")
+            .env("SBX_DOCKER", "/nonexistent/docker")
+            .args(command)
+            .output()
+            .expect("run sbx");
+        assert_exit(&out, 127);
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(all.contains("/nonexistent/docker"), "{}", show(&out));
+    }
+}
+
+#[test]
+fn exit_code_doctor_with_a_failing_docker_cli_is_125() {
+    let fake = Fake::new();
+    // The report is still printed; the exit code says the engine.
+    let out = fake
+        .sbx("t-exit-fails")
+        .env("FAKE_FAIL_ALL", "1")
+        .args(["doctor", "--image", "sbx-busybox:latest"])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 125);
+    assert!(stdout(&out).contains("Cannot connect"), "{}", show(&out));
 }

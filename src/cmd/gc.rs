@@ -147,7 +147,14 @@ pub fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Re
     // run of another host would look like a leftover.
     let unfiltered = filter.run_id.is_none() && filter.older_than.is_none();
     let elsewhere = |spec: Option<&EngineSpec>, label: &str| -> Result<()> {
-        if unfiltered && !crate::engines::pool::is_local(docker_cli, spec).unwrap_or(false) {
+        let local = match crate::engines::pool::is_local(docker_cli, spec) {
+            Ok(local) => local,
+            // A docker CLI that is missing or cannot start is that (127/126),
+            // not an engine elsewhere.
+            Err(e @ (Error::DockerNotFound(_) | Error::DockerSpawn { .. })) => return Err(e),
+            Err(_) => false,
+        };
+        if unfiltered && !local {
             return Err(Error::Usage(format!(
                 "engine `{label}` is not on this machine, so sbx cannot tell another host's live runs from leftovers there: give --run RUN_ID or --older-than DURATION"
             )));

@@ -129,9 +129,12 @@ fn build_id() -> String {
 impl Cache {
     /// Opens (creating) the cache directory.
     pub fn open(dir: PathBuf) -> Result<Cache> {
-        fs::create_dir_all(&dir).map_err(|source| Error::Setup {
-            what: format!("create the cache directory `{}`", dir.display()),
-            source,
+        // A --cache that cannot be a directory is a bad option (exit 2).
+        fs::create_dir_all(&dir).map_err(|source| {
+            Error::Usage(format!(
+                "--cache `{}` cannot be used as the cache directory: {source}",
+                dir.display()
+            ))
         })?;
         Ok(Cache {
             dir,

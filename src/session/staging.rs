@@ -68,9 +68,12 @@ impl Session {
         let stage = tempfile::Builder::new()
             .prefix("sbx-")
             .tempdir()
-            .map_err(|source| Error::Setup {
-                what: "create a staging directory".into(),
-                source,
+            .map_err(|source| {
+                // The temporary directory is the caller's setting: exit 2.
+                Error::Usage(format!(
+                    "cannot create a staging directory in `{}`: {source}; set TMPDIR to a writable directory",
+                    std::env::temp_dir().display()
+                ))
             })?;
         // Readable by any uid (a `--user` in the container), writable only by us.
         let tasks = stage.path().join("tasks");
