@@ -2428,3 +2428,34 @@ fn exit_code_doctor_with_a_failing_docker_cli_is_125() {
     assert_exit(&out, 125);
     assert!(stdout(&out).contains("Cannot connect"), "{}", show(&out));
 }
+
+#[test]
+fn eval_samples_with_non_utf8_names_are_run_by_their_real_names() {
+    use std::ffi::OsStr;
+    let fake = Fake::new();
+    let samples = fake.gen().join("s");
+    fs::create_dir_all(&samples).expect("samples dir");
+    // Two names that decode lossily to the same `\u{fffd}.py`.
+    for (name, body) in [
+        (&b"\xff.py"[..], "echo ok\n"),
+        (&b"\xfe.py"[..], "echo no\n"),
+    ] {
+        fs::write(samples.join(OsStr::from_bytes(name)), body).expect("sample");
+    }
+    let out = fake
+        .eval("t-non-utf8", &json!([task("s", "", "ok\n")]))
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 1);
+    let entry = &report(&out)[0];
+    assert_eq!(entry["n"], 2, "{entry}");
+    assert_eq!(entry["c"], 1, "{entry}");
+    assert_eq!(entry["errors"], 0, "{entry}");
+    let statuses: Vec<&str> = entry["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| field(s, "status"))
+        .collect();
+    assert_eq!(statuses, ["fail", "pass"], "{entry}");
+}

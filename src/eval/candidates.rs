@@ -60,11 +60,13 @@ pub fn samples_in(
     dir: &Path,
     interpreter: Option<&Vec<String>>,
 ) -> Vec<(String, Found)> {
-    let mut names: Vec<String> = match fs::read_dir(dir) {
+    // The real names: a name that is not UTF-8 is opened by its own bytes
+    // and only shown lossily (two such names must not become one file).
+    let mut names: Vec<std::ffi::OsString> = match fs::read_dir(dir) {
         Ok(entries) => entries
             .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|name| !name.starts_with('.'))
+            .map(|e| e.file_name())
+            .filter(|name| !name.as_encoded_bytes().starts_with(b"."))
             .collect(),
         Err(e) => {
             let message = format!("cannot read the samples folder `{}`: {e}", dir.display());
@@ -80,7 +82,7 @@ pub fn samples_in(
         .into_iter()
         .map(|name| {
             let found = load(gen_root, &dir.join(&name), interpreter);
-            (name, found)
+            (name.to_string_lossy().into_owned(), found)
         })
         .collect()
 }
