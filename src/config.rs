@@ -1,7 +1,6 @@
 //! The command line's arguments become validated requests here, once:
 //! everything below can assume valid input.
 
-use std::fs;
 use std::path::PathBuf;
 use std::thread;
 use std::time::Duration;
@@ -130,10 +129,16 @@ impl EvalRequest {
             Some(n) => n,
             None => default_jobs(),
         };
-        let text = fs::read_to_string(&args.tasks).map_err(|e| Error::Tasks {
+        // `--tasks /dev/stdin` or a FIFO may never be written: SIGINT and
+        // SIGTERM still end sbx (130 / 143).
+        let bad = |message: String| Error::Tasks {
             path: args.tasks.clone(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let bytes = crate::signals::read_interruptibly(&args.tasks)
+            .map_err(Error::Interrupted)?
+            .map_err(|e| bad(e.to_string()))?;
+        let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
         let tasks = parse_tasks(&text, &defaults).map_err(|message| Error::Tasks {
             path: args.tasks.clone(),
             message,

@@ -2459,3 +2459,95 @@ fn eval_samples_with_non_utf8_names_are_run_by_their_real_names() {
         .collect();
     assert_eq!(statuses, ["fail", "pass"], "{entry}");
 }
+
+/// Makes a FIFO at `path` (nobody ever writes to it).
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// Spawns `cmd`, lets it reach its blocking read, sends `signal` and
+/// asserts that it exits with `code` promptly.
+fn assert_read_interrupted(fake: &Fake, cmd: &mut std::process::Command, signal: &str, code: i32) {
+    // A stdin pipe whose write end the test keeps open and never writes.
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(fake.stderr_file())
+        .spawn()
+        .expect("spawn sbx");
+    let stdin = child.stdin.take();
+    let mut sbx = Spawned(child);
+    thread::sleep(Duration::from_millis(500));
+    let (status, took) = sbx.stop(signal, Duration::from_secs(5));
+    assert_eq!(status.code(), Some(code), "stderr: {}", fake.stderr_text());
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    drop(stdin);
+}
+
+#[test]
+fn eval_tasks_from_a_silent_pipe_or_fifo_end_on_a_signal() {
+    let fake = Fake::new();
+    // `sleep 30 | sbx eval --tasks /dev/stdin`: SIGTERM must end it.
+    let mut cmd = fake.sbx_std("t-read-pipe");
+    cmd.args(["eval", "--tasks", "/dev/stdin", "--gen"])
+        .arg(fake.root());
+    assert_read_interrupted(&fake, &mut cmd, "-TERM", 143);
+    // A FIFO no one writes: SIGINT must end it.
+    let fifo = fake.root().join("tasks.fifo");
+    mkfifo(&fifo);
+    let mut cmd = fake.sbx_std("t-read-fifo");
+    cmd.args(["eval", "--tasks"])
+        .arg(&fifo)
+        .arg("--gen")
+        .arg(fake.root());
+    assert_read_interrupted(&fake, &mut cmd, "-INT", 130);
+}
+
+#[test]
+fn diff_of_a_silent_fifo_ends_on_a_signal() {
+    let fake = Fake::new();
+    let fifo = fake.root().join("old.fifo");
+    mkfifo(&fifo);
+    let new = fake.file("new.json", "[]");
+    let mut cmd = fake.sbx_std("t-read-diff");
+    cmd.arg("diff").arg(&fifo).arg(&new);
+    assert_read_interrupted(&fake, &mut cmd, "-TERM", 143);
+}
+
+#[test]
+fn eval_cache_entry_that_is_not_a_file_is_a_miss() {
+    let fake = Fake::new();
+    fake.candidate("a", PRINTS_RAN);
+    let tasks = json!([task("a", "", "ran\n")]);
+    let cache = fake.root().join("cache");
+    let out = fake
+        .eval("t-cache-fifo", &tasks)
+        .arg("--cache")
+        .arg(&cache)
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 0);
+    let entries: Vec<PathBuf> = fs::read_dir(&cache)
+        .expect("cache dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    // A FIFO planted as the entry hung the next eval for ever.
+    fs::remove_file(&entries[0]).expect("remove entry");
+    mkfifo(&entries[0]);
+    let out = fake
+        .eval("t-cache-fifo", &tasks)
+        .arg("--cache")
+        .arg(&cache)
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 0);
+    let entry = &report(&out)[0];
+    assert_verdict(entry, "pass", "");
+    assert!(entry.get("cached").is_none(), "{entry}");
+}

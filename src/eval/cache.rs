@@ -8,6 +8,7 @@
 //! option that shapes the argv. `error` results are never stored.
 
 use std::fs;
+use std::io::Read;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -156,7 +157,12 @@ impl Cache {
     /// `None` on a miss or an unreadable entry (which then simply runs
     /// again).
     pub fn get(&self, key: &str, id: &str) -> Option<TaskResult> {
-        let text = fs::read_to_string(self.path(key)).ok()?;
+        // Only a regular file is an entry: a FIFO planted there must not
+        // block the eval (it is a miss, and the candidate runs again).
+        let mut text = String::new();
+        crate::signals::open_regular(&self.path(key))
+            .and_then(|mut file| file.read_to_string(&mut text))
+            .ok()?;
         let mut result: TaskResult = serde_json::from_str(&text).ok()?;
         if !cacheable(&result) {
             return None;

@@ -137,7 +137,11 @@ pub fn load(gen_root: &Path, path: &Path, interpreter: Option<&Vec<String>>) -> 
             }
         }
     };
-    match fs::read(&real) {
+    let read = crate::signals::open_regular(&real).and_then(|mut file| {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).map(|_| bytes)
+    });
+    match read {
         Ok(bytes) => Found::Ready { bytes, interpreter },
         Err(e) => refused(
             "unreadable_candidate",

@@ -176,7 +176,7 @@ pub fn read_candidate(path: &Path) -> Result<Vec<u8>> {
         _ => return Err(Error::NoSuchFile(path.to_path_buf())),
     }
     let mut bytes = Vec::new();
-    fs::File::open(path)
+    crate::signals::open_regular(path)
         .and_then(|mut f| f.read_to_end(&mut bytes))
         .map_err(|source| Error::Unreadable {
             path: path.to_path_buf(),
