@@ -345,12 +345,20 @@ pub fn parse_image(value: &str) -> Result<String> {
 
 /// An interpreter command line such as `python3` or `python3 -u`, split on
 /// whitespace. Each word is passed as its own argument, never through a shell.
+/// Quotes and backslashes are refused: sbx does not parse them as a shell
+/// would, so `python3 -c "a b"` would run a command nobody wrote.
 pub fn parse_interpreter(value: &str) -> Result<Vec<String>> {
+    if value.contains(['\'', '"', '\\']) {
+        return Err(Error::Usage(format!(
+            "invalid --interpreter {}: quotes and backslashes are not supported (the command is split on whitespace, never by a shell); put a command with such arguments in a script",
+            crate::console::quote(value)
+        )));
+    }
     let words: Vec<String> = value.split_whitespace().map(str::to_string).collect();
     if words.is_empty() || words[0].starts_with('-') {
         return Err(Error::Usage(format!(
-            "invalid --interpreter `{}`: expected a command such as python3",
-            value.escape_debug()
+            "invalid --interpreter {}: expected a command such as python3",
+            crate::console::quote(value)
         )));
     }
     Ok(words)
@@ -483,6 +491,15 @@ mod tests {
         );
         assert!(parse_interpreter("").is_err());
         assert!(parse_interpreter("--x").is_err());
+        for quoted in [
+            r#"python3 -c "print(1)""#,
+            "sh -c 'echo hi'",
+            r"python3 a\ b",
+        ] {
+            let err = parse_interpreter(quoted).unwrap_err();
+            assert_eq!(err.exit_code(), 2);
+            assert!(err.to_string().contains("quotes"), "{err}");
+        }
         assert_eq!(interpreter_for_extension("py").unwrap(), ["python3"]);
         assert_eq!(interpreter_for_extension("sh").unwrap(), ["sh"]);
         assert_eq!(interpreter_for_extension("js").unwrap(), ["node"]);

@@ -2551,3 +2551,34 @@ fn eval_cache_entry_that_is_not_a_file_is_a_miss() {
     assert_verdict(entry, "pass", "");
     assert!(entry.get("cached").is_none(), "{entry}");
 }
+
+#[test]
+fn interpreter_with_quotes_is_refused_not_run() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", PRINTS_RAN);
+    // Split on whitespace, `python3 -c "import sys; ..."` ran a broken
+    // command and blamed the candidate.
+    let out = fake.run(
+        "t-interp-quotes",
+        &file,
+        &[
+            "--interpreter",
+            r#"python3 -c "import sys; exec(open(sys.argv[1]).read())""#,
+        ],
+    );
+    assert_exit(&out, 2);
+    assert!(one_line_error(&out).contains("quotes"), "{}", show(&out));
+    fake.candidate("a", PRINTS_RAN);
+    let out = fake
+        .eval("t-interp-quotes", &json!([task("a", "", "ran\n")]))
+        .args(["--interpreter", "sh -c 'exec sh \"$0\"'"])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 2);
+    assert!(one_line_error(&out).contains("quotes"), "{}", show(&out));
+    assert!(
+        calls_of(&fake.calls(), "create").is_empty(),
+        "{:?}",
+        fake.calls()
+    );
+}
