@@ -33,10 +33,18 @@ pub enum Matcher {
 /// own, then anchored at both ends in the engine's syntax tree (never by
 /// wrapping its text, which a pattern could escape by closing the group).
 /// It matches bytes: `(?-u)` lets a pattern match bytes that are not UTF-8.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct WholeMatch {
     pattern: String,
     regex: regex_automata::meta::Regex,
+}
+
+/// The pattern alone: the cache key is built from a matcher's `Debug`
+/// form, which must name what is matched, not the engine's internals.
+impl std::fmt::Debug for WholeMatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("WholeMatch").field(&self.pattern).finish()
+    }
 }
 
 impl WholeMatch {
@@ -330,6 +338,12 @@ mod tests {
         assert!(check(Mode::Regex, "x|.*wrong.*", "a completely wrong answer").is_none());
         assert!(check(Mode::Regex, "expected|y", "a completely wrong answer").is_some());
         assert!(check(Mode::Regex, "a|ab", "ab").is_none());
+    }
+
+    #[test]
+    fn a_regex_matcher_shows_its_pattern_only() {
+        let m = Matcher::new(Mode::Regex, "a+", Tolerance::default()).unwrap();
+        assert_eq!(format!("{m:?}"), r#"Regex(WholeMatch("a+"))"#);
     }
 
     #[test]
