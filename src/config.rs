@@ -75,7 +75,9 @@ fn pick(
 ) -> Result<String> {
     match (positional, option) {
         (Some(p), Some(o)) if p != o => Err(Error::Usage(format!(
-            "{what} given twice with different values (`{p}` and `{o}`)"
+            "{what} given twice with different values ({} and {})",
+            crate::console::quote(&p),
+            crate::console::quote(&o)
         ))),
         (Some(v), _) | (None, Some(v)) => Ok(v),
         (None, None) => Ok(default.to_string()),

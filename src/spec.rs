@@ -163,8 +163,8 @@ pub fn parse_security_opt(value: &str) -> Result<String> {
         Ok(value.to_string())
     } else {
         Err(Error::Usage(format!(
-            "invalid --security-opt `{}`: expected seccomp=PROFILE or apparmor=PROFILE; options that remove confinement are refused",
-            value.escape_debug()
+            "invalid --security-opt {}: expected seccomp=PROFILE or apparmor=PROFILE; options that remove confinement are refused",
+            crate::console::quote(value)
         )))
     }
 }
@@ -214,8 +214,8 @@ fn matching(
         Ok(value.to_string())
     } else {
         Err(Error::Usage(format!(
-            "invalid {option} `{}`: expected {expected}",
-            value.escape_debug()
+            "invalid {option} {}: expected {expected}",
+            crate::console::quote(value)
         )))
     }
 }
@@ -237,7 +237,8 @@ fn parse_cpus(value: &str) -> Result<String> {
             Ok(value.to_string())
         }
         _ => Err(Error::Usage(format!(
-            "invalid --cpus `{value}`: expected a positive number such as 0.5"
+            "invalid --cpus {}: expected a positive number such as 0.5",
+            crate::console::quote(value)
         ))),
     }
 }
@@ -246,7 +247,8 @@ fn parse_pids(value: &str) -> Result<String> {
     match value.parse::<u32>() {
         Ok(n) if n > 0 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(n.to_string()),
         _ => Err(Error::Usage(format!(
-            "invalid --pids-limit `{value}`: expected a positive integer such as 64"
+            "invalid --pids-limit {}: expected a positive integer such as 64",
+            crate::console::quote(value)
         ))),
     }
 }
@@ -282,7 +284,8 @@ pub fn parse_bytes(option: &str, value: &str) -> Result<usize> {
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| {
             Error::Usage(format!(
-                "invalid {option} `{value}`: expected a positive byte count such as 1MiB"
+                "invalid {option} {}: expected a positive byte count such as 1MiB",
+                crate::console::quote(value)
             ))
         })
 }
@@ -292,7 +295,8 @@ pub fn parse_bytes(option: &str, value: &str) -> Result<usize> {
 pub fn parse_timeout(value: &str) -> Result<Duration> {
     let bad = || {
         Error::Usage(format!(
-            "invalid timeout `{value}`: expected a positive number of seconds (optionally with s, m, h or d)"
+            "invalid timeout {}: expected a positive number of seconds (optionally with s, m, h or d)",
+            crate::console::quote(value)
         ))
     };
     let (number, scale) = match value.chars().last() {
@@ -337,8 +341,8 @@ pub fn parse_image(value: &str) -> Result<String> {
         Ok(value.to_string())
     } else {
         Err(Error::Usage(format!(
-            "invalid image reference `{}`: expected NAME[:TAG][@DIGEST], such as python:3.12-slim",
-            value.escape_debug()
+            "invalid image reference {}: expected NAME[:TAG][@DIGEST], such as python:3.12-slim",
+            crate::console::quote(value)
         )))
     }
 }

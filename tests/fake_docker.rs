@@ -2582,3 +2582,59 @@ fn interpreter_with_quotes_is_refused_not_run() {
         fake.calls()
     );
 }
+
+#[test]
+fn error_lines_cut_huge_values() {
+    let fake = Fake::new();
+    let huge = |n: usize| "x".repeat(n);
+    let assert_short = |out: &Output| {
+        assert_exit(out, 2);
+        let line = one_line_error(out);
+        assert!(
+            line.len() < 1000,
+            "{} bytes: {}",
+            line.len(),
+            &line[..300.min(line.len())]
+        );
+        assert!(line.contains("bytes in all"), "{line}");
+    };
+    // A 10 MB id, a 1 MB field of the tasks file.
+    let out = fake
+        .eval("t-huge", &json!([task(&huge(10 << 20), "", "")]))
+        .output()
+        .expect("run sbx");
+    assert_short(&out);
+    let out = fake
+        .eval(
+            "t-huge",
+            &json!([{"id": "a", "prompt": "p", "stdin": "", "expect": "", "compare": huge(1 << 20)}]),
+        )
+        .output()
+        .expect("run sbx");
+    assert_short(&out);
+    let out = fake
+        .eval(
+            "t-huge",
+            &json!([{"id": "a", "prompt": "p", "stdin": "", "expect": "", &huge(1 << 20): 1}]),
+        )
+        .output()
+        .expect("run sbx");
+    assert_short(&out);
+    // Options and the run id (an argument is at most 128 KiB).
+    let file = fake.file("prog.sh", PRINTS_RAN);
+    let big = huge(100_000);
+    for args in [
+        vec!["--timeout", big.as_str()],
+        vec!["--image", big.as_str()],
+        vec!["--memory", big.as_str()],
+        vec!["--engine", &format!("{big}:,x")],
+    ] {
+        assert_short(&fake.run("t-huge", &file, &args));
+    }
+    let out = fake
+        .run_cmd("t-huge", &file)
+        .env("SBX_RUN_ID", &big)
+        .output()
+        .expect("run sbx");
+    assert_short(&out);
+}

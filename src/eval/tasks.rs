@@ -63,13 +63,16 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
             Some(_) => return Err(format!("task #{n}: field `id` must be a string")),
             None => return Err(format!("task #{n}: missing field `id`")),
         };
-        let at = format!("task `{}` (#{n})", id.escape_debug());
+        let at = format!("task {} (#{n})", crate::console::quote(&id));
         validate_id(&id).map_err(|why| format!("{at}: {why}"))?;
         if !seen.insert(id.clone()) {
             return Err(format!("{at}: duplicate id"));
         }
         if let Some(unknown) = fields.keys().find(|k| !TASK_FIELDS.contains(&k.as_str())) {
-            return Err(format!("{at}: unknown field `{}`", unknown.escape_debug()));
+            return Err(format!(
+                "{at}: unknown field {}",
+                crate::console::quote(unknown)
+            ));
         }
         let string = |name: &str| string_field(fields, name, &at);
         string("prompt")?;
@@ -88,8 +91,8 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
             None => defaults.compare,
             Some(m) => <Mode as clap::ValueEnum>::from_str(&m, false).map_err(|_| {
                 format!(
-                    "{at}: unknown compare mode `{}` (exact, trim, tokens, float, regex)",
-                    m.escape_debug()
+                    "{at}: unknown compare mode {} (exact, trim, tokens, float, regex)",
+                    crate::console::quote(&m)
                 )
             })?,
         };
@@ -124,7 +127,10 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
                         .keys()
                         .find(|k| !CASE_FIELDS.contains(&k.as_str()))
                     {
-                        return Err(format!("{at}: unknown field `{}`", unknown.escape_debug()));
+                        return Err(format!(
+                            "{at}: unknown field {}",
+                            crate::console::quote(unknown)
+                        ));
                     }
                     cases.push(case(case_fields, &at)?);
                 }
