@@ -2638,3 +2638,86 @@ fn error_lines_cut_huge_values() {
         .expect("run sbx");
     assert_short(&out);
 }
+
+/// The peak resident memory (VmHWM, KiB) of a running process, polled
+/// until it exits; returns the last value seen and the exit status.
+fn peak_rss_kib(mut child: Child, limit: Duration) -> (u64, ExitStatus) {
+    let deadline = Instant::now() + limit;
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Ok(text) = fs::read_to_string(&status_file) {
+            if let Some(kib) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kib);
+            }
+        }
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return (peak, status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("sbx did not finish within {limit:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A candidate of `size` bytes (sparse: nothing is written but its first
+/// line) whose shell body prints `ok`, sleeps a second and exits before the
+/// NUL bytes that follow.
+fn big_candidate(path: &Path, size: u64) {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).expect("candidate dir");
+    }
+    fs::write(path, "echo ok; sleep 1; exit 0\n").expect("write candidate");
+    fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_len(size))
+        .expect("grow candidate");
+}
+
+#[test]
+fn memory_stays_bounded_whatever_the_candidate_size() {
+    const MIB: u64 = 1 << 20;
+    const BOUND_KIB: u64 = 64 * 1024;
+    let fake = Fake::new();
+    // Three 100 MiB samples at -j 1: all were read into memory and held
+    // until the eval ended (300 MiB and more).
+    for n in 0..3 {
+        big_candidate(&fake.gen().join(format!("big/{n}.sh")), 100 * MIB);
+    }
+    let child = fake
+        .eval_std("t-big", &json!([task("big", "", "ok\n")]))
+        .args(["-j", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn sbx");
+    let (peak, status) = peak_rss_kib(child, LIMIT);
+    assert_eq!(status.code(), Some(0), "eval of big candidates");
+    assert!(peak > 0, "no VmHWM read");
+    assert!(peak < BOUND_KIB, "sbx eval peaked at {peak} KiB");
+    // `sbx run` of one 200 MiB file.
+    let file = fake.root().join("big.sh");
+    big_candidate(&file, 200 * MIB);
+    let child = fake
+        .sbx_std("t-big-run")
+        .arg("run")
+        .arg(&file)
+        .args(["--interpreter", "sh"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn sbx");
+    let (peak, status) = peak_rss_kib(child, LIMIT);
+    assert_eq!(status.code(), Some(0), "run of a big candidate");
+    assert!(peak < BOUND_KIB, "sbx run peaked at {peak} KiB");
+    assert_stage_empty(&fake);
+}

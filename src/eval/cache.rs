@@ -62,7 +62,7 @@ impl<'a> KeyInput<'a> {
     pub fn new(
         build: &'a str,
         task: &Task,
-        bytes: &[u8],
+        candidate_sha256: &str,
         interpreter: &'a [String],
         image_id: &'a str,
         sandbox: &Sandbox,
@@ -71,7 +71,7 @@ impl<'a> KeyInput<'a> {
     ) -> KeyInput<'a> {
         KeyInput {
             sbx_build: build,
-            candidate_sha256: hex(&Sha256::digest(bytes)),
+            candidate_sha256: candidate_sha256.to_string(),
             interpreter,
             image_id,
             cases: task
@@ -98,6 +98,15 @@ impl<'a> KeyInput<'a> {
         let json = serde_json::to_vec(self).expect("a key input serializes");
         hex(&Sha256::digest(&json))
     }
+}
+
+/// The SHA-256 (lower-case hex) of the file at `path`, read in a stream:
+/// a candidate's key never needs it in memory.
+pub fn file_sha256(path: &std::path::Path) -> std::io::Result<String> {
+    let mut file = crate::signals::open_regular(path)?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(hex(&hasher.finalize()))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -244,7 +253,7 @@ mod tests {
             KeyInput::new(
                 "build",
                 &task(task_json),
-                bytes,
+                &hex(&Sha256::digest(bytes)),
                 interp,
                 image,
                 &sandbox(memory),
@@ -365,7 +374,7 @@ mod tests {
             KeyInput::new(
                 "build",
                 &task(json),
-                b"x",
+                "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
                 &py,
                 "sha256:1",
                 &sandbox("256m"),
@@ -382,7 +391,7 @@ mod tests {
         let other_build = KeyInput::new(
             "other",
             &task(single),
-            b"x",
+            "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
             &py,
             "sha256:1",
             &sandbox("256m"),

@@ -2,7 +2,7 @@
 //! samples `gen/<id>/`; nothing outside the folder is followed or read.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::spec;
 
@@ -15,7 +15,8 @@ pub enum Found {
         message: String,
     },
     Ready {
-        bytes: Vec<u8>,
+        /// The candidate's real path (inside the gen folder).
+        path: PathBuf,
         interpreter: Vec<String>,
     },
 }
@@ -137,12 +138,13 @@ pub fn load(gen_root: &Path, path: &Path, interpreter: Option<&Vec<String>>) -> 
             }
         }
     };
-    let read = crate::signals::open_regular(&real).and_then(|mut file| {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut file, &mut bytes).map(|_| bytes)
-    });
-    match read {
-        Ok(bytes) => Found::Ready { bytes, interpreter },
+    // Opened here only to know it can be read: it is streamed to staging
+    // later, never held in memory.
+    match crate::signals::open_regular(&real) {
+        Ok(_) => Found::Ready {
+            path: real,
+            interpreter,
+        },
         Err(e) => refused(
             "unreadable_candidate",
             format!("cannot read `{}`: {e}", path.display()),
@@ -174,8 +176,8 @@ mod tests {
         };
 
         match find_candidate(&root, "a", None) {
-            Found::Ready { bytes, interpreter } => {
-                assert_eq!(bytes, b"print(1)\n");
+            Found::Ready { path, interpreter } => {
+                assert_eq!(fs::read(path).unwrap(), b"print(1)\n");
                 assert_eq!(interpreter, ["python3"]);
             }
             other => panic!("{other:?}"),
