@@ -1,7 +1,6 @@
 //! The command line's arguments become validated requests here, once:
 //! everything below can assume valid input.
 
-use std::fs;
 use std::path::PathBuf;
 use std::thread;
 use std::time::Duration;
@@ -14,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::eval::request::EvalRequest;
 use crate::eval::tasks::{parse_tasks, TaskDefaults};
 use crate::judge::matcher::Tolerance;
-use crate::session::Sandbox;
+use crate::session::{self, Sandbox};
 use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
     Hardening, Limits, Profile, STRICT_USER,
@@ -76,7 +75,9 @@ fn pick(
 ) -> Result<String> {
     match (positional, option) {
         (Some(p), Some(o)) if p != o => Err(Error::Usage(format!(
-            "{what} given twice with different values (`{p}` and `{o}`)"
+            "{what} given twice with different values ({} and {})",
+            crate::console::quote(&p),
+            crate::console::quote(&o)
         ))),
         (Some(v), _) | (None, Some(v)) => Ok(v),
         (None, None) => Ok(default.to_string()),
@@ -130,10 +131,16 @@ impl EvalRequest {
             Some(n) => n,
             None => default_jobs(),
         };
-        let text = fs::read_to_string(&args.tasks).map_err(|e| Error::Tasks {
+        // `--tasks /dev/stdin` or a FIFO may never be written: SIGINT and
+        // SIGTERM still end sbx (130 / 143).
+        let bad = |message: String| Error::Tasks {
             path: args.tasks.clone(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let bytes = crate::signals::read_interruptibly(&args.tasks)
+            .map_err(Error::Interrupted)?
+            .map_err(|e| bad(e.to_string()))?;
+        let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
         let tasks = parse_tasks(&text, &defaults).map_err(|message| Error::Tasks {
             path: args.tasks.clone(),
             message,
@@ -190,6 +197,9 @@ impl GcRequest {
             .as_deref()
             .map(spec::parse_timeout)
             .transpose()?;
+        if let Some(run) = &args.run_id {
+            session::validate_run_id_from(run, "--run")?;
+        }
         let engines = engines::spec::parse_engines(&args.engines)?;
         Ok(GcRequest {
             docker: Docker::new(args.engine.docker),

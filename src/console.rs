@@ -32,3 +32,23 @@ pub fn out(text: &str, what: &str) -> Result<()> {
         }),
     }
 }
+
+/// How many characters of a quoted value an error line shows.
+pub const QUOTE_MAX: usize = 80;
+
+/// `value` for one line of a message: escaped (`escape_debug`), in
+/// backquotes, and cut after [`QUOTE_MAX`] characters with the full length
+/// noted, so a huge id or field never fills the terminal.
+pub fn quote(value: &str) -> String {
+    let mut chars = value.chars();
+    let shown: String = chars.by_ref().take(QUOTE_MAX).collect();
+    if chars.next().is_none() {
+        format!("`{}`", shown.escape_debug())
+    } else {
+        format!(
+            "`{}`... ({} bytes in all)",
+            shown.escape_debug(),
+            value.len()
+        )
+    }
+}

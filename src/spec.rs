@@ -163,8 +163,8 @@ pub fn parse_security_opt(value: &str) -> Result<String> {
         Ok(value.to_string())
     } else {
         Err(Error::Usage(format!(
-            "invalid --security-opt `{}`: expected seccomp=PROFILE or apparmor=PROFILE; options that remove confinement are refused",
-            value.escape_debug()
+            "invalid --security-opt {}: expected seccomp=PROFILE or apparmor=PROFILE; options that remove confinement are refused",
+            crate::console::quote(value)
         )))
     }
 }
@@ -214,8 +214,8 @@ fn matching(
         Ok(value.to_string())
     } else {
         Err(Error::Usage(format!(
-            "invalid {option} `{}`: expected {expected}",
-            value.escape_debug()
+            "invalid {option} {}: expected {expected}",
+            crate::console::quote(value)
         )))
     }
 }
@@ -237,7 +237,8 @@ fn parse_cpus(value: &str) -> Result<String> {
             Ok(value.to_string())
         }
         _ => Err(Error::Usage(format!(
-            "invalid --cpus `{value}`: expected a positive number such as 0.5"
+            "invalid --cpus {}: expected a positive number such as 0.5",
+            crate::console::quote(value)
         ))),
     }
 }
@@ -246,7 +247,8 @@ fn parse_pids(value: &str) -> Result<String> {
     match value.parse::<u32>() {
         Ok(n) if n > 0 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(n.to_string()),
         _ => Err(Error::Usage(format!(
-            "invalid --pids-limit `{value}`: expected a positive integer such as 64"
+            "invalid --pids-limit {}: expected a positive integer such as 64",
+            crate::console::quote(value)
         ))),
     }
 }
@@ -282,7 +284,8 @@ pub fn parse_bytes(option: &str, value: &str) -> Result<usize> {
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| {
             Error::Usage(format!(
-                "invalid {option} `{value}`: expected a positive byte count such as 1MiB"
+                "invalid {option} {}: expected a positive byte count such as 1MiB",
+                crate::console::quote(value)
             ))
         })
 }
@@ -292,7 +295,8 @@ pub fn parse_bytes(option: &str, value: &str) -> Result<usize> {
 pub fn parse_timeout(value: &str) -> Result<Duration> {
     let bad = || {
         Error::Usage(format!(
-            "invalid timeout `{value}`: expected a positive number of seconds (optionally with s, m, h or d)"
+            "invalid timeout {}: expected a positive number of seconds (optionally with s, m, h or d)",
+            crate::console::quote(value)
         ))
     };
     let (number, scale) = match value.chars().last() {
@@ -337,20 +341,28 @@ pub fn parse_image(value: &str) -> Result<String> {
         Ok(value.to_string())
     } else {
         Err(Error::Usage(format!(
-            "invalid image reference `{}`: expected NAME[:TAG][@DIGEST], such as python:3.12-slim",
-            value.escape_debug()
+            "invalid image reference {}: expected NAME[:TAG][@DIGEST], such as python:3.12-slim",
+            crate::console::quote(value)
         )))
     }
 }
 
 /// An interpreter command line such as `python3` or `python3 -u`, split on
 /// whitespace. Each word is passed as its own argument, never through a shell.
+/// Quotes and backslashes are refused: sbx does not parse them as a shell
+/// would, so `python3 -c "a b"` would run a command nobody wrote.
 pub fn parse_interpreter(value: &str) -> Result<Vec<String>> {
+    if value.contains(['\'', '"', '\\']) {
+        return Err(Error::Usage(format!(
+            "invalid --interpreter {}: quotes and backslashes are not supported (the command is split on whitespace, never by a shell); put a command with such arguments in a script",
+            crate::console::quote(value)
+        )));
+    }
     let words: Vec<String> = value.split_whitespace().map(str::to_string).collect();
     if words.is_empty() || words[0].starts_with('-') {
         return Err(Error::Usage(format!(
-            "invalid --interpreter `{}`: expected a command such as python3",
-            value.escape_debug()
+            "invalid --interpreter {}: expected a command such as python3",
+            crate::console::quote(value)
         )));
     }
     Ok(words)
@@ -483,6 +495,15 @@ mod tests {
         );
         assert!(parse_interpreter("").is_err());
         assert!(parse_interpreter("--x").is_err());
+        for quoted in [
+            r#"python3 -c "print(1)""#,
+            "sh -c 'echo hi'",
+            r"python3 a\ b",
+        ] {
+            let err = parse_interpreter(quoted).unwrap_err();
+            assert_eq!(err.exit_code(), 2);
+            assert!(err.to_string().contains("quotes"), "{err}");
+        }
         assert_eq!(interpreter_for_extension("py").unwrap(), ["python3"]);
         assert_eq!(interpreter_for_extension("sh").unwrap(), ["sh"]);
         assert_eq!(interpreter_for_extension("js").unwrap(), ["node"]);

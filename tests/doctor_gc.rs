@@ -817,3 +817,65 @@ fn gc_keeps_live_runs_and_removes_them_once_their_sbx_is_killed() {
     );
     guard.finish();
 }
+
+/// Removes the image tags it holds when dropped (`docker rmi`: an image
+/// with other tags keeps them), so a failing test leaves none behind.
+struct Tags(Vec<String>);
+
+impl Drop for Tags {
+    fn drop(&mut self) {
+        for tag in &self.0 {
+            if common::image_exists(tag).unwrap_or(false) {
+                let _ = common::try_docker(&["rmi", "--", tag]);
+            }
+        }
+    }
+}
+
+/// The `-FROM-` tag a bake puts on its base image for a moment: gc removes
+/// it when it is not its image's last tag, even alone (`docker rmi -- TAG`
+/// was skipped as "empty" for having three words), and keeps it, without
+/// counting it as removed, when it is.
+#[test]
+fn gc_removes_a_lone_base_tag_and_keeps_a_last_one() {
+    let (id, mut guard) = guarded("gc-base");
+    let shared = format!("sbx-deliver:{id}-FROM-0");
+    let last = format!("sbx-deliver:{id}-FROM-1");
+    let _tags = Tags(vec![shared.clone(), last.clone()]);
+    docker(&["tag", BUSYBOX, &shared]);
+    let (out, err) = gc(&["--run", &id]);
+    assert!(
+        !common::image_exists(&shared).expect("docker"),
+        "gc left the lone tag {shared}: {out}\n{err}"
+    );
+    assert!(
+        common::image_exists(BUSYBOX).expect("docker"),
+        "gc removed {BUSYBOX}"
+    );
+    assert!(
+        err.contains("0 container(s) and 1 baked image(s) removed"),
+        "{out}\n{err}"
+    );
+
+    // An image whose only tag is the base tag is not sbx's to remove.
+    let name = format!("{id}-commit");
+    guard.add_names(std::slice::from_ref(&name));
+    plant(&name, None);
+    docker(&["commit", &name, &last]);
+    docker(&["rm", "-f", "--", &name]);
+    let (out, err) = gc(&["--run", &id]);
+    assert!(
+        common::image_exists(&last).expect("docker"),
+        "gc removed an image that is not sbx's: {out}\n{err}"
+    );
+    assert!(
+        err.contains("it is the last tag of its image"),
+        "{out}\n{err}"
+    );
+    assert!(
+        err.contains("0 container(s) and 0 baked image(s) removed"),
+        "{out}\n{err}"
+    );
+    docker(&["rmi", "--", &last]);
+    guard.finish();
+}

@@ -40,7 +40,7 @@
 //!   regression").
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
+
 use std::path::Path;
 
 use serde::Serialize;
@@ -810,7 +810,11 @@ pub fn load(path: &Path) -> Result<Vec<Entry>> {
         path: path.to_path_buf(),
         message,
     };
-    let bytes = fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    // A report may come from a pipe (`<(...)`) that is never written:
+    // SIGINT and SIGTERM still end sbx (130 / 143).
+    let bytes = crate::signals::read_interruptibly(path)
+        .map_err(Error::Interrupted)?
+        .map_err(|e| bad(format!("cannot read it: {e}")))?;
     parse(&bytes).map_err(bad)
 }
 
@@ -1183,7 +1187,7 @@ mod tests {
             "{line}"
         );
         let bad = dir.path().join("bad.json");
-        fs::write(&bad, "[{\"id\": \"a\"}]").unwrap();
+        std::fs::write(&bad, "[{\"id\": \"a\"}]").unwrap();
         let line = load(&bad).unwrap_err().to_line();
         assert!(
             line.contains("bad.json") && line.contains("missing field `status`"),

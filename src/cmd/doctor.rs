@@ -110,7 +110,7 @@ impl Report {
 
 /// Runs every check and prints the report; exit 0 only if every check held.
 pub fn doctor(req: DoctorRequest) -> Result<i32> {
-    let checks = run_checks(&req)?;
+    let (checks, engine_code) = run_checks(&req)?;
     let report = Report::new(checks, req.allow_skips);
     let text = if req.json {
         serde_json::to_string_pretty(&report).expect("the report serializes") + "\n"
@@ -118,6 +118,11 @@ pub fn doctor(req: DoctorRequest) -> Result<i32> {
         report.text()
     };
     console::out(&text, "the doctor report")?;
+    // The report is printed either way; a docker CLI that is missing (127)
+    // or an engine that does not answer (125) is said by the exit code too.
+    if let Some(code) = engine_code {
+        return Ok(code);
+    }
     Ok(if report.ok {
         exit::SUCCESS
     } else {
@@ -126,13 +131,14 @@ pub fn doctor(req: DoctorRequest) -> Result<i32> {
 }
 
 /// The container probes, in order: name, script (run with `sh`), what to
-/// make of the result.
-fn run_checks(req: &DoctorRequest) -> Result<Vec<Check>> {
+/// make of the result. Also the exit code of an engine that could not be
+/// reached (125, or 127 / 126 for the docker CLI).
+fn run_checks(req: &DoctorRequest) -> Result<(Vec<Check>, Option<i32>)> {
     let session = Session::new(req.sandbox.clone())?;
     let docker_cli = session.sandbox.docker.clone();
     let mut checks = Vec::new();
 
-    let engine = engine_facts(&docker_cli);
+    let (engine, engine_code) = engine_facts(&docker_cli);
     let reachable = engine.state == State::Ok;
     checks.push(engine);
     let image = match reachable {
@@ -172,7 +178,7 @@ fn run_checks(req: &DoctorRequest) -> Result<Vec<Check>> {
                 "not run: no usable engine and image",
             ));
         }
-        return Ok(checks);
+        return Ok((checks, engine_code));
     }
     for (_, probe) in probes {
         // An interrupted doctor stops; it never reports a probe it cut
@@ -183,7 +189,7 @@ fn run_checks(req: &DoctorRequest) -> Result<Vec<Check>> {
         checks.push(probe());
     }
     checks.push(nothing_left(&docker_cli, &session.run_id));
-    Ok(checks)
+    Ok((checks, engine_code))
 }
 
 fn short_id(id: &str) -> &str {
@@ -191,18 +197,26 @@ fn short_id(id: &str) -> &str {
     &id[..id.len().min(12)]
 }
 
-fn engine_facts(docker_cli: &Docker) -> Check {
+fn engine_facts(docker_cli: &Docker) -> (Check, Option<i32>) {
     let version = process::control(docker_cli, &argv::version_args(), CONTROL_TIMEOUT);
     let version = match version {
         Ok(v) if v.success() => v.stdout.trim().to_string(),
         Ok(v) => {
-            return Check::new(
-                "engine",
-                State::Failed,
-                format!("unreachable: {}", v.stderr_line()),
+            return (
+                Check::new(
+                    "engine",
+                    State::Failed,
+                    format!("unreachable: {}", v.stderr_line()),
+                ),
+                Some(exit::ENGINE),
             )
         }
-        Err(e) => return Check::new("engine", State::Failed, e.to_string()),
+        Err(e) => {
+            return (
+                Check::new("engine", State::Failed, e.to_string()),
+                Some(e.exit_code()),
+            )
+        }
     };
     let info = process::control(docker_cli, &argv::info_args(), CONTROL_TIMEOUT)
         .map(|i| i.stdout.trim().to_string())
@@ -210,7 +224,7 @@ fn engine_facts(docker_cli: &Docker) -> Check {
     let v: Vec<&str> = version.split('|').collect();
     let i: Vec<&str> = info.split('|').collect();
     let get = |v: &[&str], n: usize| v.get(n).copied().unwrap_or("?").to_string();
-    Check::new(
+    let facts = Check::new(
         "engine",
         State::Ok,
         format!(
@@ -221,7 +235,8 @@ fn engine_facts(docker_cli: &Docker) -> Check {
             get(&i, 1),
             get(&i, 2)
         ),
-    )
+    );
+    (facts, None)
 }
 
 struct Prober<'a> {

@@ -50,11 +50,8 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         session.sandbox.pull,
     )?;
     let images = combine(&distinct, &setups, explicit);
-    let (plans, units) = plan(&req, &gen_root, &images);
-    let staged = units
-        .iter()
-        .map(|unit| session.stage(&unit.bytes))
-        .collect::<Result<Vec<Staged>>>()?;
+    let (plans, units) = plan(&req, &gen_root, &images, &session)?;
+    let staged: Vec<Staged> = units.iter().map(|unit| unit.staged.clone()).collect();
     let baked = if units.is_empty() {
         Ok(())
     } else {

@@ -88,16 +88,24 @@ pub fn parse_created_at(text: &str) -> Option<u64> {
         .map(str::parse)
         .collect::<Result<_, _>>()
         .ok()?;
-    if d.len() != 3 || t.len() != 3 || offset.len() != 5 {
+    if d.len() != 3 || t.len() != 3 {
         return None;
     }
-    let sign = match offset.as_bytes()[0] {
-        b'+' => 1,
-        b'-' => -1,
+    // `+HHMM` / `-HHMM`, checked byte by byte: the CLI's text is not ours,
+    // and a slice inside a multi-byte character would panic.
+    let (sign, hhmm) = match (offset.strip_prefix('+'), offset.strip_prefix('-')) {
+        (Some(rest), _) => (1, rest),
+        (_, Some(rest)) => (-1, rest),
         _ => return None,
     };
-    let off_h: i64 = offset[1..3].parse().ok()?;
-    let off_m: i64 = offset[3..5].parse().ok()?;
+    let digits: Vec<i64> = hhmm
+        .bytes()
+        .map(|b| b.is_ascii_digit().then(|| i64::from(b - b'0')))
+        .collect::<Option<_>>()?;
+    let [h1, h2, m1, m2] = digits[..] else {
+        return None;
+    };
+    let (off_h, off_m) = (h1 * 10 + h2, m1 * 10 + m2);
     let days = days_from_civil(d[0], d[1], d[2]);
     let local = days * 86_400 + t[0] * 3600 + t[1] * 60 + t[2];
     u64::try_from(local - sign * (off_h * 3600 + off_m * 60)).ok()
@@ -139,7 +147,14 @@ pub fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Re
     // run of another host would look like a leftover.
     let unfiltered = filter.run_id.is_none() && filter.older_than.is_none();
     let elsewhere = |spec: Option<&EngineSpec>, label: &str| -> Result<()> {
-        if unfiltered && !crate::engines::pool::is_local(docker_cli, spec).unwrap_or(false) {
+        let local = match crate::engines::pool::is_local(docker_cli, spec) {
+            Ok(local) => local,
+            // A docker CLI that is missing or cannot start is that (127/126),
+            // not an engine elsewhere.
+            Err(e @ (Error::DockerNotFound(_) | Error::DockerSpawn { .. })) => return Err(e),
+            Err(_) => false,
+        };
+        if unfiltered && !local {
             return Err(Error::Usage(format!(
                 "engine `{label}` is not on this machine, so sbx cannot tell another host's live runs from leftovers there: give --run RUN_ID or --older-than DURATION"
             )));
@@ -173,7 +188,22 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         if !listed.success() {
             return Err(Error::EngineUnreachable(listed.stderr_line()));
         }
-        Ok::<Vec<Leftover>, Error>(listed.stdout.lines().filter_map(parse).collect())
+        // A label is anyone's text: only a valid run id may become part of
+        // a host path (its lock file) or of a docker argument.
+        let (valid, invalid): (Vec<Leftover>, Vec<Leftover>) = listed
+            .stdout
+            .lines()
+            .filter_map(parse)
+            .partition(|l| session::validate_run_id(&l.run_id).is_ok());
+        for l in &invalid {
+            console::note(&format!(
+                "sbx gc: {prefix}skipping {} ({}): its {RUN_LABEL} label {} is not a run id sbx gives",
+                l.id,
+                l.name,
+                crate::console::quote(&l.run_id)
+            ));
+        }
+        Ok::<Vec<Leftover>, Error>(valid)
     };
     let containers = list(argv::list_labelled_args(), parse_line)?;
     let images = list(argv::list_baked_args(), parse_baked_line)?;
@@ -194,7 +224,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         chosen
     };
     let containers = pick(containers);
-    let images = pick(images);
+    let mut images = pick(images);
     let verb = if filter.dry_run {
         "would remove"
     } else {
@@ -226,7 +256,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         return Ok(exit::SUCCESS);
     }
     let ids: Vec<String> = containers.iter().map(|l| l.id.clone()).collect();
-    if !process::remove_containers(docker_cli, &ids) {
+    if !ids.is_empty() && !process::remove_containers(docker_cli, &ids) {
         return Err(Error::EngineUnreachable(
             "`docker rm -f` of the leftovers failed".into(),
         ));
@@ -238,6 +268,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         images.iter().partition(|l| l.id.contains(BASE_TAG_MARK));
     let mut tags: Vec<String> = baked.iter().map(|l| l.id.clone()).collect();
     let mut untag = Vec::new();
+    let mut kept = Vec::new();
     for base in bases {
         let count = process::control(docker_cli, &argv::tag_count_args(&base.id), CONTROL_TIMEOUT)?;
         if count.success() && count.stdout.trim().parse::<usize>().is_ok_and(|n| n > 1) {
@@ -247,13 +278,15 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
                 "sbx gc: {prefix}keeping {}: it is the last tag of its image, which is not sbx's; `docker rmi {}` if that image is not wanted",
                 base.id, base.id
             ));
+            kept.push(base.id.clone());
         }
     }
-    for (args, what) in [
-        (argv::remove_images_args(&tags), "rmi -f"),
-        (argv::rmi_args(&untag), "rmi"),
+    // (A lone `rmi -- TAG` is three words: an empty list is what is skipped.)
+    for (list, args, what) in [
+        (&tags, argv::remove_images_args(&tags), "rmi -f"),
+        (&untag, argv::rmi_args(&untag), "rmi"),
     ] {
-        if args.len() <= 3 {
+        if list.is_empty() {
             continue;
         }
         let removed = process::control(docker_cli, &args, CONTROL_TIMEOUT)?;
@@ -265,10 +298,15 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         }
     }
     tags.append(&mut untag);
+    images.retain(|l| !kept.contains(&l.id));
     for l in containers.iter().chain(&images) {
         session::forget_run(&l.run_id);
     }
-    console::note(&format!("sbx gc: {prefix}{counts} removed"));
+    console::note(&format!(
+        "sbx gc: {prefix}{} container(s) and {} baked image(s) removed",
+        containers.len(),
+        images.len()
+    ));
     Ok(exit::SUCCESS)
 }
 
@@ -293,6 +331,11 @@ mod tests {
         );
         assert_eq!(parse_created_at("garbage"), None);
         assert_eq!(parse_created_at("2026-11-29 15:40 +0000 UTC"), None);
+        // Whatever the CLI prints, never a panic.
+        for odd in ["+0é0", "+é00", "+000é", "é0000", "+00", "+00000", "+0a00"] {
+            let text = format!("2026-11-29 15:40:27 {odd} UTC");
+            assert_eq!(parse_created_at(&text), None, "{text}");
+        }
     }
 
     #[test]

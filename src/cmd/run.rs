@@ -17,13 +17,13 @@ use crate::spec::DeliverChoice;
 
 /// Runs the request and returns sbx's exit code.
 pub fn run(req: RunRequest) -> Result<i32> {
-    let bytes = session::read_candidate(&req.file)?;
-    if req.interpreter.is_empty() && !session::is_directly_executable(&bytes) {
+    let header = session::read_header(&req.file)?;
+    if req.interpreter.is_empty() && !session::is_directly_executable(&header) {
         return Err(Error::NotExecutable(req.file));
     }
     let interactive = !std::io::stdin().is_terminal();
     let session = Session::new(req.sandbox.clone())?;
-    let staged = session.stage(&bytes)?;
+    let staged = session.stage_file(&req.file)?;
     let target = Target::choose(&session, &req)?;
     let prepared = session.prepare(
         &Candidate {

@@ -17,8 +17,8 @@ pub struct EngineSpec {
 pub fn parse_engine(value: &str) -> Result<EngineSpec> {
     let bad = |why: &str| {
         Error::Usage(format!(
-            "invalid --engine `{}`: {why}",
-            value.escape_debug()
+            "invalid --engine {}: {why}",
+            crate::console::quote(value)
         ))
     };
     let mut parts = value.split(',');
@@ -80,8 +80,8 @@ pub fn parse_engines(values: &[String]) -> Result<Vec<EngineSpec>> {
     for (i, spec) in specs.iter().enumerate() {
         if specs[..i].iter().any(|s| s.endpoint == spec.endpoint) {
             return Err(Error::Usage(format!(
-                "--engine `{}` is given twice",
-                spec.label
+                "--engine {} is given twice",
+                crate::console::quote(&spec.label)
             )));
         }
     }

@@ -41,7 +41,10 @@ pub fn run_unit(
     member: &Member,
 ) -> Step {
     let task = &req.tasks[unit.task];
-    let key = cache.map(|cache| {
+    let key = cache.and_then(|cache| {
+        // Hashed from the staged copy, in a stream; a copy that cannot be
+        // read again is simply not cached.
+        let candidate_sha256 = super::cache::file_sha256(&staged.path).ok()?;
         // The ID on the engine that runs it (engines may disagree).
         let image_id = member
             .images
@@ -49,17 +52,18 @@ pub fn run_unit(
             .map(String::as_str)
             .or(images[task.image.as_str()].as_deref().ok())
             .unwrap_or("");
-        KeyInput::new(
+        let key = KeyInput::new(
             cache.build(),
             task,
-            &unit.bytes,
+            &candidate_sha256,
             &unit.interpreter,
             image_id,
             &session.sandbox,
             req.max_output,
             req.fail_fast,
         )
-        .key()
+        .key();
+        Some(key)
     });
     if let (Some(cache), Some(key)) = (cache, &key) {
         if let Some(hit) = cache.get(key, &task.id) {

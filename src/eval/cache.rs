@@ -8,6 +8,7 @@
 //! option that shapes the argv. `error` results are never stored.
 
 use std::fs;
+use std::io::Read;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -61,7 +62,7 @@ impl<'a> KeyInput<'a> {
     pub fn new(
         build: &'a str,
         task: &Task,
-        bytes: &[u8],
+        candidate_sha256: &str,
         interpreter: &'a [String],
         image_id: &'a str,
         sandbox: &Sandbox,
@@ -70,7 +71,7 @@ impl<'a> KeyInput<'a> {
     ) -> KeyInput<'a> {
         KeyInput {
             sbx_build: build,
-            candidate_sha256: hex(&Sha256::digest(bytes)),
+            candidate_sha256: candidate_sha256.to_string(),
             interpreter,
             image_id,
             cases: task
@@ -97,6 +98,15 @@ impl<'a> KeyInput<'a> {
         let json = serde_json::to_vec(self).expect("a key input serializes");
         hex(&Sha256::digest(&json))
     }
+}
+
+/// The SHA-256 (lower-case hex) of the file at `path`, read in a stream:
+/// a candidate's key never needs it in memory.
+pub fn file_sha256(path: &std::path::Path) -> std::io::Result<String> {
+    let mut file = crate::signals::open_regular(path)?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(hex(&hasher.finalize()))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -129,9 +139,12 @@ fn build_id() -> String {
 impl Cache {
     /// Opens (creating) the cache directory.
     pub fn open(dir: PathBuf) -> Result<Cache> {
-        fs::create_dir_all(&dir).map_err(|source| Error::Setup {
-            what: format!("create the cache directory `{}`", dir.display()),
-            source,
+        // A --cache that cannot be a directory is a bad option (exit 2).
+        fs::create_dir_all(&dir).map_err(|source| {
+            Error::Usage(format!(
+                "--cache `{}` cannot be used as the cache directory: {source}",
+                dir.display()
+            ))
         })?;
         Ok(Cache {
             dir,
@@ -153,7 +166,12 @@ impl Cache {
     /// `None` on a miss or an unreadable entry (which then simply runs
     /// again).
     pub fn get(&self, key: &str, id: &str) -> Option<TaskResult> {
-        let text = fs::read_to_string(self.path(key)).ok()?;
+        // Only a regular file is an entry: a FIFO planted there must not
+        // block the eval (it is a miss, and the candidate runs again).
+        let mut text = String::new();
+        crate::signals::open_regular(&self.path(key))
+            .and_then(|mut file| file.read_to_string(&mut text))
+            .ok()?;
         let mut result: TaskResult = serde_json::from_str(&text).ok()?;
         if !cacheable(&result) {
             return None;
@@ -235,7 +253,7 @@ mod tests {
             KeyInput::new(
                 "build",
                 &task(task_json),
-                bytes,
+                &hex(&Sha256::digest(bytes)),
                 interp,
                 image,
                 &sandbox(memory),
@@ -356,7 +374,7 @@ mod tests {
             KeyInput::new(
                 "build",
                 &task(json),
-                b"x",
+                "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
                 &py,
                 "sha256:1",
                 &sandbox("256m"),
@@ -373,7 +391,7 @@ mod tests {
         let other_build = KeyInput::new(
             "other",
             &task(single),
-            b"x",
+            "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
             &py,
             "sha256:1",
             &sandbox("256m"),

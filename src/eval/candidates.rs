@@ -2,7 +2,7 @@
 //! samples `gen/<id>/`; nothing outside the folder is followed or read.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::spec;
 
@@ -15,7 +15,8 @@ pub enum Found {
         message: String,
     },
     Ready {
-        bytes: Vec<u8>,
+        /// The candidate's real path (inside the gen folder).
+        path: PathBuf,
         interpreter: Vec<String>,
     },
 }
@@ -60,11 +61,13 @@ pub fn samples_in(
     dir: &Path,
     interpreter: Option<&Vec<String>>,
 ) -> Vec<(String, Found)> {
-    let mut names: Vec<String> = match fs::read_dir(dir) {
+    // The real names: a name that is not UTF-8 is opened by its own bytes
+    // and only shown lossily (two such names must not become one file).
+    let mut names: Vec<std::ffi::OsString> = match fs::read_dir(dir) {
         Ok(entries) => entries
             .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|name| !name.starts_with('.'))
+            .map(|e| e.file_name())
+            .filter(|name| !name.as_encoded_bytes().starts_with(b"."))
             .collect(),
         Err(e) => {
             let message = format!("cannot read the samples folder `{}`: {e}", dir.display());
@@ -80,7 +83,7 @@ pub fn samples_in(
         .into_iter()
         .map(|name| {
             let found = load(gen_root, &dir.join(&name), interpreter);
-            (name, found)
+            (name.to_string_lossy().into_owned(), found)
         })
         .collect()
 }
@@ -135,8 +138,13 @@ pub fn load(gen_root: &Path, path: &Path, interpreter: Option<&Vec<String>>) -> 
             }
         }
     };
-    match fs::read(&real) {
-        Ok(bytes) => Found::Ready { bytes, interpreter },
+    // Opened here only to know it can be read: it is streamed to staging
+    // later, never held in memory.
+    match crate::signals::open_regular(&real) {
+        Ok(_) => Found::Ready {
+            path: real,
+            interpreter,
+        },
         Err(e) => refused(
             "unreadable_candidate",
             format!("cannot read `{}`: {e}", path.display()),
@@ -168,8 +176,8 @@ mod tests {
         };
 
         match find_candidate(&root, "a", None) {
-            Found::Ready { bytes, interpreter } => {
-                assert_eq!(bytes, b"print(1)\n");
+            Found::Ready { path, interpreter } => {
+                assert_eq!(fs::read(path).unwrap(), b"print(1)\n");
                 assert_eq!(interpreter, ["python3"]);
             }
             other => panic!("{other:?}"),

@@ -3,14 +3,15 @@
 //! image's ID across the engines.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::candidates::{find_source, Found, Source};
 use super::request::EvalRequest;
 use crate::console;
 use crate::engines::pool::Setup;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::report::TaskResult;
+use crate::session::{Session, Staged};
 
 /// What sbx does for one task: an answer already known, or candidates to run.
 #[derive(Debug)]
@@ -26,28 +27,40 @@ pub enum Plan {
 #[derive(Debug)]
 pub struct Unit {
     pub task: usize,
-    pub bytes: Vec<u8>,
+    /// Its staged copy (streamed there by `plan`).
+    pub staged: Staged,
     pub interpreter: Vec<String>,
 }
 
 /// An image's ID, or why it cannot be used (error code, message).
 pub type ImageCheck = std::result::Result<String, (String, String)>;
 
-/// The plan of every task and the units to run, in task order.
+/// The plan of every task and the units to run, in task order. Each ready
+/// candidate is streamed into `session`'s staging directory here.
 pub fn plan(
     req: &EvalRequest,
     gen_root: &Path,
     images: &BTreeMap<&str, ImageCheck>,
-) -> (Vec<Plan>, Vec<Unit>) {
+    session: &Session,
+) -> Result<(Vec<Plan>, Vec<Unit>)> {
     let mut units = Vec::new();
-    let mut unit = |task: usize, bytes: Vec<u8>, interpreter: Vec<String>| {
-        units.push(Unit {
-            task,
-            bytes,
-            interpreter,
-        });
-        units.len() - 1
-    };
+    // A ready candidate is streamed to staging and becomes a unit (its
+    // index), or, when it cannot be read after all, an `error` result.
+    let mut unit =
+        |task: usize, path: PathBuf, interpreter: Vec<String>| match session.stage_file(&path) {
+            Ok(staged) => {
+                units.push(Unit {
+                    task,
+                    staged,
+                    interpreter,
+                });
+                Ok(Err(units.len() - 1))
+            }
+            Err(e @ (Error::NoSuchFile(_) | Error::Unreadable { .. })) => Ok(Ok(
+                TaskResult::error(&req.tasks[task].id, "unreadable_candidate", e.to_string()),
+            )),
+            Err(e) => Err(e),
+        };
     let known = |id: &str, found: Found| match found {
         Found::Missing => TaskResult::missing(id),
         Found::Refused { reason, message } => TaskResult::error(id, reason, message),
@@ -65,28 +78,28 @@ pub fn plan(
         }
         plans.push(
             match find_source(gen_root, &task.id, req.interpreter.as_ref()) {
-                Source::Single(Found::Ready { bytes, interpreter }) => {
-                    Plan::Single(unit(i, bytes, interpreter))
+                Source::Single(Found::Ready { path, interpreter }) => {
+                    match unit(i, path, interpreter)? {
+                        Err(index) => Plan::Single(index),
+                        Ok(result) => Plan::Known(Box::new(result)),
+                    }
                 }
                 Source::Single(other) => Plan::Known(Box::new(known(&task.id, other))),
-                Source::Samples(samples) => Plan::Samples(
-                    samples
-                        .into_iter()
-                        .map(|(name, found)| {
-                            let answer = match found {
-                                Found::Ready { bytes, interpreter } => {
-                                    Err(unit(i, bytes, interpreter))
-                                }
-                                other => Ok(known(&task.id, other)),
-                            };
-                            (name, answer)
-                        })
-                        .collect(),
-                ),
+                Source::Samples(samples) => {
+                    let mut answers = Vec::with_capacity(samples.len());
+                    for (name, found) in samples {
+                        let answer = match found {
+                            Found::Ready { path, interpreter } => unit(i, path, interpreter)?,
+                            other => Ok(known(&task.id, other)),
+                        };
+                        answers.push((name, answer));
+                    }
+                    Plan::Samples(answers)
+                }
             },
         );
     }
-    (plans, units)
+    Ok((plans, units))
 }
 
 /// Each image's ID (from the first engine that has it), or why no engine

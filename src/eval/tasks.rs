@@ -63,13 +63,16 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
             Some(_) => return Err(format!("task #{n}: field `id` must be a string")),
             None => return Err(format!("task #{n}: missing field `id`")),
         };
-        let at = format!("task `{}` (#{n})", id.escape_debug());
+        let at = format!("task {} (#{n})", crate::console::quote(&id));
         validate_id(&id).map_err(|why| format!("{at}: {why}"))?;
         if !seen.insert(id.clone()) {
             return Err(format!("{at}: duplicate id"));
         }
         if let Some(unknown) = fields.keys().find(|k| !TASK_FIELDS.contains(&k.as_str())) {
-            return Err(format!("{at}: unknown field `{}`", unknown.escape_debug()));
+            return Err(format!(
+                "{at}: unknown field {}",
+                crate::console::quote(unknown)
+            ));
         }
         let string = |name: &str| string_field(fields, name, &at);
         string("prompt")?;
@@ -88,8 +91,8 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
             None => defaults.compare,
             Some(m) => <Mode as clap::ValueEnum>::from_str(&m, false).map_err(|_| {
                 format!(
-                    "{at}: unknown compare mode `{}` (exact, trim, tokens, float, regex)",
-                    m.escape_debug()
+                    "{at}: unknown compare mode {} (exact, trim, tokens, float, regex)",
+                    crate::console::quote(&m)
                 )
             })?,
         };
@@ -124,7 +127,10 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
                         .keys()
                         .find(|k| !CASE_FIELDS.contains(&k.as_str()))
                     {
-                        return Err(format!("{at}: unknown field `{}`", unknown.escape_debug()));
+                        return Err(format!(
+                            "{at}: unknown field {}",
+                            crate::console::quote(unknown)
+                        ));
                     }
                     cases.push(case(case_fields, &at)?);
                 }
@@ -199,7 +205,7 @@ mod tests {
         assert_eq!(tasks[0].timeout, Duration::from_secs(10));
         assert_eq!(tasks[0].image, "python:3.12-slim");
         assert!(!tasks[0].multi_case);
-        assert!(tasks[0].cases[0].matcher.mismatch("1\n").is_none());
+        assert!(tasks[0].cases[0].matcher.mismatch(b"1\n").is_none());
     }
 
     #[test]
@@ -212,7 +218,7 @@ mod tests {
         assert_eq!(tasks[0].timeout, Duration::from_millis(2500));
         assert_eq!(tasks[0].image, "sbx-busybox:latest");
         assert_eq!(&*tasks[0].cases[0].stdin, b"x");
-        assert!(tasks[0].cases[0].matcher.mismatch("1\n2\n").is_none());
+        assert!(tasks[0].cases[0].matcher.mismatch(b"1\n2\n").is_none());
         assert_eq!(tasks[1].timeout, Duration::from_secs(60));
     }
 
@@ -228,7 +234,7 @@ mod tests {
         assert!(tasks[0].multi_case);
         assert_eq!(tasks[0].cases.len(), 2);
         assert_eq!(&*tasks[0].cases[1].stdin, b"2");
-        assert!(tasks[0].cases[1].matcher.mismatch("two\n").is_none());
+        assert!(tasks[0].cases[1].matcher.mismatch(b"two\n").is_none());
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! to a verdict, with a short description of the first difference.
 
 use crate::spec::CompareMode as Mode;
-use regex::Regex;
 
 /// Tolerances of `Mode::Float`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,7 +26,56 @@ pub enum Matcher {
     Trim(String),
     Tokens(String),
     Float(String, Tolerance),
-    Regex(Regex),
+    Regex(WholeMatch),
+}
+
+/// A regex that must match the whole output. The pattern is parsed on its
+/// own, then anchored at both ends in the engine's syntax tree (never by
+/// wrapping its text, which a pattern could escape by closing the group).
+/// It matches bytes: `(?-u)` lets a pattern match bytes that are not UTF-8.
+#[derive(Clone)]
+pub struct WholeMatch {
+    pattern: String,
+    regex: regex_automata::meta::Regex,
+}
+
+/// The pattern alone: the cache key is built from a matcher's `Debug`
+/// form, which must name what is matched, not the engine's internals.
+impl std::fmt::Debug for WholeMatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("WholeMatch").field(&self.pattern).finish()
+    }
+}
+
+impl WholeMatch {
+    fn new(pattern: &str) -> Result<WholeMatch, String> {
+        use regex_automata::meta;
+        use regex_syntax::hir::{Hir, Look};
+        let invalid =
+            |e: &dyn std::fmt::Display| format!("invalid regex: {}", first_line(&e.to_string()));
+        let hir = regex_syntax::ParserBuilder::new()
+            .utf8(false)
+            .build()
+            .parse(pattern)
+            .map_err(|e| invalid(&e))?;
+        let whole = Hir::concat(vec![Hir::look(Look::Start), hir, Hir::look(Look::End)]);
+        let regex = meta::Builder::new()
+            .configure(
+                meta::Config::new()
+                    .nfa_size_limit(Some(10 << 20))
+                    .utf8_empty(false),
+            )
+            .build_from_hir(&whole)
+            .map_err(|e| invalid(&e))?;
+        Ok(WholeMatch {
+            pattern: pattern.to_string(),
+            regex,
+        })
+    }
+
+    fn is_match(&self, actual: &[u8]) -> bool {
+        self.regex.is_match(actual)
+    }
 }
 
 impl Matcher {
@@ -38,46 +86,41 @@ impl Matcher {
             Mode::Trim => Matcher::Trim(expect.to_string()),
             Mode::Tokens => Matcher::Tokens(expect.to_string()),
             Mode::Float => Matcher::Float(expect.to_string(), tolerance),
-            Mode::Regex => {
-                let whole = format!(r"\A(?:{expect})\z");
-                let re = regex::RegexBuilder::new(&whole)
-                    .size_limit(10 << 20)
-                    .build()
-                    .map_err(|e| format!("invalid regex: {}", first_line(&e.to_string())))?;
-                Matcher::Regex(re)
-            }
+            Mode::Regex => Matcher::Regex(WholeMatch::new(expect)?),
         })
     }
 
     /// `None` when `actual` matches; otherwise a short description of the
-    /// first difference, for the report.
-    pub fn mismatch(&self, actual: &str) -> Option<String> {
+    /// first difference, for the report. The output's bytes are compared
+    /// (bytes that are not UTF-8 never equal U+FFFD); they are decoded only
+    /// to be shown.
+    pub fn mismatch(&self, actual: &[u8]) -> Option<String> {
         match self {
             Matcher::Exact(expect) => first_difference(
                 expect.split_inclusive('\n'),
-                actual.split_inclusive('\n'),
-                |e, a| e == a,
+                actual.split_inclusive(|&b| b == b'\n'),
+                |e, a| e.as_bytes() == a,
                 |_| false,
             )
             .map(|d| describe("line", d)),
             Matcher::Trim(expect) => first_difference(
                 trimmed_lines(expect),
-                actual.lines().map(str::trim_end),
-                |e, a| e == a,
-                str::is_empty,
+                byte_lines(actual).map(trim_end_bytes),
+                |e, a| e.as_bytes() == a,
+                <[u8]>::is_empty,
             )
             .map(|d| describe("line", d)),
             Matcher::Tokens(expect) => first_difference(
                 expect.split_whitespace(),
-                actual.split_whitespace(),
-                |e, a| e == a,
+                byte_tokens(actual),
+                |e, a| e.as_bytes() == a,
                 |_| false,
             )
             .map(|d| describe("token", d)),
             Matcher::Float(expect, tol) => first_difference(
                 expect.split_whitespace(),
-                actual.split_whitespace(),
-                |e, a| floats_equal(e, a, *tol),
+                byte_tokens(actual),
+                |e, a| std::str::from_utf8(a).is_ok_and(|a| floats_equal(e, a, *tol)),
                 |_| false,
             )
             .map(|d| describe("token", d)),
@@ -87,12 +130,8 @@ impl Matcher {
                 } else {
                     Some(format!(
                         "output does not match /{}/; got {}",
-                        excerpt(
-                            re.as_str()
-                                .trim_start_matches(r"\A(?:")
-                                .trim_end_matches(r")\z")
-                        ),
-                        excerpt(actual)
+                        excerpt(&re.pattern),
+                        excerpt(&String::from_utf8_lossy(actual))
                     ))
                 }
             }
@@ -108,6 +147,48 @@ fn first_line(s: &str) -> String {
         .join(" ")
 }
 
+/// The lines of `bytes` as `str::lines` cuts them (on `\n`, no empty last
+/// line after a final `\n`), without decoding.
+fn byte_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let none = bytes.is_empty();
+    body.split(|&b| b == b'\n').filter(move |_| !none)
+}
+
+/// `bytes` without its trailing (Unicode) whitespace, as `str::trim_end`
+/// would cut it; bytes that are not UTF-8 are never whitespace.
+fn trim_end_bytes(bytes: &[u8]) -> &[u8] {
+    match bytes.utf8_chunks().last() {
+        Some(chunk) if chunk.invalid().is_empty() => {
+            let valid = chunk.valid();
+            &bytes[..bytes.len() - valid.len() + valid.trim_end().len()]
+        }
+        _ => bytes,
+    }
+}
+
+/// The whitespace-separated tokens of `bytes`, as `str::split_whitespace`
+/// cuts them; bytes that are not UTF-8 belong to the token they are in.
+fn byte_tokens(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut at = 0;
+    let mut breaks = Vec::new();
+    for chunk in bytes.utf8_chunks() {
+        for (i, c) in chunk.valid().char_indices() {
+            if c.is_whitespace() {
+                breaks.push((at + i, at + i + c.len_utf8()));
+            }
+        }
+        at += chunk.valid().len() + chunk.invalid().len();
+    }
+    breaks.push((bytes.len(), bytes.len()));
+    let mut start = 0;
+    breaks.into_iter().filter_map(move |(ws, next)| {
+        let token = &bytes[start..ws];
+        start = next;
+        (!token.is_empty()).then_some(token)
+    })
+}
+
 /// Expected lines for `trim`: trailing whitespace and blank lines removed.
 fn trimmed_lines(s: &str) -> Vec<&str> {
     let mut lines: Vec<&str> = s.lines().map(str::trim_end).collect();
@@ -117,16 +198,20 @@ fn trimmed_lines(s: &str) -> Vec<&str> {
     lines
 }
 
+/// The index where two sequences differ and both items there (`None` past
+/// an end).
+type Difference<'e, 'a> = (usize, Option<&'e str>, Option<&'a [u8]>);
+
 /// Where two sequences first differ: the index and both items there (`None`
 /// past an end). Items of `actual` after the end of `expect` are allowed when
 /// `ignorable`. Lazy on `actual`, so a huge output is never copied or split
 /// into a list: memory stays what the capture holds.
 fn first_difference<'e, 'a>(
     expect: impl IntoIterator<Item = &'e str>,
-    actual: impl IntoIterator<Item = &'a str>,
-    eq: impl Fn(&str, &str) -> bool,
-    ignorable: impl Fn(&str) -> bool,
-) -> Option<(usize, Option<&'e str>, Option<&'a str>)> {
+    actual: impl IntoIterator<Item = &'a [u8]>,
+    eq: impl Fn(&str, &[u8]) -> bool,
+    ignorable: impl Fn(&[u8]) -> bool,
+) -> Option<Difference<'e, 'a>> {
     let mut actual = actual.into_iter();
     let mut i = 0;
     for e in expect {
@@ -145,9 +230,11 @@ fn first_difference<'e, 'a>(
 }
 
 /// "line 3: expected \"x\", got end of output".
-fn describe(unit: &str, (i, e, a): (usize, Option<&str>, Option<&str>)) -> String {
-    let show = |item: Option<&str>| item.map_or_else(|| "end of output".to_string(), excerpt);
-    format!("{unit} {}: expected {}, got {}", i + 1, show(e), show(a))
+fn describe(unit: &str, (i, e, a): Difference<'_, '_>) -> String {
+    let end = || "end of output".to_string();
+    let expected = e.map_or_else(end, excerpt);
+    let got = a.map_or_else(end, |a| excerpt(&String::from_utf8_lossy(a)));
+    format!("{unit} {}: expected {expected}, got {got}", i + 1)
 }
 
 /// Numbers are equal within the tolerance; other tokens must be identical.
@@ -179,6 +266,10 @@ mod tests {
     use super::*;
 
     fn check(mode: Mode, expect: &str, actual: &str) -> Option<String> {
+        check_bytes(mode, expect, actual.as_bytes())
+    }
+
+    fn check_bytes(mode: Mode, expect: &str, actual: &[u8]) -> Option<String> {
         Matcher::new(mode, expect, Tolerance::default())
             .unwrap()
             .mismatch(actual)
@@ -236,6 +327,59 @@ mod tests {
         assert!(check(Mode::Regex, r"a|b", "a").is_none());
         assert!(check(Mode::Regex, r"a|b", "ab").is_some());
         assert!(Matcher::new(Mode::Regex, "(", Tolerance::default()).is_err());
+    }
+
+    #[test]
+    fn regex_cannot_escape_its_anchoring() {
+        // The pattern is parsed on its own: it cannot close a group that
+        // sbx opened around it, so this is not a pattern at all...
+        assert!(Matcher::new(Mode::Regex, "expected)|(.*", Tolerance::default()).is_err());
+        // ...and a top-level alternation is anchored as a whole.
+        assert!(check(Mode::Regex, "x|.*wrong.*", "a completely wrong answer").is_none());
+        assert!(check(Mode::Regex, "expected|y", "a completely wrong answer").is_some());
+        assert!(check(Mode::Regex, "a|ab", "ab").is_none());
+    }
+
+    #[test]
+    fn a_regex_matcher_shows_its_pattern_only() {
+        let m = Matcher::new(Mode::Regex, "a+", Tolerance::default()).unwrap();
+        assert_eq!(format!("{m:?}"), r#"Regex(WholeMatch("a+"))"#);
+    }
+
+    #[test]
+    fn regex_in_verbose_mode_may_end_in_a_comment() {
+        let pattern = "(?x) hello \\s \\d+ \\n # a greeting";
+        assert!(check(Mode::Regex, pattern, "hello 42\n").is_none());
+        assert!(check(Mode::Regex, pattern, "hello 42\nmore").is_some());
+    }
+
+    #[test]
+    fn bytes_are_compared_not_their_lossy_decoding() {
+        for mode in [Mode::Exact, Mode::Trim, Mode::Tokens, Mode::Float] {
+            assert!(
+                check_bytes(mode, "\u{fffd}\n", b"\xff\n").is_some(),
+                "{mode:?}"
+            );
+            assert!(
+                check_bytes(mode, "\u{fffd}\n", "\u{fffd}\n".as_bytes()).is_none(),
+                "{mode:?}"
+            );
+        }
+        assert!(check_bytes(Mode::Regex, "\u{fffd}\n", b"\xff\n").is_some());
+        assert!(check_bytes(Mode::Regex, "(?s).*", b"\xff\n").is_some());
+        assert!(check_bytes(Mode::Regex, "(?s-u).*", b"\xff\n").is_none());
+        // Invalid bytes are shown lossily, for reading only.
+        assert_eq!(
+            check_bytes(Mode::Exact, "a\n", b"\xffa\n").unwrap(),
+            "line 1: expected \"a\\n\", got \"\u{fffd}a\\n\""
+        );
+        assert_eq!(
+            check_bytes(Mode::Tokens, "1 2", b"1 \xfe2").unwrap(),
+            "token 2: expected \"2\", got \"\u{fffd}2\""
+        );
+        assert!(check_bytes(Mode::Trim, "a\n", b"a \t\r\n\n").is_none());
+        assert!(check_bytes(Mode::Trim, "a\n", b"a\xff \n").is_some());
+        assert!(check_bytes(Mode::Tokens, "a b", "a\u{a0}b".as_bytes()).is_none());
     }
 
     #[test]

@@ -125,7 +125,7 @@ impl FailReason {
 /// its child was OOM-killed failed for memory, not for time.
 pub fn judge(
     finished: &Finished,
-    mismatch: impl FnOnce(&str) -> Option<String>,
+    mismatch: impl FnOnce(&[u8]) -> Option<String>,
     record: &impl Record,
 ) -> Verdict {
     let status = match finished.ended {
@@ -138,7 +138,7 @@ pub fn judge(
     if let Some(failure) = docker_failure(finished, record) {
         return Verdict::DockerError(failure.message);
     }
-    let difference = mismatch(&String::from_utf8_lossy(&finished.stdout.bytes));
+    let difference = mismatch(&finished.stdout.bytes);
     match (status.code(), difference) {
         (Some(0), None) => Verdict::Pass,
         _ if record.oom_killed() => Verdict::Fail(FailReason::Oom),
@@ -271,8 +271,8 @@ mod tests {
 
     #[test]
     fn verdicts() {
-        let same = |_: &str| None;
-        let differs = |_: &str| Some("line 1".to_string());
+        let same = |_: &[u8]| None;
+        let differs = |_: &[u8]| Some("line 1".to_string());
         assert_eq!(judge(&finished(0, ""), same, &UNASKED), Verdict::Pass);
         assert_eq!(
             judge(&finished(0, ""), differs, &NO_OOM),

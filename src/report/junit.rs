@@ -23,20 +23,20 @@ pub fn to_junit(results: &[TaskResult], elapsed: Duration) -> String {
                     NonSuccessKind::Failure
                 };
                 let mut status = TestCaseStatus::non_success(kind);
-                let reason = r.reason.clone().unwrap_or_default();
+                let reason = xml_text(r.reason.as_deref().unwrap_or_default());
                 status.set_type(reason.clone());
                 let detail = r.message.as_ref().or(r.diff.as_ref());
                 status.set_message(match detail {
-                    Some(d) => format!("{reason}: {d}"),
+                    Some(d) => format!("{reason}: {}", xml_text(d)),
                     None => reason,
                 });
                 if !r.stderr_tail.is_empty() {
-                    status.set_description(r.stderr_tail.clone());
+                    status.set_description(xml_text(&r.stderr_tail));
                 }
                 status
             }
         };
-        let mut case = TestCase::new(r.id.clone(), status);
+        let mut case = TestCase::new(xml_text(&r.id), status);
         case.set_classname("sbx")
             .set_time(Duration::from_millis(r.duration_ms));
         suite.add_test_case(case);
@@ -45,6 +45,29 @@ pub fn to_junit(results: &[TaskResult], elapsed: Duration) -> String {
     let mut report = Report::new("sbx");
     report.add_test_suite(suite);
     report.to_string().expect("a JUnit report serializes")
+}
+
+/// `text` with every character that XML 1.0 does not allow (C0 controls
+/// but tab, newline and carriage return; U+FFFE and U+FFFF) written as a
+/// visible escape such as `\u{ffff}`: a candidate's output can never make
+/// the report unparsable. (Rust strings hold no surrogates.)
+fn xml_text(text: &str) -> String {
+    let allowed = |c: char| {
+        matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
+            || c >= '\u{10000}'
+    };
+    if text.chars().all(allowed) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if allowed(c) {
+                c.to_string()
+            } else {
+                c.escape_unicode().to_string()
+            }
+        })
+        .collect()
 }
 
 pub fn write_junit(path: &Path, results: &[TaskResult], elapsed: Duration) -> Result<()> {
@@ -57,6 +80,15 @@ pub fn write_junit(path: &Path, results: &[TaskResult], elapsed: Duration) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn junit_text_keeps_only_characters_xml_allows() {
+        assert_eq!(xml_text("a\tb\r\nc é 😀"), "a\tb\r\nc é 😀");
+        assert_eq!(
+            xml_text("a\u{ffff}b\u{fffe}c\u{1}d\u{fffd}"),
+            "a\\u{ffff}b\\u{fffe}c\\u{1}d\u{fffd}"
+        );
+    }
 
     fn failing(id: &str) -> TaskResult {
         TaskResult {

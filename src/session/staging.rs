@@ -4,7 +4,7 @@
 use std::collections::hash_map::RandomState;
 use std::fs;
 use std::hash::{BuildHasher, Hasher};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,8 +40,8 @@ pub struct Session {
     /// Numbers the baked images (and their Dockerfiles), across engines.
     bakes: AtomicUsize,
     /// Held while this sbx runs, so `sbx gc` can tell a live run from one
-    /// left behind.
-    _lock: Option<RunLock>,
+    /// left behind, and no second run can take the same id.
+    _lock: RunLock,
 }
 
 /// A candidate copied into the session's staging directory.
@@ -68,9 +68,12 @@ impl Session {
         let stage = tempfile::Builder::new()
             .prefix("sbx-")
             .tempdir()
-            .map_err(|source| Error::Setup {
-                what: "create a staging directory".into(),
-                source,
+            .map_err(|source| {
+                // The temporary directory is the caller's setting: exit 2.
+                Error::Usage(format!(
+                    "cannot create a staging directory in `{}`: {source}; set TMPDIR to a writable directory",
+                    std::env::temp_dir().display()
+                ))
             })?;
         // Readable by any uid (a `--user` in the container), writable only by us.
         let tasks = stage.path().join("tasks");
@@ -105,7 +108,7 @@ impl Session {
         };
         Ok(Session {
             sandbox,
-            _lock: RunLock::take(&run_id),
+            _lock: RunLock::take(&run_id)?,
             run_id,
             stage,
             counter: AtomicUsize::new(0),
@@ -114,20 +117,49 @@ impl Session {
         })
     }
 
-    /// Stages a copy of the candidate (mode 0755, so a `#!` file runs even
+    /// Stages a copy of `bytes` (mode 0755, so a `#!` file runs even
     /// without its exec bit).
     pub fn stage(&self, bytes: &[u8]) -> Result<Staged> {
+        self.stage_from(&mut &bytes[..], Path::new("the candidate"))
+    }
+
+    /// Stages a copy of the candidate file at `path`, streamed (sbx never
+    /// holds a candidate in memory, whatever its size): it must be a
+    /// regular file (symlinks followed). A candidate that is not a regular
+    /// file is `NoSuchFile`, one that cannot be read `Unreadable`.
+    pub fn stage_file(&self, path: &Path) -> Result<Staged> {
+        let mut file = open_candidate(path)?;
+        self.stage_from(&mut file, path)
+    }
+
+    /// Copies `from` (the candidate at `source`) into a new staged file.
+    fn stage_from(&self, from: &mut impl Read, source: &Path) -> Result<Staged> {
         let n = self.staged.fetch_add(1, Ordering::SeqCst);
         let file = format!("task-{n}");
         let path = self.stage.path().join("tasks").join(&file);
-        let write = || -> std::io::Result<()> {
-            fs::write(&path, bytes)?;
-            fs::set_permissions(&path, fs::Permissions::from_mode(0o755))
-        };
-        write().map_err(|source| Error::Setup {
+        let setup = |source| Error::Setup {
             what: format!("stage the candidate at `{}`", path.display()),
             source,
-        })?;
+        };
+        let mut to = fs::File::create(&path).map_err(setup)?;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(Error::Unreadable {
+                        path: source.to_path_buf(),
+                        source: e,
+                    })
+                }
+            };
+            to.write_all(&buf[..n]).map_err(setup)?;
+        }
+        to.flush()
+            .and_then(|()| fs::set_permissions(&path, fs::Permissions::from_mode(0o755)))
+            .map_err(setup)?;
         Ok(Staged { file, path })
     }
 
@@ -166,20 +198,30 @@ impl Session {
     }
 }
 
-/// Reads a candidate: it must be a regular file (symlinks followed).
-pub fn read_candidate(path: &Path) -> Result<Vec<u8>> {
+/// Opens a candidate: it must be a regular file (symlinks followed),
+/// opened without blocking.
+pub fn open_candidate(path: &Path) -> Result<fs::File> {
     match fs::metadata(path) {
         Ok(meta) if meta.is_file() => {}
         _ => return Err(Error::NoSuchFile(path.to_path_buf())),
     }
-    let mut bytes = Vec::new();
-    fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
+    crate::signals::open_regular(path).map_err(|source| Error::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The first bytes of a candidate (enough for `is_directly_executable`).
+pub fn read_header(path: &Path) -> Result<Vec<u8>> {
+    let mut header = Vec::new();
+    open_candidate(path)?
+        .take(4)
+        .read_to_end(&mut header)
         .map_err(|source| Error::Unreadable {
             path: path.to_path_buf(),
             source,
         })?;
-    Ok(bytes)
+    Ok(header)
 }
 
 /// Whether the kernel can execute these bytes directly: a `#!` script or an
