@@ -3,12 +3,26 @@
 # packages, when they are missing. Idempotent: an image that exists is kept.
 #   sbx-busybox:latest   ~2 MB, busybox only: fast tests
 #   sbx-python:bookworm  Debian bookworm minbase + python3: the example suite
+#   sbx-polyglot:bookworm  only when asked (`build-images.sh polyglot`): minbase
+#                        + gcc, g++, golang-go, rustc, default-jdk-headless,
+#                        nodejs, ruby, python3 (~1.4 GB, several minutes)
+# Usage: build-images.sh [polyglot]
 # Environment: SBX_DOCKER (docker CLI), SBX_REBUILD=1 to rebuild anyway.
 set -euo pipefail
 
 DOCKER=${SBX_DOCKER:-docker}
 BUSYBOX_IMAGE=sbx-busybox:latest
 PYTHON_IMAGE=sbx-python:bookworm
+POLYGLOT_IMAGE=sbx-polyglot:bookworm
+POLYGLOT_PACKAGES=gcc,g++,libc6-dev,golang-go,rustc,default-jdk-headless,nodejs,ruby,python3
+
+want_polyglot=0
+for arg in "$@"; do
+  case "$arg" in
+    polyglot) want_polyglot=1 ;;
+    *) echo "build-images: unknown image \`$arg\` (known: polyglot)" >&2; exit 64 ;;
+  esac
+done
 
 have_image() {
   [ "${SBX_REBUILD:-0}" != 1 ] && "$DOCKER" image inspect "$1" >/dev/null 2>&1
@@ -55,4 +69,18 @@ else
   mmdebstrap --quiet --variant=minbase --include=python3 bookworm - \
     | "$DOCKER" import --change 'CMD ["python3"]' - "$PYTHON_IMAGE" >/dev/null
   echo "build-images: built $PYTHON_IMAGE"
+fi
+
+if [ "$want_polyglot" = 1 ]; then
+  if have_image "$POLYGLOT_IMAGE"; then
+    echo "build-images: $POLYGLOT_IMAGE present"
+  else
+    need_pkg mmdebstrap
+    started=$(date +%s)
+    # PATH is set explicitly: an imported image has no environment of its own.
+    mmdebstrap --quiet --variant=minbase --include="$POLYGLOT_PACKAGES" bookworm - \
+      | "$DOCKER" import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        --change 'CMD ["sh"]' - "$POLYGLOT_IMAGE" >/dev/null
+    echo "build-images: built $POLYGLOT_IMAGE in $(($(date +%s) - started)) s"
+  fi
 fi

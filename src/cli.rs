@@ -172,7 +172,7 @@ pub struct EvalArgs {
     /// The tasks file: a JSON list of {id, prompt, stdin, expect}.
     #[arg(long, default_value = "tasks.json", value_name = "FILE")]
     pub tasks: PathBuf,
-    /// The folder of candidates, named <id>.py (or .sh, .js).
+    /// The folder of candidates, named <id>.py (or .sh, .js, .rb, .c, .cpp, .cc, .go, .rs, .java).
     #[arg(long, default_value = "gen", value_name = "DIR")]
     pub gen: PathBuf,
     /// Image for tasks that do not set their own.

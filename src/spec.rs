@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+pub mod languages;
+
 /// The seed script's defaults.
 pub const DEFAULT_IMAGE: &str = "python:3.12-slim";
 pub const DEFAULT_TIMEOUT: &str = "10";
@@ -368,19 +370,18 @@ pub fn parse_interpreter(value: &str) -> Result<Vec<String>> {
     Ok(words)
 }
 
-/// The interpreter `eval` uses for a candidate, by its file extension.
+/// The interpreter `eval` uses for a candidate, by its file extension
+/// (see `languages`): for a compiled language, its run command, whose
+/// placeholders the compile step fills.
 pub fn interpreter_for_extension(extension: &str) -> Option<Vec<String>> {
-    let cmd = match extension {
-        "py" => "python3",
-        "sh" => "sh",
-        "js" => "node",
-        _ => return None,
-    };
-    Some(vec![cmd.to_string()])
+    let language = languages::by_extension(extension)?;
+    Some(language.run.iter().map(|w| w.to_string()).collect())
 }
 
-/// The candidate extensions `eval` looks for, in order of preference.
-pub const CANDIDATE_EXTENSIONS: [&str; 3] = ["py", "sh", "js"];
+/// The candidate extensions `eval` looks for, in order of preference (the
+/// language table's order).
+pub const CANDIDATE_EXTENSIONS: [&str; 10] =
+    ["py", "sh", "js", "rb", "c", "cpp", "cc", "go", "rs", "java"];
 
 #[cfg(test)]
 mod tests {
@@ -507,6 +508,9 @@ mod tests {
         assert_eq!(interpreter_for_extension("py").unwrap(), ["python3"]);
         assert_eq!(interpreter_for_extension("sh").unwrap(), ["sh"]);
         assert_eq!(interpreter_for_extension("js").unwrap(), ["node"]);
-        assert!(interpreter_for_extension("rb").is_none());
+        assert_eq!(interpreter_for_extension("rb").unwrap(), ["ruby"]);
+        assert!(interpreter_for_extension("txt").is_none());
+        let table: Vec<&str> = languages::LANGUAGES.iter().map(|l| l.extension).collect();
+        assert_eq!(table, CANDIDATE_EXTENSIONS);
     }
 }

@@ -1,4 +1,4 @@
-//! Candidates in the gen folder: `gen/<id>.py|.sh|.js`, or a folder of
+//! Candidates in the gen folder: `gen/<id>.<ext>` (see `spec::languages`), or a folder of
 //! samples `gen/<id>/`; nothing outside the folder is followed or read.
 
 use std::fs;
@@ -130,7 +130,7 @@ pub fn load(gen_root: &Path, path: &Path, interpreter: Option<&Vec<String>>) -> 
                     return refused(
                         "unknown_extension",
                         format!(
-                            "no interpreter for `{}` (.py, .sh, .js); pass --interpreter",
+                            "no interpreter for `{}` (.py, .sh, .js, .rb, .c, .cpp, .cc, .go, .rs, .java); pass --interpreter",
                             path.display()
                         ),
                     )

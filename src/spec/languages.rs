@@ -1,0 +1,377 @@
+//! The language table: each candidate extension, its compile command (if
+//! any), its run command and the name its source must have. Pure data and
+//! substitution; the compile step itself is `session::compile`'s.
+//!
+//! Commands are lists of words, never given to a shell. Three placeholders
+//! are replaced inside words: `{src}` (the source's file name, in the
+//! compile's working directory), `{out}` (`BUILD_DIR`, where the compile
+//! writes and the run reads, read-only) and `{class}` (Java's main class).
+
+/// Where a compiled candidate's output is: written by the compile
+/// container, mounted read-only in the run's.
+pub const BUILD_DIR: &str = "/sbx/build";
+
+/// How the source file is named for its compiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceName {
+    /// Always this name (`main.c`).
+    Fixed(&'static str),
+    /// `<class>.java`, where `<class>` is the source's public top-level
+    /// class, or `Main` when it declares none (javac requires a public
+    /// class to live in a file of its name).
+    JavaPublicClass,
+}
+
+/// One language of the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Language {
+    /// The candidate's extension, without the dot.
+    pub extension: &'static str,
+    /// For messages: `C++`.
+    pub name: &'static str,
+    /// The compile command, run in the directory holding the source;
+    /// `None` for interpreted languages.
+    pub compile: Option<&'static [&'static str]>,
+    /// The run command. For an interpreted language, the words placed
+    /// before the candidate's path; for a compiled one, the whole command.
+    pub run: &'static [&'static str],
+    pub source: SourceName,
+}
+
+impl Language {
+    pub fn is_compiled(&self) -> bool {
+        self.compile.is_some()
+    }
+}
+
+const fn interpreted(
+    extension: &'static str,
+    name: &'static str,
+    run: &'static [&'static str],
+) -> Language {
+    Language {
+        extension,
+        name,
+        compile: None,
+        run,
+        source: SourceName::Fixed(""),
+    }
+}
+
+/// The built-in table, in the order `eval` looks for `gen/<id>.<ext>`.
+pub const LANGUAGES: &[Language] = &[
+    interpreted("py", "Python", &["python3"]),
+    interpreted("sh", "shell", &["sh"]),
+    interpreted("js", "JavaScript", &["node"]),
+    interpreted("rb", "Ruby", &["ruby"]),
+    Language {
+        extension: "c",
+        name: "C",
+        compile: Some(&[
+            "gcc",
+            "-O2",
+            "-std=gnu17",
+            "-o",
+            "{out}/main",
+            "{src}",
+            "-lm",
+        ]),
+        run: &["{out}/main"],
+        source: SourceName::Fixed("main.c"),
+    },
+    Language {
+        extension: "cpp",
+        name: "C++",
+        compile: Some(&["g++", "-O2", "-std=gnu++17", "-o", "{out}/main", "{src}"]),
+        run: &["{out}/main"],
+        source: SourceName::Fixed("main.cpp"),
+    },
+    Language {
+        extension: "cc",
+        name: "C++",
+        compile: Some(&["g++", "-O2", "-std=gnu++17", "-o", "{out}/main", "{src}"]),
+        run: &["{out}/main"],
+        source: SourceName::Fixed("main.cc"),
+    },
+    Language {
+        extension: "go",
+        name: "Go",
+        compile: Some(&["go", "build", "-o", "{out}/main", "{src}"]),
+        run: &["{out}/main"],
+        source: SourceName::Fixed("main.go"),
+    },
+    Language {
+        extension: "rs",
+        name: "Rust",
+        compile: Some(&[
+            "rustc",
+            "--edition",
+            "2021",
+            "-O",
+            "-o",
+            "{out}/main",
+            "{src}",
+        ]),
+        run: &["{out}/main"],
+        source: SourceName::Fixed("main.rs"),
+    },
+    Language {
+        extension: "java",
+        name: "Java",
+        compile: Some(&["javac", "-encoding", "UTF-8", "-d", "{out}", "{src}"]),
+        // The serial collector: one GC thread, within the pids limit.
+        run: &["java", "-XX:+UseSerialGC", "-cp", "{out}", "{class}"],
+        source: SourceName::JavaPublicClass,
+    },
+];
+
+/// The language of an extension.
+pub fn by_extension(extension: &str) -> Option<&'static Language> {
+    LANGUAGES.iter().find(|l| l.extension == extension)
+}
+
+/// The names a compiled candidate gets: its source file and, for Java, its
+/// main class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Names {
+    pub source: String,
+    pub class: String,
+}
+
+/// The names for `source` (the candidate's text) in `language`.
+pub fn names_for(language: &Language, source: &[u8]) -> Names {
+    match language.source {
+        SourceName::Fixed(name) => Names {
+            source: name.to_string(),
+            class: "Main".into(),
+        },
+        SourceName::JavaPublicClass => {
+            let class = java_public_class(source).unwrap_or_else(|| "Main".into());
+            Names {
+                source: format!("{class}.java"),
+                class,
+            }
+        }
+    }
+}
+
+/// `words` with the placeholders replaced.
+pub fn substitute(words: &[&str], names: &Names) -> Vec<String> {
+    words
+        .iter()
+        .map(|w| {
+            w.replace("{src}", &names.source)
+                .replace("{out}", BUILD_DIR)
+                .replace("{class}", &names.class)
+        })
+        .collect()
+}
+
+/// The name of the first public top-level class (or interface, enum,
+/// record) of a Java source, with comments, strings and character
+/// literals skipped; `None` when there is none or it is not a plain
+/// identifier.
+pub fn java_public_class(source: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(source);
+    let tokens = java_tokens(&text);
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < tokens.len() {
+        match tokens[i].as_str() {
+            "{" => depth += 1,
+            "}" => depth = depth.saturating_sub(1),
+            "public" if depth == 0 => {
+                let mut j = i + 1;
+                while j < tokens.len()
+                    && matches!(
+                        tokens[j].as_str(),
+                        "final" | "abstract" | "strictfp" | "sealed" | "non-sealed" | "static"
+                    )
+                {
+                    j += 1;
+                }
+                if j + 1 < tokens.len()
+                    && matches!(
+                        tokens[j].as_str(),
+                        "class" | "interface" | "enum" | "record"
+                    )
+                {
+                    let name = &tokens[j + 1];
+                    let mut chars = name.chars();
+                    let ok = chars
+                        .next()
+                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+                        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+                    return ok.then(|| name.clone());
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Identifiers (with `-` kept inside `non-sealed`) and braces of a Java
+/// source, without comments and literals.
+fn java_tokens(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            i += 2;
+            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                i += 1;
+            }
+            i += 2;
+        } else if c == '"' || c == '\'' {
+            // A text block `"""` ends at the next `"""`; a literal at its quote.
+            if c == '"' && next == Some('"') && chars.get(i + 2) == Some(&'"') {
+                i += 3;
+                while i < chars.len()
+                    && !(chars[i] == '"'
+                        && chars.get(i + 1) == Some(&'"')
+                        && chars.get(i + 2) == Some(&'"'))
+                {
+                    i += if chars[i] == '\\' { 2 } else { 1 };
+                }
+                i += 3;
+            } else {
+                i += 1;
+                while i < chars.len() && chars[i] != c && chars[i] != '\n' {
+                    i += if chars[i] == '\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+        } else if c.is_alphanumeric() || c == '_' || c == '$' {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
+            {
+                i += 1;
+            }
+            let mut word: String = chars[start..i].iter().collect();
+            if word == "non" && chars.get(i) == Some(&'-') {
+                let rest: String = chars[i..chars.len().min(i + 7)].iter().collect();
+                if rest == "-sealed" {
+                    word.push_str("-sealed");
+                    i += 7;
+                }
+            }
+            tokens.push(word);
+        } else {
+            if c == '{' || c == '}' {
+                tokens.push(c.to_string());
+            }
+            i += 1;
+        }
+    }
+    tokens
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_extension_once_and_compiled_ones_name_their_output() {
+        let mut seen = std::collections::BTreeSet::new();
+        for l in LANGUAGES {
+            assert!(seen.insert(l.extension), "{} twice", l.extension);
+            if let Some(compile) = l.compile {
+                assert!(
+                    compile.iter().any(|w| w.contains("{src}")),
+                    "{}",
+                    l.extension
+                );
+                assert!(
+                    compile.iter().any(|w| w.contains("{out}")),
+                    "{}",
+                    l.extension
+                );
+                assert!(l.run.iter().any(|w| w.contains("{out}")), "{}", l.extension);
+            }
+        }
+        for ext in ["c", "cpp", "cc", "go", "rs", "java"] {
+            assert!(by_extension(ext).unwrap().is_compiled(), "{ext}");
+        }
+        for ext in ["py", "sh", "js", "rb"] {
+            assert!(!by_extension(ext).unwrap().is_compiled(), "{ext}");
+        }
+        assert!(by_extension("txt").is_none());
+    }
+
+    #[test]
+    fn placeholders_are_replaced_inside_words() {
+        let c = by_extension("c").unwrap();
+        let names = names_for(c, b"int main(){}");
+        assert_eq!(
+            substitute(c.compile.unwrap(), &names),
+            [
+                "gcc",
+                "-O2",
+                "-std=gnu17",
+                "-o",
+                "/sbx/build/main",
+                "main.c",
+                "-lm"
+            ]
+        );
+        assert_eq!(substitute(c.run, &names), ["/sbx/build/main"]);
+        let java = by_extension("java").unwrap();
+        let names = names_for(
+            java,
+            b"public class Solution { public static void main(String[] a) {} }",
+        );
+        assert_eq!(names.source, "Solution.java");
+        assert_eq!(
+            substitute(java.run, &names),
+            ["java", "-XX:+UseSerialGC", "-cp", "/sbx/build", "Solution"]
+        );
+    }
+
+    #[test]
+    fn java_public_class_skips_comments_strings_and_nested_classes() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("public class Main {}", Some("Main")),
+            (
+                "import java.util.*;\nclass Helper {}\npublic final class Solver { }",
+                Some("Solver"),
+            ),
+            (
+                "// public class Fake\n/* public class Nope */ public class Real {}",
+                Some("Real"),
+            ),
+            ("class A { public class Inner {} }", None),
+            ("class A { String s = \"public class X\"; }\n", None),
+            ("class A { char c = '\"'; } public class B {}", Some("B")),
+            (
+                "class A { String t = \"\"\"\n public class T \"\"\"; }",
+                None,
+            ),
+            ("public non-sealed class N {}", Some("N")),
+            ("public enum E { A }", Some("E")),
+            (
+                "class NotPublic { public static void main(String[] a) {} }",
+                None,
+            ),
+            ("", None),
+        ];
+        for (source, want) in cases {
+            assert_eq!(
+                java_public_class(source.as_bytes()).as_deref(),
+                *want,
+                "{source:?}"
+            );
+        }
+        let java = by_extension("java").unwrap();
+        assert_eq!(names_for(java, b"class X {}").source, "Main.java");
+    }
+}
