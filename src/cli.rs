@@ -225,6 +225,13 @@ pub struct EvalArgs {
     /// machine), throwaway images, or by where each engine is.
     #[arg(long, value_enum, default_value_t = DeliverChoice::Auto)]
     pub deliver: DeliverChoice,
+    /// Time limit of a compiled candidate's compile step (C, C++, Go,
+    /// Rust, Java), outside the run's clock.
+    #[arg(long, default_value = spec::languages::DEFAULT_COMPILE_TIMEOUT, value_name = "SECONDS")]
+    pub compile_timeout: String,
+    /// Memory limit of the compile step's container.
+    #[arg(long, default_value = spec::languages::DEFAULT_COMPILE_MEMORY, value_name = "SIZE")]
+    pub compile_memory: String,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }

@@ -10,6 +10,7 @@ use crate::docker::Docker;
 use crate::engines;
 use crate::engines::spec::EngineSpec;
 use crate::error::{Error, Result};
+use crate::eval::compile::CompileLimits;
 use crate::eval::request::EvalRequest;
 use crate::eval::tasks::{parse_tasks, TaskDefaults};
 use crate::judge::matcher::Tolerance;
@@ -167,6 +168,10 @@ impl EvalRequest {
             junit: args.junit,
             engines,
             deliver: args.deliver,
+            compile: CompileLimits {
+                timeout: spec::parse_timeout(&args.compile_timeout)?,
+                memory: spec::parse_size("--compile-memory", &args.compile_memory)?,
+            },
             sandbox,
         })
     }

@@ -1,6 +1,7 @@
 //! `sbx gc`: removes containers that sbx started and that were left behind
 //! (sbx itself SIGKILLed, a crashed host), and the images it baked for
-//! engines that cannot see this machine's files. Only containers and images
+//! engines that cannot see this machine's files, and compiled candidates'
+//! build volumes. Only containers and images
 //! that carry the `sbx.run` label are ever listed, so nothing else can be
 //! touched.
 
@@ -43,6 +44,24 @@ pub fn parse_line(line: &str) -> Option<Leftover> {
         run_id,
         created: parse_created_at(&created_text),
         created_text,
+    })
+}
+
+/// Parses one line of `docker volume ls --format` as built by
+/// `argv::list_labelled_volumes_args`: name, run id. A volume's creation
+/// time is not listed: `--older-than` alone keeps volumes.
+pub fn parse_volume_line(line: &str) -> Option<Leftover> {
+    let (name, run_id) = line.split_once('\t')?;
+    let (name, run_id) = (name.trim(), run_id.trim());
+    if name.is_empty() || run_id.is_empty() {
+        return None;
+    }
+    Some(Leftover {
+        id: name.to_string(),
+        name: "build volume".into(),
+        run_id: run_id.to_string(),
+        created: None,
+        created_text: "unknown".into(),
     })
 }
 
@@ -207,6 +226,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
     };
     let containers = list(argv::list_labelled_args(), parse_line)?;
     let images = list(argv::list_baked_args(), parse_baked_line)?;
+    let volumes = list(argv::list_labelled_volumes_args(), parse_volume_line)?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -225,6 +245,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
     };
     let containers = pick(containers);
     let mut images = pick(images);
+    let volumes = pick(volumes);
     let verb = if filter.dry_run {
         "would remove"
     } else {
@@ -233,6 +254,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
     let listing: String = containers
         .iter()
         .chain(&images)
+        .chain(&volumes)
         .map(|l| {
             format!(
                 "{prefix}{verb} {} ({} {}={}, created {})\n",
@@ -242,11 +264,12 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         .collect();
     console::out(&listing, "the list of leftovers")?;
     let counts = format!(
-        "{} container(s) and {} baked image(s)",
+        "{} container(s) and {} baked image(s) (and {} build volume(s))",
         containers.len(),
-        images.len()
+        images.len(),
+        volumes.len()
     );
-    if filter.dry_run || (containers.is_empty() && images.is_empty()) {
+    if filter.dry_run || (containers.is_empty() && images.is_empty() && volumes.is_empty()) {
         let what = if filter.dry_run {
             "would be removed"
         } else {
@@ -260,6 +283,21 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         return Err(Error::EngineUnreachable(
             "`docker rm -f` of the leftovers failed".into(),
         ));
+    }
+    // Build volumes after the containers that mounted them.
+    let names: Vec<String> = volumes.iter().map(|l| l.id.clone()).collect();
+    if !names.is_empty() {
+        let removed = process::control(
+            docker_cli,
+            &argv::volume_remove_args(&names),
+            CONTROL_TIMEOUT,
+        )?;
+        if !removed.success() {
+            return Err(Error::EngineUnreachable(format!(
+                "`docker volume rm` of the leftovers failed: {}",
+                removed.stderr_line()
+            )));
+        }
     }
     // Baked images go with `rmi -f`; a `-FROM-` tag sits on a task image
     // and goes with a plain `rmi`, and not at all when it is that image's
@@ -299,13 +337,14 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
     }
     tags.append(&mut untag);
     images.retain(|l| !kept.contains(&l.id));
-    for l in containers.iter().chain(&images) {
+    for l in containers.iter().chain(&images).chain(&volumes) {
         session::forget_run(&l.run_id);
     }
     console::note(&format!(
-        "sbx gc: {prefix}{} container(s) and {} baked image(s) removed",
+        "sbx gc: {prefix}{} container(s) and {} baked image(s) removed (and {} build volume(s))",
         containers.len(),
-        images.len()
+        images.len(),
+        volumes.len()
     ));
     Ok(exit::SUCCESS)
 }
@@ -366,6 +405,17 @@ mod tests {
         assert_eq!(select(vec![l.clone()], Some("r1"), None, 0).len(), 1);
         assert!(select(vec![l.clone()], Some("r2"), None, 0).is_empty());
         assert_eq!(select(vec![l], None, None, 0).len(), 1);
+    }
+
+    #[test]
+    fn volume_lines() {
+        let l = parse_volume_line("sbx-abc-build-3\tabc").unwrap();
+        assert_eq!(
+            (l.id.as_str(), l.run_id.as_str(), l.created),
+            ("sbx-abc-build-3", "abc", None)
+        );
+        assert!(parse_volume_line("sbx-abc-build-3\t").is_none());
+        assert!(parse_volume_line("no tab").is_none());
     }
 
     #[test]

@@ -110,6 +110,31 @@ pub fn clock_offset(docker: &Docker) -> Option<f64> {
     parse_rfc3339(info.stdout.trim()).map(|engine| engine - (before + after) / 2.0)
 }
 
+/// Removes every volume that carries the label of `run_id` (compiled
+/// candidates' builds). Returns how many were found.
+pub fn remove_run_volumes(docker: &Docker, run_id: &str) -> Result<usize> {
+    let listed = process::control(
+        docker,
+        &argv::list_run_volumes_args(run_id),
+        CONTROL_TIMEOUT,
+    )?;
+    if !listed.success() {
+        return Err(Error::EngineUnreachable(listed.stderr_line()));
+    }
+    let names: Vec<String> = listed
+        .stdout
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    if !names.is_empty() {
+        let removed = process::control(docker, &argv::volume_remove_args(&names), CONTROL_TIMEOUT)?;
+        if !removed.success() {
+            return Err(Error::EngineUnreachable(removed.stderr_line()));
+        }
+    }
+    Ok(names.len())
+}
+
 /// Removes every container that carries the label of `run_id`, whatever its
 /// state. Returns how many were found.
 pub fn remove_run(docker: &Docker, run_id: &str) -> Result<usize> {

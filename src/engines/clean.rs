@@ -1,5 +1,5 @@
-//! What a run left on an engine, removed: its containers and its baked
-//! images.
+//! What a run left on an engine, removed: its containers, its build
+//! volumes and its baked images.
 
 use super::bake::remove_baked;
 use super::pool::{Member, Ping};
@@ -18,6 +18,9 @@ pub fn clean(member: &Member, run_id: &str) -> std::result::Result<usize, String
         }
     }
     let removed = control::remove_run(&member.docker, run_id).map_err(|e| e.to_string())?;
+    // After the containers: a volume still mounted cannot be removed.
+    control::remove_run_volumes(&member.docker, run_id)
+        .map_err(|e| format!("could not remove the build volumes: {e}"))?;
     if let Delivery::Image(baked) = &member.delivery {
         let tags: Vec<String> = baked.values().cloned().collect();
         if !remove_baked(&member.docker, &tags) {

@@ -52,11 +52,19 @@ pub fn run_unit(
             .map(String::as_str)
             .or(images[task.image.as_str()].as_deref().ok())
             .unwrap_or("");
+        // A compiled candidate's key also holds its compile command: with
+        // the image ID and the source, it names the compile's result.
+        let mut words = unit.interpreter.clone();
+        if let Some(compile) = unit.language.and_then(|l| l.compile) {
+            words.push("<compiled by>".into());
+            words.extend(compile.iter().map(|w| w.to_string()));
+            words.push(format!("{:?}", req.compile));
+        }
         let key = KeyInput::new(
             cache.build(),
             task,
             &candidate_sha256,
-            &unit.interpreter,
+            &words,
             image_id,
             &session.sandbox,
             req.max_output,

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::compile::{compile, Built};
 use super::plan::Unit;
 use super::request::EvalRequest;
 use super::tasks::{Case, Task};
@@ -45,6 +46,29 @@ pub fn judge(
     staged: &Staged,
     member: &Member,
 ) -> Option<TaskResult> {
+    // A compiled language is compiled once, before its cases, outside
+    // their clocks; its failure is the task's result.
+    let built = match unit.language {
+        Some(language) => match compile(
+            session,
+            member,
+            &task.id,
+            &task.image,
+            language,
+            staged,
+            &req.compile,
+        )? {
+            Ok(built) => Some(built),
+            Err(mut result) => {
+                if task.multi_case {
+                    result.cases_passed = Some(0);
+                    result.cases_total = Some(task.cases.len());
+                }
+                return Some(result);
+            }
+        },
+        None => None,
+    };
     let run_case = |case: &Case| {
         let candidate = Candidate {
             staged,
@@ -52,7 +76,7 @@ pub fn judge(
             interpreter: &unit.interpreter,
             interactive: true,
         };
-        judge_case(session, req, task, &candidate, member, case)
+        judge_case(session, req, task, &candidate, member, case, built.as_ref())
     };
     if !task.multi_case {
         return run_case(&task.cases[0]);
@@ -98,8 +122,9 @@ pub fn judge(
     Some(result)
 }
 
-/// Runs one case of a task in its own container and judges it. `None` when
-/// the eval was interrupted during the run.
+/// Runs one case of a task in its own container (with a compiled
+/// candidate's build, if any) and judges it. `None` when the eval was
+/// interrupted during the run.
 pub fn judge_case(
     session: &Session,
     req: &EvalRequest,
@@ -107,9 +132,14 @@ pub fn judge_case(
     candidate: &Candidate<'_>,
     member: &Member,
     case: &Case,
+    built: Option<&Built<'_>>,
 ) -> Option<TaskResult> {
     let run = session
         .prepare(candidate, &member.delivery)
+        .map(|prepared| match built {
+            Some(built) => built.apply(prepared),
+            None => prepared,
+        })
         .and_then(|prepared| {
             let name = prepared.name.clone();
             session

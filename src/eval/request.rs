@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::compile::CompileLimits;
 use super::tasks::Task;
 use crate::engines::spec::EngineSpec;
 use crate::session::Sandbox;
@@ -26,5 +27,7 @@ pub struct EvalRequest {
     /// The engines to spread the tasks over (empty: the current context).
     pub engines: Vec<EngineSpec>,
     pub deliver: DeliverChoice,
+    /// The compile step's limits (compiled languages).
+    pub compile: CompileLimits,
     pub sandbox: Sandbox,
 }

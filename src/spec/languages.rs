@@ -11,6 +11,12 @@
 /// container, mounted read-only in the run's.
 pub const BUILD_DIR: &str = "/sbx/build";
 
+/// The default `--compile-timeout`, in seconds.
+pub const DEFAULT_COMPILE_TIMEOUT: &str = "30";
+/// The default `--compile-memory`: javac, rustc and go build of one file
+/// each stay well below it (see the README's measurements).
+pub const DEFAULT_COMPILE_MEMORY: &str = "1g";
+
 /// How the source file is named for its compiler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceName {

@@ -1,0 +1,279 @@
+//! The compile step of a compiled candidate, once for all its cases, in
+//! its own sandboxed container: the source on stdin, the output into a
+//! build volume of the candidate's own (labelled with the run), which the
+//! runs then mount read-only. It works the same on every engine: nothing
+//! but the engine's own volumes is shared, and a volume lives on the engine
+//! that runs the candidate.
+
+use std::io::Read;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::docker::argv::{self, Container, Mount, NAME_PREFIX, TOOLCHAIN_MISSING_MARK};
+use crate::docker::events::ContainerRecord;
+use crate::docker::process::{self, Ended, OutputSink, StdinSource, CONTROL_TIMEOUT};
+use crate::docker::Docker;
+use crate::engines::pool::Member;
+use crate::error::Error;
+use crate::judge::outcome;
+use crate::report::result::{tail, STDERR_TAIL_CHARS};
+use crate::report::{Status, TaskResult};
+use crate::session::{Prepared, Session, Staged};
+use crate::spec::languages::{self, Language, DEFAULT_COMPILE_MEMORY};
+use crate::spec::{Limits, Pull};
+
+/// The compile container's pids limit: javac and go build run many
+/// threads.
+pub const COMPILE_PIDS_LIMIT: &str = "256";
+/// The largest source sbx hands to a compiler.
+pub const MAX_SOURCE: u64 = 16 << 20;
+
+/// The compile step's own limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileLimits {
+    pub timeout: Duration,
+    /// A validated size, such as `1g`.
+    pub memory: String,
+}
+
+impl Default for CompileLimits {
+    fn default() -> Self {
+        CompileLimits {
+            timeout: Duration::from_secs(30),
+            memory: DEFAULT_COMPILE_MEMORY.into(),
+        }
+    }
+}
+
+/// A candidate's build volume on one engine; removed when dropped.
+#[derive(Debug)]
+pub struct BuildVolume<'a> {
+    docker: &'a Docker,
+    pub name: String,
+}
+
+impl Drop for BuildVolume<'_> {
+    fn drop(&mut self) {
+        // The last run's container may still be on its way out (`--rm`):
+        // a volume in use cannot be removed yet. What stays is removed with
+        // the run's containers at the end (`engines::clean`) or by `sbx gc`.
+        for attempt in 0..5 {
+            let args = argv::volume_remove_args(std::slice::from_ref(&self.name));
+            match process::control(self.docker, &args, CONTROL_TIMEOUT) {
+                Ok(done) if done.success() => return,
+                Ok(_) if attempt < 4 => std::thread::sleep(Duration::from_millis(200)),
+                _ => return,
+            }
+        }
+    }
+}
+
+/// A compiled candidate, ready to run.
+#[derive(Debug)]
+pub struct Built<'a> {
+    pub volume: BuildVolume<'a>,
+    /// The run command, placeholders filled.
+    pub run: Vec<String>,
+}
+
+impl Built<'_> {
+    /// A run container's `prepared` turned into this build's run.
+    pub fn apply(&self, prepared: Prepared) -> Prepared {
+        Prepared {
+            create: argv::with_build_volume(&prepared.create, &self.volume.name, &self.run),
+            ..prepared
+        }
+    }
+}
+
+/// What the compile step gave: a build, or the task's result (the
+/// compiler's refusal, or why sbx could not compile); `None` when
+/// interrupted.
+pub type Compiled<'a> = Option<Result<Built<'a>, TaskResult>>;
+
+/// Compiles `staged` (task `id`, image `image`) in `language` on `member`,
+/// once. Counted in the engine's events as one container named
+/// `sbx-<run>-compile-<n>`.
+pub fn compile<'a>(
+    session: &Session,
+    member: &'a Member,
+    id: &str,
+    image: &str,
+    language: &Language,
+    staged: &Staged,
+    limits: &CompileLimits,
+) -> Compiled<'a> {
+    let compile_words = language
+        .compile
+        .expect("only compiled languages are compiled");
+    let source = match read_source(staged) {
+        Ok(Ok(source)) => source,
+        Ok(Err(too_big)) => {
+            let mut result = TaskResult::bare(id, Status::Fail);
+            result.reason = Some("compile_error".into());
+            result.stderr_tail = too_big;
+            return Some(Err(result));
+        }
+        Err(message) => return Some(Err(refused(id, message))),
+    };
+    let names = languages::names_for(language, &source);
+    let command = languages::substitute(compile_words, &names);
+    let run = languages::substitute(language.run, &names);
+
+    let n = session.next_container();
+    let volume_name = format!("{NAME_PREFIX}{}-build-{n}", session.run_id);
+    let created = process::control(
+        &member.docker,
+        &argv::volume_create_args(&volume_name, &session.run_id),
+        CONTROL_TIMEOUT,
+    );
+    match created {
+        Ok(c) if c.success() => {}
+        Ok(c) => {
+            return Some(Err(TaskResult::error(
+                id,
+                "start_failed",
+                format!("cannot create the build volume: {}", c.stderr_line()),
+            )))
+        }
+        Err(e) => return Some(Err(TaskResult::error(id, e.code(), e.to_string()))),
+    }
+    let volume = BuildVolume {
+        docker: &member.docker,
+        name: volume_name,
+    };
+
+    let name = format!("{NAME_PREFIX}{}-compile-{n}", session.run_id);
+    let compile_limits = Limits {
+        memory: limits.memory.clone(),
+        pids_limit: COMPILE_PIDS_LIMIT.into(),
+        ..session.sandbox.limits.clone()
+    };
+    let create = argv::compile_create_args(
+        &Container {
+            name: &name,
+            run_id: &session.run_id,
+            interactive: true,
+            mount: Mount::InImage(""),
+            image,
+            limits: &compile_limits,
+            hardening: &session.sandbox.hardening,
+            interpreter: &[],
+        },
+        &volume.name,
+        &names.source,
+        &command,
+    );
+    let prepared = Prepared {
+        name: name.clone(),
+        image: image.to_string(),
+        // The image was checked (and pulled if allowed) before any clock.
+        pull: Pull::Never,
+        create,
+        start: argv::start_args(&name, true),
+    };
+    let finished = match session.execute(
+        &member.docker,
+        prepared,
+        StdinSource::Bytes(Arc::from(source)),
+        OutputSink::Capture { max: 1 << 20 },
+        limits.timeout,
+    ) {
+        Ok(finished) => finished,
+        Err(e) => return Some(Err(TaskResult::error(id, e.code(), e.to_string()))),
+    };
+    let record = ContainerRecord {
+        docker: &member.docker,
+        name: &name,
+        since: finished.started,
+        offset: member.offset,
+    };
+    let mut said = String::from_utf8_lossy(&finished.stderr.bytes).into_owned();
+    said.push_str(&String::from_utf8_lossy(&finished.stdout.bytes));
+    let failed = |reason: &str, message: String| {
+        let mut result = TaskResult::bare(id, Status::Fail);
+        result.reason = Some(reason.to_string());
+        result.stderr_tail = tail(&message, STDERR_TAIL_CHARS);
+        result.duration_ms = u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX);
+        Some(Err(result))
+    };
+    let status = match finished.ended {
+        Ended::Interrupted(_) => return None,
+        Ended::TimedOut if record.oom_killed() => {
+            return failed("compile_oom", out_of_memory(limits));
+        }
+        Ended::TimedOut => {
+            return failed(
+                "compile_timeout",
+                format!(
+                    "{said}\nsbx: the compile took more than {} s (--compile-timeout)",
+                    limits.timeout.as_secs_f64()
+                ),
+            )
+        }
+        Ended::OutputLimit => {
+            return failed(
+                "compile_error",
+                format!("{said}\nsbx: the compiler wrote more than 1 MiB"),
+            )
+        }
+        Ended::Exited(status) => status,
+    };
+    if let Some(failure) = outcome::docker_failure(&finished, &record) {
+        // No /bin/sh in the image: the compile step cannot run at all.
+        let missing = failure.code == crate::exit::NOT_FOUND;
+        return Some(Err(if missing {
+            toolchain_missing(id, image, language, "/bin/sh")
+        } else {
+            TaskResult::error(id, "start_failed", failure.message)
+        }));
+    }
+    match status.code() {
+        Some(0) => Some(Ok(Built { volume, run })),
+        Some(127) if said.contains(TOOLCHAIN_MISSING_MARK) => {
+            Some(Err(toolchain_missing(id, image, language, &command[0])))
+        }
+        _ if record.oom_killed() => failed("compile_oom", out_of_memory(limits)),
+        _ => failed("compile_error", said),
+    }
+}
+
+fn out_of_memory(limits: &CompileLimits) -> String {
+    format!(
+        "sbx: the compiler ran out of memory ({} of --compile-memory)",
+        limits.memory
+    )
+}
+
+/// sbx's error, not the model's: the image lacks the language's compiler.
+fn toolchain_missing(id: &str, image: &str, language: &Language, program: &str) -> TaskResult {
+    TaskResult::error(
+        id,
+        "toolchain_missing",
+        format!(
+            "image `{image}` has no `{program}`, which {} (.{}) candidates need; use an image with the toolchain, such as sbx-polyglot:bookworm (`scripts/build-images.sh polyglot`)",
+            language.name, language.extension
+        ),
+    )
+}
+
+fn refused(id: &str, message: String) -> TaskResult {
+    TaskResult::error(id, "unreadable_candidate", message)
+}
+
+/// The staged source, or why it is too big for a compiler (the model's
+/// fault); `Err` when it cannot be read (sbx's).
+fn read_source(staged: &Staged) -> Result<Result<Vec<u8>, String>, String> {
+    let file = crate::session::open_candidate(&staged.path).map_err(|e: Error| e.to_string())?;
+    let mut source = Vec::new();
+    file.take(MAX_SOURCE + 1)
+        .read_to_end(&mut source)
+        .map_err(|e| format!("cannot read the staged candidate: {e}"))?;
+    if source.len() as u64 > MAX_SOURCE {
+        return Ok(Err(format!(
+            "sbx: the source is larger than {} MiB, more than sbx hands to a compiler",
+            MAX_SOURCE >> 20
+        )));
+    }
+    Ok(Ok(source))
+}
