@@ -44,7 +44,7 @@ const DOCTOR_LIMIT: Duration = Duration::from_secs(120);
 const GC_LIMIT: Duration = Duration::from_secs(60);
 
 /// The doctor's checks, in the order it reports them.
-const CHECKS: [&str; 11] = [
+const CHECKS: [&str; 12] = [
     "engine",
     "image",
     "network",
@@ -55,6 +55,7 @@ const CHECKS: [&str; 11] = [
     "pids cap",
     "timeout",
     "output cap",
+    "languages",
     "nothing left",
 ];
 
