@@ -20,7 +20,10 @@ SBX = str(ROOT / "target" / "x86_64-unknown-linux-gnu" / "release" / "sbx")
 SEED = ROOT.parent / "shared" / "seed"
 BUSYBOX = "sbx-busybox:latest"
 PYTHON = "sbx-python:bookworm"
-RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 11
+POLYGLOT = "sbx-polyglot:bookworm"
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 11
+# `bench.py [RUNS] languages`: only the languages part.
+ONLY_LANGUAGES = "languages" in sys.argv[1:]
 RUN_LABEL = "sbx.run"
 
 
@@ -247,10 +250,69 @@ def engines_measure(e2):
             "two_vs_one": med["two_engines"] / med["one_engine"],
             "two_vs_one_same_workers": med["two_engines"] / med["one_engine_twice_the_workers"]}
 
+# A trivial program per language: prints "hi".
+HELLO = {
+    "c": '#include <stdio.h>\nint main(void){puts("hi");return 0;}\n',
+    "cpp": '#include <iostream>\nint main(){std::cout<<"hi\\n";}\n',
+    "go": 'package main\nimport "fmt"\nfunc main(){fmt.Println("hi")}\n',
+    "rs": 'fn main(){println!("hi");}\n',
+    "java": 'public class Main { public static void main(String[] a){ System.out.println("hi"); } }\n',
+    "js": 'console.log("hi");\n',
+    "rb": 'puts "hi"\n',
+    "sh": 'echo hi\n',
+    "py": 'print("hi")\n',
+}
+
+
+def languages_bench(work, runs):
+    """Per language, the median compile time (`compile_ms`, the compile
+    step's container) and run time (`duration_ms`, the case's container)
+    of a trivial program, on the polyglot image, one candidate at a time."""
+    gen = work / "lang-gen"
+    gen.mkdir()
+    tasks = []
+    for ext, text in HELLO.items():
+        (gen / f"hello_{ext}.{ext}").write_text(text)
+        tasks.append({"id": f"hello_{ext}", "prompt": "", "stdin": "", "expect": "hi\n", "timeout": 60})
+    tasks_file = work / "lang-tasks.json"
+    tasks_file.write_text(json.dumps(tasks))
+    compile_ms = {ext: [] for ext in HELLO}
+    run_ms = {ext: [] for ext in HELLO}
+    for _ in range(runs):
+        proc = subprocess.run([SBX, "eval", "--tasks", str(tasks_file), "--gen", str(gen), "--image", POLYGLOT,
+                               "--pull", "never", "-j", "1"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        for entry in json.loads(proc.stdout):
+            ext = entry["id"].split("_", 1)[1]
+            if entry["status"] != "pass":
+                raise SystemExit(f"languages bench: {entry['id']} did not pass: {entry}")
+            run_ms[ext].append(entry["duration_ms"])
+            if "compile_ms" in entry:
+                compile_ms[ext].append(entry["compile_ms"])
+    return {ext: {"compile_ms": median(compile_ms[ext]) if compile_ms[ext] else None,
+                  "run_ms": median(run_ms[ext])} for ext in HELLO}
+
+
+def print_languages(langs, runs):
+    print(f"languages on {POLYGLOT}, trivial program, median of {runs} (-j 1, default limits: --cpus 0.5)")
+    print("| language | compile | run |")
+    print("|---|---|---|")
+    for ext, m in langs.items():
+        c = "-" if m["compile_ms"] is None else f"{m['compile_ms'] / 1000:.2f} s"
+        print(f"| .{ext} | {c} | {m['run_ms'] / 1000:.2f} s |")
+
 
 def main():
     if not Path(SBX).exists():
         raise SystemExit("build first: cargo build --release")
+    if ONLY_LANGUAGES:
+        runs = min(RUNS, 5)
+        with tempfile.TemporaryDirectory(prefix="sbx-bench-") as tmp:
+            langs = languages_bench(Path(tmp), runs)
+        out_dir = ROOT / "bench-results"
+        out_dir.mkdir(exist_ok=True)
+        (out_dir / "languages.json").write_text(json.dumps(langs, indent=2) + "\n")
+        print_languages(langs, runs)
+        return
     with tempfile.TemporaryDirectory(prefix="sbx-bench-") as tmp:
         work = Path(tmp)
         data = {
@@ -263,6 +325,7 @@ def main():
             "memory": peak_rss(work),
             "timeout": timeout_precision(work),
             "engines": engines_wall_time(),
+            "languages": languages_bench(work, min(RUNS, 5)),
         }
     left = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={RUN_LABEL}"], capture_output=True, text=True).stdout.split()
     data["containers_left"] = len(left)
@@ -301,6 +364,7 @@ def main():
     print("|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
+    print_languages(data["languages"], min(RUNS, 5))
     print(f"containers left: {data['containers_left']}; JSON: bench-results/bench.json")
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: engine up, test images built, a second engine started
+# The test command: engine up, test images built (the polyglot one too, for
+# tests/languages.rs), a second engine started
 # beside the first (all idempotent), then formatting, lints and every test,
 # the real-engine and two-engine ones included. The second engine is
 # stopped at the end, whatever happened.
@@ -7,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-engine.sh
-scripts/build-images.sh
+scripts/build-images.sh polyglot
 engine2_env=$(scripts/second-engine.sh start)
 trap 'scripts/second-engine.sh stop || true' EXIT
 set -a

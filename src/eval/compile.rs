@@ -74,6 +74,8 @@ pub struct Built<'a> {
     pub volume: BuildVolume<'a>,
     /// The run command, placeholders filled.
     pub run: Vec<String>,
+    /// How long the compile step took.
+    pub compile_ms: u64,
 }
 
 impl Built<'_> {
@@ -190,11 +192,12 @@ pub fn compile<'a>(
     };
     let mut said = String::from_utf8_lossy(&finished.stderr.bytes).into_owned();
     said.push_str(&String::from_utf8_lossy(&finished.stdout.bytes));
+    let compile_ms = u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX);
     let failed = |reason: &str, message: String| {
         let mut result = TaskResult::bare(id, Status::Fail);
         result.reason = Some(reason.to_string());
         result.stderr_tail = tail(&message, STDERR_TAIL_CHARS);
-        result.duration_ms = u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX);
+        result.compile_ms = Some(compile_ms);
         Some(Err(result))
     };
     let status = match finished.ended {
@@ -229,7 +232,11 @@ pub fn compile<'a>(
         }));
     }
     match status.code() {
-        Some(0) => Some(Ok(Built { volume, run })),
+        Some(0) => Some(Ok(Built {
+            volume,
+            run,
+            compile_ms,
+        })),
         Some(127) if said.contains(TOOLCHAIN_MISSING_MARK) => {
             Some(Err(toolchain_missing(id, image, language, &command[0])))
         }

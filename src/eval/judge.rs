@@ -78,8 +78,13 @@ pub fn judge(
         };
         judge_case(session, req, task, &candidate, member, case, built.as_ref())
     };
+    let compile_ms = built.as_ref().map(|b| b.compile_ms);
+    let with_compile = |mut result: TaskResult| {
+        result.compile_ms = compile_ms;
+        result
+    };
     if !task.multi_case {
-        return run_case(&task.cases[0]);
+        return run_case(&task.cases[0]).map(with_compile);
     }
     // Several cases: the task passes when every case passes. The entry
     // carries the first failing case's details; an `error` in any case
@@ -119,7 +124,7 @@ pub fn judge(
     result.cases_passed = Some(passed);
     result.cases_total = Some(task.cases.len());
     result.duration_ms = duration_ms;
-    Some(result)
+    Some(with_compile(result))
 }
 
 /// Runs one case of a task in its own container (with a compiled

@@ -59,6 +59,10 @@ pub struct TaskResult {
     pub message: Option<String>,
     pub exit_code: Option<i32>,
     pub duration_ms: u64,
+    /// Compiled languages only: how long the compile step took (outside
+    /// `duration_ms`, which is the runs').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compile_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
     /// Multi-case tasks only: the first failing case (1-based), whose
@@ -118,6 +122,7 @@ impl TaskResult {
             message: None,
             exit_code: None,
             duration_ms: 0,
+            compile_ms: None,
             diff: None,
             case: None,
             cases_passed: None,
