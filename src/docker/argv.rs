@@ -582,7 +582,22 @@ pub fn compile_create_args(
 /// `command` in place of the interpreter and the candidate's path. The
 /// candidate's own mount, if any, stays.
 pub fn with_build_volume(create: &[OsString], volume: &str, command: &[String]) -> Vec<OsString> {
-    // The first `--` is create_args' own: every value before it is ours
+    let mut args = mounting_build(create, volume);
+    let image = args
+        .iter()
+        .position(|a| a == "--")
+        .expect("create_args puts `--` before the image")
+        + 1;
+    args.truncate(image + 1);
+    args.extend(command.iter().map(OsString::from));
+    args
+}
+
+/// Any container's `create` (`create_args`, `runner_create_args`) with the
+/// build volume read-only at `BUILD_DIR`, just before the `--` that ends
+/// the options; the rest unchanged.
+pub fn mounting_build(create: &[OsString], volume: &str) -> Vec<OsString> {
+    // The first `--` is the builders' own: every value before it is ours
     // and none is `--`.
     let split = create
         .iter()
@@ -591,9 +606,7 @@ pub fn with_build_volume(create: &[OsString], volume: &str, command: &[String]) 
     let mut args = create[..split].to_vec();
     args.push("-v".into());
     args.push(format!("{volume}:{BUILD_DIR}:ro").into());
-    args.push("--".into());
-    args.push(create[split + 1].clone());
-    args.extend(command.iter().map(OsString::from));
+    args.extend_from_slice(&create[split..]);
     args
 }
 
@@ -1061,6 +1074,24 @@ mod tests {
         .map(String::from)
         .to_vec();
         assert_eq!(strings(&args), want);
+    }
+
+    #[test]
+    fn the_build_volume_goes_before_the_separator() {
+        let args: Vec<OsString> = to_os(&["create", "--rm", "--", "img", "/.sbx/sbx", "__runner"]);
+        assert_eq!(
+            strings(&mounting_build(&args, "v")),
+            [
+                "create",
+                "--rm",
+                "-v",
+                "v:/sbx/build:ro",
+                "--",
+                "img",
+                "/.sbx/sbx",
+                "__runner"
+            ]
+        );
     }
 
     #[test]

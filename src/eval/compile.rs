@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::docker::argv::{self, Container, Mount, NAME_PREFIX, TOOLCHAIN_MISSING_MARK};
-use crate::docker::events::ContainerRecord;
+use crate::docker::events::{self, ContainerRecord};
 use crate::docker::process::{self, Ended, OutputSink, StdinSource, CONTROL_TIMEOUT};
 use crate::docker::Docker;
 use crate::engines::pool::Member;
@@ -25,6 +25,9 @@ use crate::spec::{Limits, Pull};
 /// The compile container's pids limit: javac and go build run many
 /// threads.
 pub const COMPILE_PIDS_LIMIT: &str = "256";
+/// `judge::ENGINE_LOST` (judge uses this module, not the reverse): the
+/// unit is run again when its engine still answers.
+const ENGINE_LOST: &str = "engine_lost";
 /// The largest source sbx hands to a compiler.
 pub const MAX_SOURCE: u64 = 16 << 20;
 
@@ -230,6 +233,13 @@ pub fn compile<'a>(
         } else {
             TaskResult::error(id, "start_failed", failure.message)
         }));
+    }
+    // A failure is the model's only once the engine recorded the
+    // compiler's exit: a cut connection also ends the client.
+    if status.code() != Some(0) {
+        if let Err(why) = events::confirm_exit(&record, status.code()) {
+            return Some(Err(TaskResult::error(id, ENGINE_LOST, why)));
+        }
     }
     match status.code() {
         Some(0) => Some(Ok(Built {
