@@ -260,6 +260,11 @@ ps)
   # FAKE_PS: the lines `ps --format` prints (leftovers to list).
   [ -n "$FAKE_PS" ] && printf '%s\n' "$FAKE_PS"
   exit 0 ;;
+volume)
+  # Build volumes of compiled candidates: none listed, any removed.
+  daemon_down
+  dead
+  exit 0 ;;
 *)
   bad "unexpected command: $1" ;;
 esac
