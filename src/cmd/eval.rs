@@ -11,6 +11,7 @@ use std::thread;
 use std::time::Instant;
 
 use crate::console;
+use crate::docker::events::EventStream;
 use crate::engines::pool::{self, Member, Setup};
 use crate::engines::{bake, clean};
 use crate::error::{Error, Result};
@@ -70,6 +71,25 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         // Interrupted while baking: what was baked already goes too.
         let _ = clean_all(&members, &session.run_id);
         return Err(e);
+    }
+    // Each engine's event stream runs from before its first container to
+    // the end of the eval (dropped with `members`, on every path).
+    let streams: Result<Vec<EventStream>> = members
+        .iter()
+        .filter(|_| !units.is_empty())
+        .map(|m| EventStream::start(&m.docker, &session.run_id))
+        .collect();
+    let mut members = members;
+    match streams {
+        Ok(streams) => {
+            for (member, stream) in members.iter_mut().zip(streams) {
+                member.events = Some(stream);
+            }
+        }
+        Err(e) => {
+            let _ = clean_all(&members, &session.run_id);
+            return Err(e);
+        }
     }
 
     let tallies: Vec<Mutex<Tally>> = units.iter().map(|_| Mutex::default()).collect();

@@ -95,7 +95,7 @@ pub struct Finished {
     pub ended: Ended,
     pub stdout: Captured,
     pub stderr: Captured,
-    /// When the client was started (for `docker events --since`).
+    /// When the client was started.
     pub started: SystemTime,
     /// From start to the client's exit (or kill).
     pub duration: Duration,
@@ -416,6 +416,44 @@ fn spawn_reader(
 /// fork-bomb check: the only process sbx starts that is not docker.
 pub fn can_start_a_process() -> bool {
     Command::new("true").status().is_ok()
+}
+
+/// A long-lived docker command read as it runs (`docker events`): stdin
+/// closed, stdout and stderr handed to the caller, in a process group of its
+/// own. Dropping it kills the group and reaps the client.
+#[derive(Debug)]
+pub struct Stream {
+    child: Child,
+}
+
+/// Starts a long-lived docker command (see `Stream`).
+pub fn stream(docker: &Docker, args: &[OsString]) -> Result<(Stream, ChildStdout, ChildStderr)> {
+    let mut cmd = Command::new(docker.program());
+    cmd.args(docker.argv(args))
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = spawn(&mut cmd, docker)?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    Ok((Stream { child }, stdout, stderr))
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        kill_group(&self.child);
+        let _ = self.child.wait();
+    }
+}
+
+/// SIGKILL to the process group of `child`, spawned with `process_group(0)`
+/// (so its pid names the group): the docker client and whatever it started.
+/// Called before the child is reaped, so the id cannot name another group.
+fn kill_group(child: &Child) {
+    use rustix::process::{kill_process_group, Pid, Signal};
+    // Fails harmlessly when the group is already gone.
+    let _ = kill_process_group(Pid::from_child(child), Signal::KILL);
 }
 
 /// The result of a docker control command.

@@ -11,6 +11,7 @@ use super::spec::{url_is_local, EngineSpec};
 use crate::console;
 use crate::docker::argv;
 use crate::docker::control;
+use crate::docker::events::EventStream;
 use crate::docker::process::{self, CONTROL_TIMEOUT};
 use crate::docker::{Docker, Endpoint};
 use crate::error::{Error, Result};
@@ -65,9 +66,9 @@ pub struct Member {
     pub delivery: Delivery,
     /// Task image -> its ID on this engine, for the images it can run.
     pub images: BTreeMap<String, String>,
-    /// Its clock minus ours, in seconds (0 on this machine), for the
-    /// engine's event times.
-    pub offset: f64,
+    /// Its event stream, started before its first container (see
+    /// `docker::events`).
+    pub events: Option<EventStream>,
     /// Why it was marked down, once it stopped answering.
     down: Mutex<Option<String>>,
 }
@@ -140,16 +141,6 @@ pub fn aim(base: &Docker, spec: Option<&EngineSpec>) -> Docker {
     }
 }
 
-/// The engine's clock minus ours, in seconds: 0 on this machine; another
-/// host's clock may be off, so its event times are read on it.
-pub fn clock_offset(docker: &Docker, local: bool) -> f64 {
-    if local {
-        0.0
-    } else {
-        control::clock_offset(docker).unwrap_or(0.0)
-    }
-}
-
 /// Sets up one engine before any clock starts: where it is (for the
 /// delivery), and which of `images` it has or can pull. Baking comes later,
 /// once the candidates are staged (see `bake`).
@@ -170,7 +161,7 @@ pub fn set_up(
             jobs: spec.and_then(|s| s.jobs).unwrap_or(default_jobs),
             delivery: Delivery::Bind,
             images: BTreeMap::new(),
-            offset: 0.0,
+            events: None,
             down: Mutex::new(None),
         },
         refused: BTreeMap::new(),
@@ -187,7 +178,6 @@ pub fn set_up(
     if choose(deliver, local) == DeliverChoice::Image {
         setup.member.delivery = Delivery::Image(BTreeMap::new());
     }
-    setup.member.offset = clock_offset(&setup.member.docker, local);
     for image in images {
         match control::ensure_image(&setup.member.docker, image, pull) {
             Ok(id) => {
