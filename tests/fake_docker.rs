@@ -98,6 +98,15 @@ die() {
   done > "$dir/die-$2"
   cat "$dir/die-$2" >> "$dir/events-$1"
 }
+# FAKE_HELPER=1: the client starts a helper of its own (as the CLI starts
+# buildx, or ssh for an ssh:// engine), which lives on unless its whole
+# process group is killed; its pid goes to `helper.pid`.
+helper() {
+  if [ "$FAKE_HELPER" = 1 ]; then
+    sleep 30 </dev/null >/dev/null 2>&1 &
+    echo $! > "$dir/helper.pid.tmp" && mv "$dir/helper.pid.tmp" "$dir/helper.pid"
+  fi
+}
 image_missing() {
   [ "$FAKE_IMAGE" = missing ] && [ ! -e "$dir/pulled" ]
 }
@@ -138,6 +147,7 @@ image)
   exit 0 ;;
 pull)
   if [ -n "$FAKE_PULL_SLEEP" ]; then
+    helper
     echo $$ > "$dir/pull.pid.tmp" && mv "$dir/pull.pid.tmp" "$dir/pull.pid"
     exec sleep "$FAKE_PULL_SLEEP"
   fi
@@ -241,6 +251,7 @@ start)
       emit "$run" "${name}0" oom ;;
   esac
   : > "$dir/c-$name.started"
+  helper
   pid=$$
   (
     while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
@@ -534,11 +545,12 @@ fn bounded(cmd: std::process::Command) -> Command {
 }
 
 /// The fake's switches: never inherited from the environment of the tests.
-const FAKE_VARS: [&str; 14] = [
+const FAKE_VARS: [&str; 15] = [
     "FAKE_FAIL_ALL",
     "FAKE_PS",
     "FAKE_IMAGES",
     "FAKE_DIE",
+    "FAKE_HELPER",
     "FAKE_EVENTS",
     "FAKE_DEAD_ENGINE",
     "FAKE_NO_IMAGE_ENGINE",
@@ -2863,4 +2875,51 @@ fn eval_without_its_event_stream_scores_no_failure() {
             .contains("event stream ended: Error response from daemon: stream cut"),
         "{bad}"
     );
+}
+
+// ------------------------------------------------ kills reach the process group
+
+/// The pid of the helper the fake client started (FAKE_HELPER=1).
+fn helper_pid(fake: &Fake) -> u32 {
+    let path = fake.root().join("helper.pid");
+    assert!(wait_for(&path, Duration::from_secs(5)), "no helper started");
+    fs::read_to_string(&path)
+        .ok()
+        .and_then(|p| p.trim().parse().ok())
+        .expect("a helper pid")
+}
+
+#[test]
+fn run_timeout_kills_what_the_client_started() {
+    let fake = Fake::new();
+    let file = fake.file("sleep.sh", SLEEPER);
+    let out = fake
+        .run_cmd("t-group", &file)
+        .env("FAKE_HELPER", "1")
+        .args(["python:3.12-slim", "1"])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 124);
+    assert_gone(helper_pid(&fake));
+    assert_stopped_and_removed(&fake, "sbx-t-group-0");
+}
+
+#[test]
+fn run_sigterm_during_pull_kills_what_the_pull_started() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", PRINTS_RAN);
+    let mut sbx = spawn(
+        fake.sbx_std("t-pullgroup")
+            .env("FAKE_IMAGE", "missing")
+            .env("FAKE_PULL_SLEEP", "8")
+            .env("FAKE_HELPER", "1")
+            .arg("run")
+            .arg(&file),
+        Stdio::null(),
+        fake.stderr_file(),
+    );
+    let helper = helper_pid(&fake);
+    let (status, _) = sbx.stop("-TERM", Duration::from_secs(15));
+    assert_eq!(status.code(), Some(143), "stderr: {}", fake.stderr_text());
+    assert_gone(helper);
 }

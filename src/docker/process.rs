@@ -1,8 +1,11 @@
 //! The only place that spawns, waits for, kills and drains processes: the
-//! attached docker client of a sandboxed run (`docker start -a`), and the
-//! short docker control commands.
+//! attached docker client of a sandboxed run (`docker start -a`), the short
+//! docker control commands, and the long-lived event streams (`Stream`).
 //!
-//! A run's client is killed (SIGKILL) on timeout, on an output limit and on
+//! Every client runs in a process group of its own (a terminal's Ctrl-C
+//! reaches sbx only; sbx polls `signals::received()` and decides), and a
+//! kill reaches the whole group: the client and whatever it started. A
+//! run's client is killed (SIGKILL) on timeout, on an output limit and on
 //! any of the signals sbx handles (SIGINT, SIGTERM, SIGHUP, SIGQUIT), and
 //! reaped; a `ContainerGuard` then removes the container
 //! by name: the docker client proxies SIGTERM to a PID 1 that ignores it, and
@@ -112,7 +115,7 @@ impl ClientGuard {
     fn kill_and_reap(&mut self) {
         if !self.reaped {
             // The client may have exited just now; kill then fails harmlessly.
-            let _ = self.child.kill();
+            kill_group(&self.child);
             let _ = self.child.wait();
             self.reaped = true;
         }
@@ -521,7 +524,7 @@ fn run_control(
     );
     let deadline = Instant::now() + timeout;
     let stop = |child: &mut Child, error: Error| {
-        let _ = child.kill();
+        kill_group(child);
         let _ = child.wait();
         Err(error)
     };
