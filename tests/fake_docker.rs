@@ -2923,3 +2923,68 @@ fn run_sigterm_during_pull_kills_what_the_pull_started() {
     assert_eq!(status.code(), Some(143), "stderr: {}", fake.stderr_text());
     assert_gone(helper);
 }
+
+// ------------------------------------------------------ the open-file limit
+
+/// `cmd` run under `sh -c 'ulimit LIMIT && exec ...'`, same environment.
+fn under_ulimit(cmd: &std::process::Command, limit: &str) -> Command {
+    let mut sh = std::process::Command::new("/bin/sh");
+    sh.arg("-c")
+        .arg(format!("ulimit {limit} && exec \"$@\""))
+        .arg("sh")
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    let mut cmd = Command::from_std(sh);
+    cmd.timeout(Duration::from_secs(120));
+    cmd
+}
+
+/// 120 tasks that pass, and the eval of them at -j 64 under `limit`.
+fn wide_eval(fake: &Fake, run_id: &str, limit: &str) -> Output {
+    let mut tasks = Vec::new();
+    for k in 0..120 {
+        let id = format!("t{k}");
+        fake.candidate(&id, "echo ok\n");
+        tasks.push(task(&id, "", "ok\n"));
+    }
+    let mut cmd = fake.eval_std(run_id, &json!(tasks));
+    cmd.args(["-j", "64"]);
+    under_ulimit(&cmd, limit).output().expect("run sbx")
+}
+
+fn assert_all_pass(out: &Output) {
+    assert_exit(out, 0);
+    let results = report(out);
+    assert_eq!(results.len(), 120);
+    for r in &results {
+        assert_eq!(field(r, "status"), "pass", "{r}");
+    }
+}
+
+#[test]
+fn a_low_soft_open_file_limit_is_raised() {
+    let fake = Fake::new();
+    let out = wide_eval(&fake, "t-nofile", "-Sn 128");
+    assert_all_pass(&out);
+    assert!(!stderr(&out).contains("open-file limit"), "{}", show(&out));
+}
+
+#[test]
+fn a_low_hard_open_file_limit_lowers_the_parallelism() {
+    let fake = Fake::new();
+    let out = wide_eval(&fake, "t-nofile-hard", "-n 128");
+    assert_all_pass(&out);
+    let err = stderr(&out);
+    let note: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("open-file limit"))
+        .collect();
+    assert_eq!(note.len(), 1, "{}", show(&out));
+    assert!(note[0].contains("-j 64"), "{}", show(&out));
+}

@@ -22,6 +22,7 @@ use crate::eval::queue::{lock, take, Queue, Taken, Tally};
 use crate::eval::request::EvalRequest;
 use crate::eval::tasks::Task;
 use crate::exit;
+use crate::limits;
 use crate::report::{self, Requeue, TaskResult};
 use crate::session::{Session, Staged};
 use crate::signals;
@@ -91,6 +92,8 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
             return Err(e);
         }
     }
+
+    fit_open_files(&mut members, units.len());
 
     let tallies: Vec<Mutex<Tally>> = units.iter().map(|_| Mutex::default()).collect();
     let queue = Mutex::new(Queue {
@@ -281,6 +284,24 @@ fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Runs fewer at once than asked when the open-file limit (raised to the
+/// hard limit at start) cannot hold them all, saying so in one line.
+fn fit_open_files(members: &mut [Member], units: usize) {
+    let limit = limits::open_files();
+    let mut jobs: Vec<usize> = members.iter().map(|m| m.jobs.min(units)).collect();
+    let asked: usize = jobs.iter().sum();
+    if limits::fit(&mut jobs, limits::max_jobs(limit)) {
+        for (member, jobs) in members.iter_mut().zip(&jobs) {
+            member.jobs = *jobs;
+        }
+        console::note(&format!(
+            "sbx: the open-file limit ({}) allows {} runs at once; running those instead of -j {asked}",
+            limit.unwrap_or_default(),
+            jobs.iter().sum::<usize>()
+        ));
+    }
 }
 
 /// Removes this eval's containers and baked images from every engine that
