@@ -268,13 +268,14 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
 /// them that way, all engines at once.
 fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<()> {
     let baking = setups.iter_mut().filter(|s| s.left_out.is_none());
-    let results = pool::at_once(
-        baking,
-        |s| bake::bake(session, &mut s.member, &mut s.refused),
-        || Ok(()),
-    );
+    let results = pool::at_once(baking, |s| {
+        bake::bake(session, &mut s.member, &mut s.refused)
+    });
     for result in results {
-        result?;
+        result.map_err(|message| Error::Panicked {
+            what: "baking the candidates".into(),
+            message,
+        })??;
     }
     for setup in setups.iter().filter(|_| explicit) {
         for (code, why) in setup.refused.values() {
@@ -307,14 +308,13 @@ fn fit_open_files(members: &mut [Member], units: usize) {
 /// Removes this eval's containers and baked images from every engine that
 /// answers, all at once. The containers found, or the first failure.
 fn clean_all(members: &[Member], run_id: &str) -> std::result::Result<usize, String> {
-    let results = pool::at_once(
-        members,
-        |m| clean::clean(m, run_id).map_err(|e| format!("engine `{}`: {e}", m.label)),
-        || Ok(0),
-    );
+    let results = pool::at_once(members, |m| clean::clean(m, run_id));
     let mut found = 0;
-    for result in results {
-        found += result?;
+    for (member, result) in members.iter().zip(results) {
+        let cleaned = result
+            .map_err(|why| format!("the cleanup panicked (a bug in sbx): {why}"))
+            .and_then(|r| r);
+        found += cleaned.map_err(|e| format!("engine `{}`: {e}", member.label))?;
     }
     Ok(found)
 }

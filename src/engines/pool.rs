@@ -201,13 +201,13 @@ pub fn set_up(
 }
 
 /// Runs `work` on every item at once, a thread each (engines answer at
-/// their own pace); the results in the items' order, `fallback()` for a
-/// thread that panicked.
+/// their own pace); the results in the items' order. A thread that
+/// panicked gives `Err` with the panic's message: never a result it did
+/// not produce.
 pub fn at_once<T: Send, R: Send>(
     items: impl IntoIterator<Item = T>,
     work: impl Fn(T) -> R + Sync,
-    fallback: impl Fn() -> R,
-) -> Vec<R> {
+) -> Vec<std::result::Result<R, String>> {
     let work = &work;
     thread::scope(|scope| {
         let handles: Vec<_> = items
@@ -216,9 +216,20 @@ pub fn at_once<T: Send, R: Send>(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| fallback()))
+            .map(|h| h.join().map_err(|payload| panic_message(&*payload)))
             .collect()
     })
+}
+
+/// The message a panic was raised with.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "no message".to_string()
+    }
 }
 
 /// Sets up every engine at once (each answers at its own pace).
@@ -235,18 +246,36 @@ pub fn set_up_all(
     } else {
         specs.iter().map(Some).collect()
     };
-    at_once(
-        specs,
-        |spec| set_up(base, spec, default_jobs, deliver, images, pull),
-        || Err(Error::Usage("engine set-up failed".into())),
-    )
+    at_once(specs, |spec| {
+        set_up(base, spec, default_jobs, deliver, images, pull)
+    })
     .into_iter()
+    .map(|result| {
+        result.unwrap_or_else(|message| {
+            Err(Error::Panicked {
+                what: "an engine's set-up".into(),
+                message,
+            })
+        })
+    })
     .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panicking_engine_thread_is_an_error() {
+        let results = at_once([1, 2], |x| {
+            if x == 2 {
+                panic!("engine {x} broke");
+            }
+            x
+        });
+        assert_eq!(results[0], Ok(1));
+        assert_eq!(results[1], Err("engine 2 broke".to_string()));
+    }
 
     #[test]
     fn delivery_choice() {
