@@ -2988,3 +2988,55 @@ fn a_low_hard_open_file_limit_lowers_the_parallelism() {
     assert_eq!(note.len(), 1, "{}", show(&out));
     assert!(note[0].contains("-j 64"), "{}", show(&out));
 }
+
+// ------------------------------------------------- what a task costs in docker calls
+
+#[test]
+fn a_task_that_does_not_pass_costs_three_or_four_docker_processes() {
+    let fake = Fake::new();
+    fake.candidate("ok", "echo ok\n");
+    fake.candidate("wrong", "echo no\n");
+    fake.candidate("three", "exit 3\n");
+    fake.candidate("slow", SLEEPER);
+    let tasks = json!([
+        task("ok", "", "ok\n"),
+        task("wrong", "", "ok\n"),
+        task("three", "", "ok\n"),
+        {"id": "slow", "stdin": "", "expect": "ok\n", "timeout": 1}
+    ]);
+    let out = fake.eval("t-cost", &tasks).output().expect("run sbx");
+    assert_exit(&out, 1);
+    let calls = fake.all_calls();
+    let naming = |name: &str| -> Vec<&str> {
+        calls
+            .iter()
+            .filter(|c| c.iter().any(|a| a == name))
+            .map(|c| c[0].as_str())
+            .collect()
+    };
+    // A pass: create and start. A wrong output (exit 0, removed by --rm):
+    // create, start. Any other failure: create, start, rm -f.
+    assert_eq!(naming("sbx-t-cost-0"), ["create", "start"], "{calls:?}");
+    assert_eq!(naming("sbx-t-cost-1"), ["create", "start"], "{calls:?}");
+    assert_eq!(
+        naming("sbx-t-cost-2"),
+        ["create", "start", "rm"],
+        "{calls:?}"
+    );
+    assert_eq!(
+        naming("sbx-t-cost-3"),
+        ["create", "start", "rm"],
+        "{calls:?}"
+    );
+    // Plus one `docker version` per task that did not pass (is the engine
+    // still there?), and per eval: the context, the image, one event
+    // stream, the final sweep of the run's label.
+    let mut per_eval = commands(&calls);
+    per_eval.retain(|c| !matches!(*c, "create" | "start" | "rm"));
+    per_eval.sort_unstable();
+    assert_eq!(
+        per_eval,
+        ["context", "events", "image", "ps", "version", "version", "version"],
+        "{calls:?}"
+    );
+}
