@@ -92,11 +92,20 @@ emit() {
 die() {
   [ "$FAKE_DIE" = none ] && return
   [ -e "$dir/c-$2.started" ] || return
-  mkdir "$dir/died-$2" 2>/dev/null || return
+  if ! mkdir "$dir/died-$2" 2>/dev/null; then
+    # The other one is writing it: like the engine, `die` before `destroy`.
+    i=0
+    while [ ! -e "$dir/died-$2/done" ] && [ "$i" -lt 250 ]; do
+      sleep 0.02
+      i=$((i + 1))
+    done
+    return
+  fi
   for c in $(seq 0 255); do
     printf '{"Type":"container","Action":"die","Actor":{"Attributes":{"name":"%s","exitCode":"%s"}}}\n' "$2" "$c"
   done > "$dir/die-$2"
   cat "$dir/die-$2" >> "$dir/events-$1"
+  : > "$dir/died-$2/done"
 }
 # FAKE_HELPER=1: the client starts a helper of its own (as the CLI starts
 # buildx, or ssh for an ssh:// engine), which lives on unless its whole
@@ -256,6 +265,8 @@ start)
   (
     while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
     die "$run" "$name"
+    # `--rm`: the engine removes the container once it ended.
+    emit "$run" "$name" destroy
   ) </dev/null >/dev/null 2>&1 &
   echo $$ > "$dir/pid-$name.tmp" && mv "$dir/pid-$name.tmp" "$dir/pid-$name"
   exec /bin/sh "$staged" ;;
@@ -1699,8 +1710,6 @@ fn eval_oom_event_is_reported() {
             .any(|w| w == ["--filter", "label=sbx.run=t-oom"]),
         "{calls:?}"
     );
-    let events = find(&calls, &["events"]).unwrap_or_else(|| panic!("{calls:?}"));
-    assert!(events < start_of(&calls, "sbx-t-oom-0"), "{calls:?}");
 }
 
 #[test]
@@ -2810,15 +2819,12 @@ fn eval_reads_one_event_stream_and_stops_it_at_the_end() {
     assert_exit(&out, 1);
     for r in report(&out) {
         assert_verdict(&r, "fail", "exit_code");
+        assert!(r["requeued"].is_null(), "{r}");
     }
-    // One stream for the whole eval, started before the first container,
-    // and gone (killed and reaped) when sbx is.
+    // One stream for the whole eval (it saw every container's life: none
+    // was run again), gone (killed and reaped) when sbx is.
     let calls = fake.all_calls();
     assert_eq!(fake.streams().len(), 1, "{calls:?}");
-    assert!(
-        find(&calls, &["events"]) < find(&calls, &["create"]),
-        "{calls:?}"
-    );
     let pids = stream_pids(&fake);
     assert_eq!(pids.len(), 1);
     assert_gone(pids[0]);

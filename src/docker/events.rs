@@ -44,13 +44,6 @@ pub struct Seen {
     pub destroyed: bool,
 }
 
-impl Seen {
-    /// Whether the container's life is over for the engine.
-    fn over(&self) -> bool {
-        !self.exits.is_empty() || self.destroyed
-    }
-}
-
 #[derive(Debug, Default)]
 struct State {
     /// Container name -> what was seen of it.
@@ -144,19 +137,23 @@ impl EventStream {
     }
 
     /// What the stream saw of container `name` over its whole life, once
-    /// that life is over (a `die` or `destroy` seen), waiting at most
-    /// `within`. `None` when it cannot be known: the stream did not see the
-    /// container's `create`, ended first, or the record did not come in time.
+    /// that life is over: its `destroy` seen (every run's container is
+    /// removed, by `--rm` or by sbx, before it is judged; the engine logs
+    /// `oom` and `die` before it), or, failing that within `within`, its
+    /// `die`. `None` when it cannot be known: the stream did not see the
+    /// container's `create`, or neither came before the stream ended or the
+    /// wait ran out.
     pub fn settled(&self, name: &str, within: Duration) -> Option<Seen> {
         let deadline = Instant::now() + within;
         let mut state = self.shared.lock();
         loop {
-            if let Some(seen) = state.seen.get(name).filter(|s| s.over()) {
-                return seen.created.then(|| seen.clone());
+            let seen = state.seen.get(name).filter(|s| s.created);
+            if let Some(seen) = seen.filter(|s| s.destroyed) {
+                return Some(seen.clone());
             }
             let now = Instant::now();
             if state.ended.is_some() || now >= deadline {
-                return None;
+                return seen.filter(|s| !s.exits.is_empty()).cloned();
             }
             state = self
                 .shared
