@@ -44,6 +44,9 @@ pub enum Error {
     /// SIGINT, SIGTERM, SIGHUP or SIGQUIT arrived before any program started
     /// (exit 128 + the signal: 130, 143, 129, 131).
     Interrupted(i32),
+    /// A thread of sbx panicked (a bug in sbx): what it was doing, and the
+    /// panic's message (exit 125).
+    Panicked { what: String, message: String },
 }
 
 impl Error {
@@ -62,7 +65,8 @@ impl Error {
             | Error::PullFailed { .. }
             | Error::CreateFailed(_)
             | Error::EngineTimeout(_)
-            | Error::Setup { .. } => exit::ENGINE,
+            | Error::Setup { .. }
+            | Error::Panicked { .. } => exit::ENGINE,
         }
     }
 
@@ -81,6 +85,7 @@ impl Error {
             Error::CreateFailed(_) => "create_failed",
             Error::EngineTimeout(_) => "engine_timeout",
             Error::Setup { .. } => "setup",
+            Error::Panicked { .. } => "panicked",
             Error::Tasks { .. } => "tasks",
             Error::Write { .. } => "write",
             Error::Report { .. } => "report",
@@ -132,6 +137,9 @@ impl fmt::Display for Error {
             Error::CreateFailed(line) => write!(f, "docker could not create the container: {line}"),
             Error::EngineTimeout(what) => write!(f, "docker did not answer in time: {what}"),
             Error::Setup { what, source } => write!(f, "failed to {what}: {source}"),
+            Error::Panicked { what, message } => {
+                write!(f, "{what} panicked (a bug in sbx): {message}")
+            }
             Error::Tasks { path, message } => {
                 write!(f, "bad tasks file `{}`: {message}", path.display())
             }

@@ -3,12 +3,14 @@
 //!
 //! The modules are layers; each imports only from layers below it
 //! (`tests/layers.rs` holds this order and checks it). From the bottom:
-//! `exit`, `signals`, `error`, `console` (plumbing); `spec` (validated
-//! values and the command line's plain choices); `cli` (clap types, no
-//! I/O); `docker` (`argv`: pure argument vectors; `process`: the only place
-//! that spawns, waits, kills and drains; `control` and `events`: short
-//! commands and the engine's record); `runner` (sbx as a container's PID 1,
-//! its framed protocol, and the host's session with it); `session` (run id, run lock, staged
+//! `exit`, `signals`, `limits` (the open-file limit), `error`, `console`
+//! (plumbing); `spec` (validated values and the command line's plain
+//! choices); `cli` (clap types, no I/O); `docker` (`argv`: pure argument
+//! vectors; `process`: the only place that spawns, waits, kills and drains;
+//! `control` and `events`: short commands and the engine's record, read
+//! from one event stream per engine); `runner` (sbx as a container's PID 1,
+//! its framed protocol, and the host's session with it); `session` (run
+//! id, run lock, staged
 //! candidates, one container run); `engines` (which engines, their set-up,
 //! baking); `judge` (a run's output and outcome to a verdict); `report`
 //! (results as JSON, JUnit, summary); `eval` (an eval's steps: tasks,
@@ -19,6 +21,7 @@
 pub mod console;
 pub mod error;
 pub mod exit;
+pub mod limits;
 pub mod signals;
 
 pub mod spec;
@@ -65,6 +68,7 @@ pub fn main_impl() -> i32 {
             return err.exit_code();
         }
     };
+    limits::raise_open_files();
     if let Err(err) = signals::install() {
         console::note(&format!("sbx: failed to install signal handlers: {err}"));
         return exit::ENGINE;

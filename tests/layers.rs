@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// before it, never from its own rank's others or from later ones. A new
 /// module must be placed here.
 const LAYERS: &[&[&str]] = &[
-    &["exit", "signals"],
+    &["exit", "signals", "limits"],
     &["error"],
     &["console"],
     &["spec"],

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::config::DoctorRequest;
 use crate::console;
 use crate::docker::control;
-use crate::docker::events::ContainerRecord;
+use crate::docker::events::{ContainerRecord, EventStream};
 use crate::docker::process::{
     self, ContainerGuard, Ended, Finished, OutputSink, StdinSource, CONTROL_TIMEOUT,
 };
@@ -155,9 +155,16 @@ fn run_checks(req: &DoctorRequest) -> Result<(Vec<Check>, Option<i32>)> {
     let usable = image.state == State::Ok;
     checks.push(image);
 
+    // The probes' containers are judged on the engine's record of them.
+    let events = if usable {
+        EventStream::start(&session.sandbox.docker, &session.run_id).ok()
+    } else {
+        None
+    };
     let p = Prober {
         session: &session,
         image: &req.image,
+        events: events.as_ref(),
     };
     // One table: the name reported when the probe cannot run, and the probe.
     let probes: [(&'static str, &dyn Fn() -> Check); 9] = [
@@ -299,6 +306,7 @@ fn engine_facts(docker_cli: &Docker) -> (Check, Option<i32>) {
 struct Prober<'a> {
     session: &'a Session,
     image: &'a str,
+    events: Option<&'a EventStream>,
 }
 
 /// What a probe run gave: the run, or why it could not be judged.
@@ -341,21 +349,16 @@ impl Prober<'_> {
         });
         match run {
             Err(e) => Probe::Broken(e.to_string()),
-            Ok((finished, name)) => match outcome::docker_failure(
-                &finished,
-                &ContainerRecord {
-                    docker: &self.session.sandbox.docker,
-                    name: &name,
-                    since: finished.started,
-                    offset: 0.0,
-                },
-            ) {
-                Some(failure) if failure.code == exit::NOT_FOUND => {
-                    Probe::Skip("image has no sh".into())
+            Ok((finished, name)) => {
+                match outcome::docker_failure(&finished, &ContainerRecord::new(self.events, &name))
+                {
+                    Some(failure) if failure.code == exit::NOT_FOUND => {
+                        Probe::Skip("image has no sh".into())
+                    }
+                    Some(failure) => Probe::Broken(failure.message),
+                    None => Probe::Ran(finished, name),
                 }
-                Some(failure) => Probe::Broken(failure.message),
-                None => Probe::Ran(finished, name),
-            },
+            }
         }
     }
 
@@ -494,13 +497,7 @@ impl Prober<'_> {
                 Check::new(name, State::Skipped, "image has no python3")
             }
             Probe::Ran(f, container) => {
-                let docker_cli = &self.session.sandbox.docker;
-                let record = ContainerRecord {
-                    docker: docker_cli,
-                    name: &container,
-                    since: f.started,
-                    offset: 0.0,
-                };
+                let record = ContainerRecord::new(self.events, &container);
                 let verdict = outcome::judge(&f, |_| None, &record);
                 let limit = &self.session.sandbox.limits.memory;
                 match verdict {

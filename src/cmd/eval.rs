@@ -11,6 +11,7 @@ use std::thread;
 use std::time::Instant;
 
 use crate::console;
+use crate::docker::events::EventStream;
 use crate::engines::pool::{self, Member, Setup};
 use crate::engines::{bake, clean};
 use crate::error::{Error, Result};
@@ -21,6 +22,7 @@ use crate::eval::queue::{lock, take, Queue, Taken, Tally};
 use crate::eval::request::EvalRequest;
 use crate::eval::tasks::Task;
 use crate::exit;
+use crate::limits;
 use crate::report::{self, Requeue, TaskResult};
 use crate::session::{Session, Staged};
 use crate::signals;
@@ -71,6 +73,27 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         let _ = clean_all(&members, &session.run_id);
         return Err(e);
     }
+    // Each engine's event stream runs from before its first container to
+    // the end of the eval (dropped with `members`, on every path).
+    let streams: Result<Vec<EventStream>> = members
+        .iter()
+        .filter(|_| !units.is_empty())
+        .map(|m| EventStream::start(&m.docker, &session.run_id))
+        .collect();
+    let mut members = members;
+    match streams {
+        Ok(streams) => {
+            for (member, stream) in members.iter_mut().zip(streams) {
+                member.events = Some(stream);
+            }
+        }
+        Err(e) => {
+            let _ = clean_all(&members, &session.run_id);
+            return Err(e);
+        }
+    }
+
+    fit_open_files(&mut members, units.len());
 
     let tallies: Vec<Mutex<Tally>> = units.iter().map(|_| Mutex::default()).collect();
     let queue = Mutex::new(Queue {
@@ -245,13 +268,14 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
 /// them that way, all engines at once.
 fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<()> {
     let baking = setups.iter_mut().filter(|s| s.left_out.is_none());
-    let results = pool::at_once(
-        baking,
-        |s| bake::bake(session, &mut s.member, &mut s.refused),
-        || Ok(()),
-    );
+    let results = pool::at_once(baking, |s| {
+        bake::bake(session, &mut s.member, &mut s.refused)
+    });
     for result in results {
-        result?;
+        result.map_err(|message| Error::Panicked {
+            what: "baking the candidates".into(),
+            message,
+        })??;
     }
     for setup in setups.iter().filter(|_| explicit) {
         for (code, why) in setup.refused.values() {
@@ -263,17 +287,34 @@ fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<(
     Ok(())
 }
 
+/// Runs fewer at once than asked when the open-file limit (raised to the
+/// hard limit at start) cannot hold them all, saying so in one line.
+fn fit_open_files(members: &mut [Member], units: usize) {
+    let limit = limits::open_files();
+    let mut jobs: Vec<usize> = members.iter().map(|m| m.jobs.min(units)).collect();
+    let asked: usize = jobs.iter().sum();
+    if limits::fit(&mut jobs, limits::max_jobs(limit)) {
+        for (member, jobs) in members.iter_mut().zip(&jobs) {
+            member.jobs = *jobs;
+        }
+        console::note(&format!(
+            "sbx: the open-file limit ({}) allows {} runs at once; running those instead of -j {asked}",
+            limit.unwrap_or_default(),
+            jobs.iter().sum::<usize>()
+        ));
+    }
+}
+
 /// Removes this eval's containers and baked images from every engine that
 /// answers, all at once. The containers found, or the first failure.
 fn clean_all(members: &[Member], run_id: &str) -> std::result::Result<usize, String> {
-    let results = pool::at_once(
-        members,
-        |m| clean::clean(m, run_id).map_err(|e| format!("engine `{}`: {e}", m.label)),
-        || Ok(0),
-    );
+    let results = pool::at_once(members, |m| clean::clean(m, run_id));
     let mut found = 0;
-    for result in results {
-        found += result?;
+    for (member, result) in members.iter().zip(results) {
+        let cleaned = result
+            .map_err(|why| format!("the cleanup panicked (a bug in sbx): {why}"))
+            .and_then(|r| r);
+        found += cleaned.map_err(|e| format!("engine `{}`: {e}", member.label))?;
     }
     Ok(found)
 }

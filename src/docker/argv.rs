@@ -319,31 +319,21 @@ pub fn list_labelled_args() -> Vec<OsString> {
     ])
 }
 
-/// `docker events` for one kind of event (`oom`, `start`, `die`) of
-/// container `name` between two Unix times of the engine's clock
-/// (fractional seconds; the range is closed so the command returns). Each
-/// event prints `NAME<TAB>STATUS<TAB>EXIT CODE`: docker matches
-/// `container=` on a name *prefix* (`sbx-r-1` also matches `sbx-r-10`), so
-/// the caller keeps only the lines of exactly `name`.
-pub fn events_args(name: &str, event: &str, since: f64, until: f64) -> Vec<OsString> {
+/// `docker events` of every container labelled with `run_id`, from `since`
+/// (Unix seconds on the engine's clock; the daemon replays what it logged
+/// since then) and for as long as it runs: one JSON event per line.
+pub fn events_stream_args(run_id: &str, since: f64) -> Vec<OsString> {
     to_os(&[
         "events",
         "--since",
         &format!("{since:.9}"),
-        "--until",
-        &format!("{until:.9}"),
         "--filter",
-        &format!("container={name}"),
+        &format!("label={RUN_LABEL}={run_id}"),
         "--filter",
-        &format!("event={event}"),
+        "type=container",
         "--format",
-        "{{.Actor.Attributes.name}}\t{{.Status}}\t{{.Actor.Attributes.exitCode}}",
+        "{{json .}}",
     ])
-}
-
-/// `docker info` of the engine's clock (RFC 3339).
-pub fn engine_time_args() -> Vec<OsString> {
-    to_os(&["info", "--format", "{{.SystemTime}}"])
 }
 
 /// The repository of the images sbx bakes for engines that cannot see this
@@ -877,19 +867,17 @@ mod tests {
             ]
         );
         assert_eq!(
-            strings(&events_args("sbx-1", "oom", 1.5, 2.25)),
+            strings(&events_stream_args("r1", 1.5)),
             [
                 "events",
                 "--since",
                 "1.500000000",
-                "--until",
-                "2.250000000",
                 "--filter",
-                "container=sbx-1",
+                "label=sbx.run=r1",
                 "--filter",
-                "event=oom",
+                "type=container",
                 "--format",
-                "{{.Actor.Attributes.name}}\t{{.Status}}\t{{.Actor.Attributes.exitCode}}"
+                "{{json .}}"
             ]
         );
     }

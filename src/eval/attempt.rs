@@ -8,6 +8,7 @@ use super::cache::{Cache, KeyInput};
 use super::judge::{judge, ENGINE_LOST};
 use super::plan::{ImageCheck, Unit};
 use super::request::EvalRequest;
+use crate::docker::events::EventStream;
 use crate::engines::pool::{Member, Ping};
 use crate::report::{Status, TaskResult};
 use crate::session::{Session, Staged};
@@ -82,6 +83,10 @@ pub fn run_unit(
         return Step::Interrupted;
     };
     if result.status != Status::Pass {
+        // Without the engine's record nothing but a pass can be judged.
+        if let Some(why) = member.events.as_ref().and_then(EventStream::ended) {
+            return Step::EngineDown(why);
+        }
         match member.ping() {
             Err(Ping::Interrupted) => return Step::Interrupted,
             Err(Ping::Down(why)) => return Step::EngineDown(why),

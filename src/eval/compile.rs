@@ -187,12 +187,7 @@ pub fn compile<'a>(
         Ok(finished) => finished,
         Err(e) => return Some(Err(TaskResult::error(id, e.code(), e.to_string()))),
     };
-    let record = ContainerRecord {
-        docker: &member.docker,
-        name: &name,
-        since: finished.started,
-        offset: member.offset,
-    };
+    let record = ContainerRecord::new(member.events.as_ref(), &name);
     let mut said = String::from_utf8_lossy(&finished.stderr.bytes).into_owned();
     said.push_str(&String::from_utf8_lossy(&finished.stdout.bytes));
     let compile_ms = u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX);
@@ -207,6 +202,15 @@ pub fn compile<'a>(
         Ended::Interrupted(_) => return None,
         Ended::TimedOut if record.oom_killed() => {
             return failed("compile_oom", out_of_memory(limits));
+        }
+        // Without the engine's record, a timeout could have been a memory
+        // kill or a lost connection.
+        Ended::TimedOut if record.seen().is_none() => {
+            return Some(Err(TaskResult::error(
+                id,
+                ENGINE_LOST,
+                record.why_unknown(),
+            )));
         }
         Ended::TimedOut => {
             return failed(

@@ -164,12 +164,7 @@ pub fn judge_case(
         Err(e) => return Some(TaskResult::error(&task.id, e.code(), e.to_string())),
     };
     let mut result = result_from_run(&task.id, &finished);
-    let record = ContainerRecord {
-        docker: &member.docker,
-        name: &name,
-        since: finished.started,
-        offset: member.offset,
-    };
+    let record = ContainerRecord::new(member.events.as_ref(), &name);
     let verdict = outcome::judge(&finished, |stdout| case.matcher.mismatch(stdout), &record);
     // A failure on the program's own exit is kept only if the engine
     // recorded that exit: a cut connection also ends the client.
@@ -179,6 +174,14 @@ pub fn judge_case(
                 return Some(TaskResult::error(&task.id, ENGINE_LOST, why));
             }
         }
+    }
+    // A timeout without the engine's record could have been a memory kill.
+    if verdict == Verdict::Fail(FailReason::Timeout) && record.seen().is_none() {
+        return Some(TaskResult::error(
+            &task.id,
+            ENGINE_LOST,
+            record.why_unknown(),
+        ));
     }
     match verdict {
         Verdict::Interrupted => return None,
