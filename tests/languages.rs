@@ -454,3 +454,31 @@ fn compiled_candidates_work_with_baked_images_too() {
     }
     run.assert_clean();
 }
+
+#[test]
+fn gc_removes_build_volumes_left_behind() {
+    let run = Run::new("gc");
+    let name = format!("sbx-{}-build-0", run.id);
+    let created = try_docker(&[
+        "volume",
+        "create",
+        "--label",
+        &format!("sbx.run={}", run.id),
+        "--",
+        &name,
+    ])
+    .expect("docker volume create");
+    assert_eq!(created.code(), 0, "{}", created.stderr);
+    assert_eq!(run.volumes(), std::slice::from_ref(&name));
+    let mut cmd = common::sbx(None);
+    cmd.args(["gc", "--run", &run.id]);
+    let out = finish(cmd, None, Duration::from_secs(60));
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.contains(&name), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("(and 1 build volume(s))"),
+        "{}",
+        out.stderr
+    );
+    run.assert_clean();
+}

@@ -184,6 +184,16 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     }
     // Whatever happened, nothing of this run stays on any engine that answers.
     let cleaned = clean_all(&members, &session.run_id);
+    if units.iter().any(|unit| unit.language.is_some()) {
+        for member in &members {
+            if let Err(e) = clean::clean_volumes(member, &session.run_id) {
+                console::note(&format!(
+                    "sbx: engine `{}`: {e}; `sbx gc --run {}` removes them once it answers",
+                    member.label, session.run_id
+                ));
+            }
+        }
+    }
     if let Some(signal) = signals::received() {
         let removed = match cleaned {
             Ok(n) => format!("{n} leftover containers removed"),

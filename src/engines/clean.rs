@@ -18,9 +18,6 @@ pub fn clean(member: &Member, run_id: &str) -> std::result::Result<usize, String
         }
     }
     let removed = control::remove_run(&member.docker, run_id).map_err(|e| e.to_string())?;
-    // After the containers: a volume still mounted cannot be removed.
-    control::remove_run_volumes(&member.docker, run_id)
-        .map_err(|e| format!("could not remove the build volumes: {e}"))?;
     if let Delivery::Image(baked) = &member.delivery {
         let tags: Vec<String> = baked.values().cloned().collect();
         if !remove_baked(&member.docker, &tags) {
@@ -28,4 +25,17 @@ pub fn clean(member: &Member, run_id: &str) -> std::result::Result<usize, String
         }
     }
     Ok(removed)
+}
+
+/// Removes the build volumes of this eval's compiled candidates left on an
+/// engine (each is removed after its candidate; this catches the ones that
+/// were still in use then). Call after `clean`: a volume a container still
+/// mounts cannot be removed. Only for evals that compiled something, so
+/// that the others cost no docker process more.
+pub fn clean_volumes(member: &Member, run_id: &str) -> std::result::Result<usize, String> {
+    if member.is_down() {
+        return Err("the engine stopped answering".into());
+    }
+    control::remove_run_volumes(&member.docker, run_id)
+        .map_err(|e| format!("could not remove the build volumes: {e}"))
 }
