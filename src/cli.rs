@@ -43,6 +43,9 @@ pub struct DoctorArgs {
     /// Exit 0 even when checks were skipped because the image lacks a tool.
     #[arg(long)]
     pub allow_skips: bool,
+    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -163,6 +166,9 @@ pub struct RunArgs {
     /// throwaway image, or by where --engine is (a bind mount without it).
     #[arg(long, value_enum, default_value_t = DeliverChoice::Auto)]
     pub deliver: DeliverChoice,
+    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -225,6 +231,9 @@ pub struct EvalArgs {
     /// machine), throwaway images, or by where each engine is.
     #[arg(long, value_enum, default_value_t = DeliverChoice::Auto)]
     pub deliver: DeliverChoice,
+    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
