@@ -2,12 +2,18 @@
 //! (busybox candidates, nothing pulled):
 //! - the JSON report when stdout is not a terminal, byte for byte against a
 //!   golden file (`tests/golden/eval_report.json`) apart from `duration_ms`,
-//!   which is written as 0 there. `SBX_BLESS=1` rewrites the golden file
-//!   (then read the diff before committing it).
+//!   which is written as 0 there. `SBX_BLESS=1` rewrites the golden files
+//!   (then read the diff before committing them);
+//! - the text report when stdout is a terminal: a real pseudo-terminal made
+//!   by `script` (util-linux), against `tests/golden/eval_report.txt`
+//!   (durations written as 0.00s), coloured unless `NO_COLOR`, with `-o`
+//!   writing the same JSON as a pipe gets.
 
 mod common;
 
+use std::ffi::OsStr;
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -132,4 +138,118 @@ fn json_report_is_byte_for_byte_the_golden_file() {
         "{out:?}"
     );
     common::assert_nothing_left(&suite.id, "after the golden eval");
+}
+
+/// `cmd` run by `script` under a new pseudo-terminal: its stdout and stderr
+/// are that terminal, whose output (`\r\n` line ends made `\n`) is the
+/// captured stdout. The command's exit code is script's (`-e`).
+fn under_terminal(cmd: &Command) -> Out {
+    let quote = |word: &OsStr| {
+        let text = std::str::from_utf8(word.as_bytes()).expect("UTF-8 argument");
+        assert!(!text.contains('\''), "no quote in {text}");
+        format!("'{text}'")
+    };
+    let mut line = quote(cmd.get_program());
+    for arg in cmd.get_args() {
+        line.push(' ');
+        line.push_str(&quote(arg));
+    }
+    let mut script = Command::new("script");
+    script.args(["-q", "-e", "-c", &line, "/dev/null"]);
+    if let Some(dir) = cmd.get_current_dir() {
+        script.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => script.env(key, value),
+            None => script.env_remove(key),
+        };
+    }
+    let mut out = finish(script, None, LIMIT);
+    out.stdout = out.stdout.replace("\r\n", "\n");
+    out
+}
+
+/// The terminal's text without the live progress line (written to stderr,
+/// the same terminal, and erased with `\r\x1b[K`).
+fn without_progress(text: &str) -> String {
+    let re = regex::Regex::new(r"\r\x1b\[K(sbx: \d+/\d+ candidates judged)?").expect("regex");
+    re.replace_all(text, "").into_owned()
+}
+
+/// The text report with its durations written as 0.00s (the column keeps
+/// its width: they are right-aligned) and the summary's time as 0.0 s.
+fn text_without_durations(text: &str) -> String {
+    let column = regex::Regex::new(r"( *)\d+\.\d\ds").expect("regex");
+    let text = column.replace_all(text, |caps: &regex::Captures| {
+        let width = caps[0].len();
+        format!("{:>width$}", "0.00s")
+    });
+    let total = regex::Regex::new(r" in \d+\.\d s").expect("regex");
+    total.replace_all(&text, " in 0.0 s").into_owned()
+}
+
+#[test]
+fn text_report_at_a_terminal_and_json_in_the_output_file() {
+    let suite = Suite::new("tty");
+    let _cleanup = Cleanup::new(&[&suite.id]);
+    let mut cmd = suite.eval();
+    cmd.args(["-o", "report.json"]).env_remove("NO_COLOR");
+    let out = under_terminal(&cmd);
+    assert_eq!(out.code(), 2, "{out:?}");
+    let shown = without_progress(&out.stdout);
+    // Coloured by default at a terminal, as cargo does.
+    assert!(
+        shown.contains("\x1b[1;32mPASS   \x1b[0m  hello"),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains("\x1b[1;31mFAIL   \x1b[0m  wrong"),
+        "{shown:?}"
+    );
+    let plain = regex::Regex::new(r"\x1b\[[0-9;]*m")
+        .expect("regex")
+        .replace_all(&shown, "")
+        .into_owned();
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    assert_golden("eval_report.txt", &text_without_durations(&plain));
+    // The JSON report went to the file, exactly as a pipe gets it.
+    let written = fs::read_to_string(suite.path("report.json")).expect("the -o file");
+    assert_golden("eval_report.json", &without_durations(&written));
+
+    // NO_COLOR: the same report, without colour.
+    let mut cmd = suite.eval();
+    cmd.env("NO_COLOR", "1");
+    let out = under_terminal(&cmd);
+    let shown = without_progress(&out.stdout);
+    assert!(!shown.contains('\x1b'), "{shown:?}");
+    assert_golden("eval_report.txt", &text_without_durations(&shown));
+    common::assert_nothing_left(&suite.id, "after the terminal evals");
+}
+
+#[test]
+fn format_forces_either_report() {
+    let suite = Suite::new("format");
+    let _cleanup = Cleanup::new(&[&suite.id]);
+    // Text into a pipe, never coloured there unless asked.
+    let mut cmd = suite.eval();
+    cmd.args(["--format", "text"]);
+    let out = finish(cmd, None, LIMIT);
+    assert_eq!(out.code(), 2, "{out:?}");
+    assert_golden("eval_report.txt", &text_without_durations(&out.stdout));
+    // The summary is the report's last line, not repeated on stderr.
+    assert!(!out.stderr.contains(" passed, "), "{out:?}");
+    let mut cmd = suite.eval();
+    cmd.args(["--format", "text", "--color", "always"]);
+    let out = finish(cmd, None, LIMIT);
+    assert!(out.stdout.contains("\x1b[1;31mFAIL"), "{out:?}");
+    // JSON at a terminal.
+    let mut cmd = suite.eval();
+    cmd.args(["--format", "json", "--color", "always"]);
+    let out = under_terminal(&cmd);
+    let shown = without_progress(&out.stdout);
+    let (report, summary) = shown.split_at(shown.rfind("]\n").expect("a JSON list") + 2);
+    assert_golden("eval_report.json", &without_durations(report));
+    assert!(summary.starts_with("1 passed, 5 failed"), "{summary:?}");
+    common::assert_nothing_left(&suite.id, "after the forced formats");
 }
