@@ -91,7 +91,10 @@ impl Suite {
         let mut cmd = common::sbx(Some(&self.id));
         cmd.current_dir(self.dir.path())
             .args(["eval", "--tasks", "tasks.json", "--gen", "gen", "-j", "4"])
-            .args(["--image", BUSYBOX, "--pull", "never", "--no-fail-fast"]);
+            .args(["--image", BUSYBOX, "--pull", "never", "--no-fail-fast"])
+            // Generous for the tasks that should finish (spin has its own
+            // 1 s): load must not turn a pass into a timeout.
+            .args(["--timeout", "60"]);
         cmd
     }
 }
