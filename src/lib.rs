@@ -14,7 +14,7 @@
 //! it); `session` (run id, run lock, staged
 //! candidates, one container run); `engines` (which engines, their set-up,
 //! baking); `judge` (a run's output and outcome to a verdict); `report`
-//! (results as JSON, JUnit, summary); `eval` (an eval's steps: tasks,
+//! (results as JSON, text, JUnit, summary); `eval` (an eval's steps: tasks,
 //! candidates, plan, queue, judging, cache); `config` (the command line's
 //! arguments to validated requests); `cmd` (the subcommands). This file
 //! dispatches to `cmd`.

@@ -15,10 +15,12 @@ use tempfile::TempDir;
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-/// A scratch folder holding a candidate `f.sh`.
+/// A scratch folder holding a candidate `f.sh`, and `tmp/`, the TMPDIR
+/// given to sbx (where `--print-argv` keeps its staged copies).
 fn scratch() -> TempDir {
     let dir = tempfile::tempdir().expect("scratch");
     fs::write(dir.path().join("f.sh"), "#!/bin/sh\necho hi\n").expect("write");
+    fs::create_dir(dir.path().join("tmp")).expect("mkdir tmp");
     dir
 }
 
@@ -26,10 +28,14 @@ fn toml(dir: &Path, text: &str) {
     fs::write(dir.join("sbx.toml"), text).expect("write sbx.toml");
 }
 
-/// `sbx ARGS` in `dir`, with no docker setting from the environment.
+/// `sbx ARGS` in `dir`, with no docker setting from the environment and
+/// `dir/tmp` as TMPDIR when there is one.
 fn sbx(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_sbx"))
-        .current_dir(dir)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sbx"));
+    if dir.join("tmp").is_dir() {
+        cmd.env("TMPDIR", dir.join("tmp"));
+    }
+    cmd.current_dir(dir)
         .env_remove("SBX_DOCKER")
         .env_remove("SBX_RUN_ID")
         .args(args)
@@ -81,6 +87,31 @@ fn run_without_a_file_is_the_drop_in() {
     assert_eq!(image(&plain), "python:3.12-slim");
     let positional = argv(dir.path(), &["f.sh", "img:1", "3"]);
     assert_eq!(image(&positional), "img:1");
+    // A file without a [run] table changes nothing of `sbx run` (the run
+    // id is fixed so that the two argvs can be compared whole).
+    let fixed = |dir: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_sbx"))
+            .current_dir(dir)
+            .env("TMPDIR", dir.join("tmp"))
+            .env_remove("SBX_DOCKER")
+            .env("SBX_RUN_ID", "settings-same")
+            .args(["run", "--print-argv", "f.sh", "img:1", "3"])
+            .timeout(LIMIT)
+            .output()
+            .expect("run sbx");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        // The staging folder's name is random.
+        let staged = regex::Regex::new(r"/sbx-[^/]+/").expect("regex");
+        let text = String::from_utf8(out.stdout).expect("UTF-8");
+        staged.replace_all(&text, "/sbx-X/").into_owned()
+    };
+    let without = fixed(dir.path());
+    toml(
+        dir.path(),
+        "[eval]
+image = \"other:1\"\npull = \"never\"\n[doctor]\nmemory = \"1g\"\n",
+    );
+    assert_eq!(fixed(dir.path()), without);
 }
 
 #[test]
@@ -118,6 +149,7 @@ fn environment_beats_the_file() {
     assert_eq!(argv(dir.path(), &["f.sh"])[0], "from-file");
     let out = Command::new(env!("CARGO_BIN_EXE_sbx"))
         .current_dir(dir.path())
+        .env("TMPDIR", dir.path().join("tmp"))
         .env("SBX_DOCKER", "from-env")
         .args(["run", "--print-argv", "f.sh"])
         .timeout(LIMIT)
