@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::spec::{self, CompareMode, DeliverChoice, Profile, Pull};
+use crate::spec::{self, ColorChoice, CompareMode, DeliverChoice, Profile, Pull, ReportFormat};
 
 /// Run untrusted, AI-generated code in a locked-down Docker container and
 /// judge it against assertions written in advance.
@@ -43,6 +43,9 @@ pub struct DoctorArgs {
     /// Exit 0 even when checks were skipped because the image lacks a tool.
     #[arg(long)]
     pub allow_skips: bool,
+    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -163,6 +166,9 @@ pub struct RunArgs {
     /// throwaway image, or by where --engine is (a bind mount without it).
     #[arg(long, value_enum, default_value_t = DeliverChoice::Auto)]
     pub deliver: DeliverChoice,
+    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -215,6 +221,16 @@ pub struct EvalArgs {
     /// Also write a JUnit XML report to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// The report on stdout: JSON for machines or text for people
+    /// [default: text at a terminal, JSON otherwise].
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<ReportFormat>,
+    /// Also write the JSON report to this file, whatever stdout shows.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Colour the text report: auto (a terminal, and NO_COLOR unset), always or never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
     /// Run tasks on this engine (repeatable: the engines share one queue):
     /// a docker context name (`default` for the local one) or a unix://,
     /// tcp:// or ssh:// URL, optionally with `,jobs=N` (default: -j)
@@ -232,6 +248,9 @@ pub struct EvalArgs {
     /// Memory limit of the compile step's container.
     #[arg(long, default_value = spec::languages::DEFAULT_COMPILE_MEMORY, value_name = "SIZE")]
     pub compile_memory: String,
+    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }

@@ -1,6 +1,8 @@
 //! The command line's arguments become validated requests here, once:
 //! everything below can assume valid input.
 
+use std::env;
+use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 use std::thread;
 use std::time::Duration;
@@ -14,6 +16,7 @@ use crate::eval::compile::CompileLimits;
 use crate::eval::request::EvalRequest;
 use crate::eval::tasks::{parse_tasks, TaskDefaults};
 use crate::judge::matcher::Tolerance;
+use crate::report;
 use crate::session::{self, Sandbox};
 use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
@@ -166,6 +169,13 @@ impl EvalRequest {
             ks: args.k,
             cache: args.cache.filter(|_| !args.no_cache),
             junit: args.junit,
+            format: report::text::format_for(args.format, io::stdout().is_terminal()),
+            color: report::text::color_for(
+                args.color,
+                io::stdout().is_terminal(),
+                env::var_os("NO_COLOR").as_deref(),
+            ),
+            output: args.output,
             engines,
             deliver: args.deliver,
             compile: CompileLimits {

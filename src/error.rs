@@ -41,6 +41,9 @@ pub enum Error {
     Write { what: String, source: io::Error },
     /// `diff`: a report is missing, unreadable or malformed (exit 2).
     Report { path: PathBuf, message: String },
+    /// The settings file (`sbx.toml`, `--config`) is unreadable or has an
+    /// unknown table or key, or a bad value (exit 2).
+    Settings { path: PathBuf, message: String },
     /// SIGINT, SIGTERM, SIGHUP or SIGQUIT arrived before any program started
     /// (exit 128 + the signal: 130, 143, 129, 131).
     Interrupted(i32),
@@ -53,9 +56,11 @@ impl Error {
     /// The documented exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) | Error::Tasks { .. } | Error::Write { .. } | Error::Report { .. } => {
-                exit::USAGE
-            }
+            Error::Usage(_)
+            | Error::Tasks { .. }
+            | Error::Write { .. }
+            | Error::Report { .. }
+            | Error::Settings { .. } => exit::USAGE,
             Error::Interrupted(signal) => exit::for_signal(*signal),
             Error::NoSuchFile(_) | Error::Unreadable { .. } => exit::NO_SUCH_FILE,
             Error::NotExecutable(_) | Error::DockerSpawn { .. } => exit::CANNOT_EXECUTE,
@@ -89,6 +94,7 @@ impl Error {
             Error::Tasks { .. } => "tasks",
             Error::Write { .. } => "write",
             Error::Report { .. } => "report",
+            Error::Settings { .. } => "settings",
             Error::Interrupted(_) => "interrupted",
         }
     }
@@ -146,6 +152,9 @@ impl fmt::Display for Error {
             Error::Write { what, source } => write!(f, "failed to write {what}: {source}"),
             Error::Report { path, message } => {
                 write!(f, "report `{}`: {message}", path.display())
+            }
+            Error::Settings { path, message } => {
+                write!(f, "config file `{}`: {message}", path.display())
             }
             Error::Interrupted(signal) => write!(
                 f,

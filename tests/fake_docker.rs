@@ -409,7 +409,9 @@ impl Fake {
         for k in FAKE_VARS {
             cmd.env_remove(k);
         }
-        cmd.env("SBX_DOCKER", self.docker())
+        // In the fake's folder: the repository's sbx.toml must not apply.
+        cmd.current_dir(self.root())
+            .env("SBX_DOCKER", self.docker())
             .env("SBX_RUN_ID", run_id)
             .env("TMPDIR", self.tmp());
         cmd

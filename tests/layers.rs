@@ -16,6 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["console"],
     &["spec"],
     &["cli"],
+    &["settings"],
     &["docker"],
     &["runner"],
     &["session"],

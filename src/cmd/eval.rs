@@ -26,6 +26,7 @@ use crate::limits;
 use crate::report::{self, Requeue, TaskResult};
 use crate::session::{Session, Staged};
 use crate::signals;
+use crate::spec::ReportFormat;
 
 /// Runs the eval and returns the exit code. The report goes to stdout.
 pub fn eval(req: EvalRequest) -> Result<i32> {
@@ -259,18 +260,27 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
             }
         })
         .collect();
-    // The report first: a JUnit file that cannot be written must not cost
-    // the user the results.
-    report::json::write_json(&results)?;
-    if let Some(path) = &req.junit {
-        report::junit::write_junit(path, &results, clock.elapsed())?;
-    }
     let summary = report::summary::Summary::of(&results);
     let mut line = summary.line(clock.elapsed());
     for (key, mean, tasks) in report::passk::pass_at_k_means(&results) {
         line.push_str(&format!("; mean {key} {mean:.3} over {tasks} tasks"));
     }
-    console::note(&line);
+    // The report first: a file that cannot be written must not cost the
+    // user the results. The text report ends with the summary; after the
+    // JSON one it goes to stderr, as it always did.
+    match req.format {
+        ReportFormat::Json => report::json::write_json(&results)?,
+        ReportFormat::Text => report::text::write_text(&results, &line, req.color)?,
+    }
+    if let Some(path) = &req.output {
+        report::json::write_json_file(path, &results)?;
+    }
+    if let Some(path) = &req.junit {
+        report::junit::write_junit(path, &results, clock.elapsed())?;
+    }
+    if req.format == ReportFormat::Json {
+        console::note(&line);
+    }
     Ok(summary.exit_code())
 }
 

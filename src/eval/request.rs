@@ -7,7 +7,7 @@ use super::compile::CompileLimits;
 use super::tasks::Task;
 use crate::engines::spec::EngineSpec;
 use crate::session::Sandbox;
-use crate::spec::DeliverChoice;
+use crate::spec::{DeliverChoice, ReportFormat};
 
 /// A validated `sbx eval` request.
 #[derive(Debug, Clone)]
@@ -24,6 +24,12 @@ pub struct EvalRequest {
     /// Where judged results are cached, if anywhere.
     pub cache: Option<PathBuf>,
     pub junit: Option<PathBuf>,
+    /// The report on stdout (terminal or not already decided).
+    pub format: ReportFormat,
+    /// Whether the text report is coloured.
+    pub color: bool,
+    /// Where the JSON report is also written (`-o`).
+    pub output: Option<PathBuf>,
     /// The engines to spread the tasks over (empty: the current context).
     pub engines: Vec<EngineSpec>,
     pub deliver: DeliverChoice,
