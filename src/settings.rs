@@ -27,6 +27,10 @@ pub const FILE_NAME: &str = "sbx.toml";
 /// The subcommands whose options the file may set: its only tables.
 pub const TABLES: &[&str] = &["eval", "run", "doctor"];
 
+/// The table of language entries (`[languages.EXT]`, see
+/// `spec::languages::with_overrides`); not a subcommand's.
+pub const LANGUAGES: &str = "languages";
+
 /// The option that names the file; never a key.
 const CONFIG: &str = "config";
 
@@ -210,11 +214,22 @@ fn check(file: &Path, text: &str, cli: &Command) -> Result<Vec<Table>> {
     })?;
     let mut tables = Vec::new();
     for (name, value) in doc {
+        if name == LANGUAGES {
+            // Checked here (and installed for this process): the language
+            // table is every subcommand's, not one's options.
+            let table = crate::spec::languages::with_overrides(&value)
+                .map_err(|message| bad(file, message))?;
+            crate::spec::languages::install(table);
+            continue;
+        }
         let (Some(cmd), true) = (cli.find_subcommand(&name), TABLES.contains(&name.as_str()))
         else {
             return Err(bad(
                 file,
-                format!("unknown table `{name}` (tables: [{}])", TABLES.join("], [")),
+                format!(
+                    "unknown table `{name}` (tables: [{}], [{LANGUAGES}.EXT])",
+                    TABLES.join("], [")
+                ),
             ));
         };
         let toml::Value::Table(table) = value else {
@@ -386,8 +401,8 @@ mod tests {
             ("[eval]\nno-cache = \"yes\"\n", "sbx: config file `sbx.toml`: [eval] no-cache: expected true or false, found a string"),
             ("[eval]\nk = [1, [2]]\n", "sbx: config file `sbx.toml`: [eval] k: expected an array of strings or numbers, found an array"),
             ("[eval]\ntasks = [\"a\"]\n", "sbx: config file `sbx.toml`: [eval] tasks: expected a string or a number, found an array"),
-            ("[gc]\nrun = \"x\"\n", "sbx: config file `sbx.toml`: unknown table `gc` (tables: [eval], [run], [doctor])"),
-            ("[evil]\n", "sbx: config file `sbx.toml`: unknown table `evil` (tables: [eval], [run], [doctor])"),
+            ("[gc]\nrun = \"x\"\n", "sbx: config file `sbx.toml`: unknown table `gc` (tables: [eval], [run], [doctor], [languages.EXT])"),
+            ("[evil]\n", "sbx: config file `sbx.toml`: unknown table `evil` (tables: [eval], [run], [doctor], [languages.EXT])"),
             ("eval = 1\n", "sbx: config file `sbx.toml`: `eval` must be a table ([eval]), not an integer"),
             ("[eval]\nconfig = \"x\"\n", "sbx: config file `sbx.toml`: [eval] unknown key `config` (keys are the long options of `sbx eval`)"),
             ("[eval]\nhelp = true\n", "sbx: config file `sbx.toml`: [eval] unknown key `help` (keys are the long options of `sbx eval`)"),

@@ -398,8 +398,9 @@ pub fn interpreter_for_extension(extension: &str) -> Option<Vec<String>> {
     Some(language.run.iter().map(|w| w.to_string()).collect())
 }
 
-/// The candidate extensions `eval` looks for, in order of preference (the
-/// language table's order).
+/// The built-in candidate extensions, in order of preference (the
+/// language table's order); `languages::candidate_extensions` gives the
+/// table in use, `sbx.toml`'s entries included.
 pub const CANDIDATE_EXTENSIONS: [&str; 10] =
     ["py", "sh", "js", "rb", "c", "cpp", "cc", "go", "rs", "java"];
 

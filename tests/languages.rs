@@ -482,3 +482,57 @@ fn gc_removes_build_volumes_left_behind() {
     );
     run.assert_clean();
 }
+
+#[test]
+fn sbx_toml_overrides_and_adds_languages() {
+    let run = Run::new("toml");
+    fs::write(
+        run.dir.path().join("sbx.toml"),
+        r#"
+[languages.c]
+compile = ["gcc", "-O0", "-DANSWER=42", "-o", "{out}/main", "{src}"]
+
+[languages.c99]
+name = "C99"
+source = "prog.c"
+compile = "gcc -std=c99 -o {out}/prog {src}"
+run = ["{out}/prog"]
+"#,
+    )
+    .expect("write sbx.toml");
+    run.gen(
+        "answer.c",
+        "#include <stdio.h>\nint main(void){printf(\"%d\\n\", ANSWER);return 0;}\n",
+    );
+    run.gen(
+        "loop.c99",
+        "#include <stdio.h>\nint main(void){for(int i=0;i<3;i++)printf(\"%d\",i);puts(\"\");return 0;}\n",
+    );
+    let tasks = json!([
+        {"id": "answer", "prompt": "", "stdin": "", "expect": "42\n", "timeout": 60},
+        {"id": "loop", "prompt": "", "stdin": "", "expect": "012\n", "timeout": 60}
+    ]);
+    let out = run.eval(&tasks, POLYGLOT, &["-j", "2"]);
+    let results = by_id(&report(&out));
+    for id in ["answer", "loop"] {
+        assert_eq!(
+            results[id]["status"], "pass",
+            "{}\n{}",
+            results[id], out.stderr
+        );
+    }
+    run.assert_clean();
+
+    // A bad entry stops sbx before anything runs: exit 2, one line.
+    fs::write(
+        run.dir.path().join("sbx.toml"),
+        "[languages.c]\ncompile = [\"gcc\", \"main.c\"]\n",
+    )
+    .expect("write sbx.toml");
+    let out = run.eval(&tasks, POLYGLOT, &[]);
+    assert_eq!(out.code(), 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr.trim(),
+        "sbx: config file `sbx.toml`: [languages.c] compile: must name the source `{src}` and the build directory `{out}`"
+    );
+}

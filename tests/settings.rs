@@ -206,7 +206,7 @@ fn bad_files_are_one_line_naming_the_file_and_the_key() {
         (
             "[gc]\nrun = \"x\"\n",
             &["run", "f.sh"],
-            "sbx: config file `sbx.toml`: unknown table `gc` (tables: [eval], [run], [doctor])",
+            "sbx: config file `sbx.toml`: unknown table `gc` (tables: [eval], [run], [doctor], [languages.EXT])",
         ),
         // Another table's mistake stops every subcommand that reads the file.
         (

@@ -204,7 +204,7 @@ fn run_checks(req: &DoctorRequest) -> Result<(Vec<Check>, Option<i32>)> {
 /// each compile and run command (a compiled program's own path excepted).
 fn language_programs() -> Vec<&'static str> {
     let mut programs: Vec<&'static str> = Vec::new();
-    for language in spec::languages::LANGUAGES {
+    for language in spec::languages::table() {
         let firsts = language
             .compile
             .map(|c| c[0])
@@ -224,7 +224,7 @@ fn language_programs() -> Vec<&'static str> {
 fn languages_detail(found: &[&str]) -> String {
     let has = |p: &str| p.starts_with('{') || found.contains(&p);
     let (mut compiled, mut interpreted, mut missing) = (Vec::new(), Vec::new(), Vec::new());
-    for language in spec::languages::LANGUAGES {
+    for language in spec::languages::table() {
         let label = format!("{} (.{})", language.name, language.extension);
         let needs: Vec<&str> = language
             .compile

@@ -46,7 +46,7 @@ pub fn find_source(gen_root: &Path, id: &str, interpreter: Option<&Vec<String>>)
             _ => {}
         }
     }
-    for ext in spec::CANDIDATE_EXTENSIONS {
+    for ext in spec::languages::candidate_extensions() {
         let path = gen_root.join(format!("{id}.{ext}"));
         if fs::symlink_metadata(&path).is_ok() {
             return Source::Single(load(gen_root, &path, interpreter));

@@ -7,6 +7,8 @@
 //! compile's working directory), `{out}` (`BUILD_DIR`, where the compile
 //! writes and the run reads, read-only) and `{class}` (Java's main class).
 
+use std::sync::OnceLock;
+
 /// Where a compiled candidate's output is: written by the compile
 /// container, mounted read-only in the run's.
 pub const BUILD_DIR: &str = "/sbx/build";
@@ -131,9 +133,165 @@ pub const LANGUAGES: &[Language] = &[
     },
 ];
 
+/// The table in use: the built-in one, with `sbx.toml`'s `[languages]`
+/// entries once `install`ed.
+pub fn table() -> &'static [Language] {
+    INSTALLED.get().copied().unwrap_or(LANGUAGES)
+}
+
+static INSTALLED: OnceLock<&'static [Language]> = OnceLock::new();
+
+/// The candidate extensions `eval` looks for, in the table's order.
+pub fn candidate_extensions() -> Vec<&'static str> {
+    table().iter().map(|l| l.extension).collect()
+}
+
 /// The language of an extension.
 pub fn by_extension(extension: &str) -> Option<&'static Language> {
-    LANGUAGES.iter().find(|l| l.extension == extension)
+    table().iter().find(|l| l.extension == extension)
+}
+
+/// Makes `table` (built by `with_overrides`) the table of this process.
+/// Once: a second call changes nothing.
+pub fn install(table: Vec<Language>) {
+    // Leaked once per process: the table lives as long as sbx does.
+    let _ = INSTALLED.set(Vec::leak(table));
+}
+
+/// The built-in table with the entries of `sbx.toml`'s `[languages]`
+/// table (`value`): `[languages.EXT]` with `run`, `compile`, `source` and
+/// `name`. An entry for a known extension replaces the keys it gives; a new
+/// extension is added after the built-in ones and needs `run`. Commands
+/// are arrays of words (or a string split on whitespace, without quotes);
+/// `compile = []` makes a language interpreted. `Err` is one line, naming
+/// the entry and the key.
+pub fn with_overrides(value: &toml::Value) -> Result<Vec<Language>, String> {
+    let leak = |s: String| -> &'static str { String::leak(s) };
+    let toml::Value::Table(entries) = value else {
+        return Err("`languages` must be a table of [languages.EXT] tables".into());
+    };
+    let mut table: Vec<Language> = LANGUAGES.to_vec();
+    for (ext, entry) in entries {
+        let valid_ext = !ext.is_empty()
+            && ext.len() <= 16
+            && ext
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'+');
+        if !valid_ext {
+            return Err(format!(
+                "[languages.{ext}]: an extension is 1 to 16 letters, digits, `_` or `+`, without the dot"
+            ));
+        }
+        let toml::Value::Table(keys) = entry else {
+            return Err(format!("[languages.{ext}] must be a table"));
+        };
+        let words = |key: &str, value: &toml::Value| -> Result<Vec<&'static str>, String> {
+            let words: Vec<String> = match value {
+                toml::Value::String(s) => {
+                    if s.contains(['\'', '"', '\\']) {
+                        return Err(format!(
+                            "[languages.{ext}] {key}: quotes and backslashes are not supported in a string (it is split on whitespace, never by a shell); give an array of words"
+                        ));
+                    }
+                    s.split_whitespace().map(str::to_string).collect()
+                }
+                toml::Value::Array(items) => items
+                    .iter()
+                    .map(|item| match item {
+                        toml::Value::String(s) if !s.contains('\0') => Ok(s.clone()),
+                        _ => Err(format!(
+                            "[languages.{ext}] {key}: expected an array of strings"
+                        )),
+                    })
+                    .collect::<Result<_, _>>()?,
+                other => {
+                    return Err(format!(
+                        "[languages.{ext}] {key}: expected an array of strings, found {}",
+                        other.type_str()
+                    ))
+                }
+            };
+            if words.first().is_some_and(|w| w.starts_with('-')) {
+                return Err(format!(
+                    "[languages.{ext}] {key}: the command cannot start with `-`"
+                ));
+            }
+            Ok(words.into_iter().map(leak).collect())
+        };
+        let ext: &'static str = leak(ext.clone());
+        let existing = table.iter().position(|l| l.extension == ext);
+        let mut language = match existing {
+            Some(i) => table[i].clone(),
+            None => Language {
+                extension: ext,
+                name: ext,
+                compile: None,
+                run: &[],
+                source: SourceName::Fixed(leak(format!("main.{ext}"))),
+            },
+        };
+        for (key, value) in keys {
+            match key.as_str() {
+                "run" => {
+                    let run = words("run", value)?;
+                    if run.is_empty() {
+                        return Err(format!("[languages.{ext}] run: the command is empty"));
+                    }
+                    language.run = Vec::leak(run);
+                }
+                "compile" => {
+                    let compile = words("compile", value)?;
+                    language.compile = (!compile.is_empty()).then(|| &*Vec::leak(compile));
+                }
+                "source" => match value {
+                    toml::Value::String(name)
+                        if !name.is_empty()
+                            && !name.contains('/')
+                            && !name.starts_with('.')
+                            && !name.contains('\0') =>
+                    {
+                        language.source = SourceName::Fixed(leak(name.clone()));
+                    }
+                    _ => {
+                        return Err(format!(
+                        "[languages.{ext}] source: expected a plain file name such as main.{ext}"
+                    ))
+                    }
+                },
+                "name" => match value {
+                    toml::Value::String(name) if !name.is_empty() => {
+                        language.name = leak(name.clone())
+                    }
+                    _ => return Err(format!("[languages.{ext}] name: expected a string")),
+                },
+                other => {
+                    return Err(format!(
+                        "[languages.{ext}] unknown key `{other}` (keys: run, compile, source, name)"
+                    ))
+                }
+            }
+        }
+        if language.run.is_empty() {
+            return Err(format!("[languages.{ext}] needs `run` (a new extension)"));
+        }
+        if let Some(compile) = language.compile {
+            // A compiled language must read its source and write its build.
+            let mentions = |words: &[&str], p: &str| words.iter().any(|w| w.contains(p));
+            if !mentions(compile, "{src}") || !mentions(compile, "{out}") {
+                return Err(format!(
+                    "[languages.{ext}] compile: must name the source `{{src}}` and the build directory `{{out}}`"
+                ));
+            }
+            if language.source == SourceName::Fixed("") {
+                language.source = SourceName::Fixed(leak(format!("main.{ext}")));
+            }
+        }
+        match existing {
+            Some(i) => table[i] = language,
+            None => table.push(language),
+        }
+    }
+    Ok(table)
 }
 
 /// The names a compiled candidate gets: its source file and, for Java, its
@@ -312,6 +470,65 @@ mod tests {
             assert!(!by_extension(ext).unwrap().is_compiled(), "{ext}");
         }
         assert!(by_extension("txt").is_none());
+    }
+
+    #[test]
+    fn overrides_replace_keys_and_add_extensions() {
+        let value: toml::Value = toml::from_str(
+            r#"
+            [py]
+            run = "pypy3 -u"
+            [c]
+            compile = ["clang", "-O2", "-o", "{out}/main", "{src}"]
+            [kt]
+            name = "Kotlin"
+            compile = ["kotlinc", "{src}", "-include-runtime", "-d", "{out}/main.jar"]
+            run = ["java", "-jar", "{out}/main.jar"]
+            "#,
+        )
+        .expect("valid TOML");
+        let table = with_overrides(&value).expect("valid overrides");
+        let find = |ext: &str| table.iter().find(|l| l.extension == ext).expect(ext);
+        assert_eq!(find("py").run, ["pypy3", "-u"]);
+        assert!(!find("py").is_compiled());
+        assert_eq!(find("c").compile.expect("compiled")[0], "clang");
+        assert_eq!(find("c").run, ["{out}/main"]);
+        assert_eq!(find("c").source, SourceName::Fixed("main.c"));
+        let kt = find("kt");
+        assert_eq!(
+            (kt.name, kt.source),
+            ("Kotlin", SourceName::Fixed("main.kt"))
+        );
+        assert_eq!(table.last().expect("not empty").extension, "kt");
+        assert_eq!(table.len(), LANGUAGES.len() + 1);
+
+        for (bad, needle) in [
+            (
+                "[zz]\ncompile = [\"x\", \"{src}\", \"{out}\"]\n",
+                "needs `run`",
+            ),
+            ("[c]\ncompile = [\"gcc\", \"main.c\"]\n", "must name"),
+            ("[c]\nrun = \"sh -c 'x y'\"\n", "quotes"),
+            ("[c]\nrun = []\n", "empty"),
+            ("[c]\nrun = [\"-x\"]\n", "start with `-`"),
+            ("[c]\nflags = 1\n", "unknown key `flags`"),
+            ("[c]\nsource = \"../x.c\"\n", "plain file name"),
+            ("[\"a.b\"]\nrun = \"x\"\n", "an extension is"),
+            ("c = 1\n", "must be a table"),
+        ] {
+            let value: toml::Value = toml::from_str(bad).expect("valid TOML");
+            let err = with_overrides(&value).expect_err(bad);
+            assert!(err.contains(needle), "{bad:?}: {err}");
+        }
+        // `compile = []` makes a language interpreted.
+        let value: toml::Value =
+            toml::from_str("[c]\ncompile = []\nrun = \"tcc -run\"\n").expect("TOML");
+        let table = with_overrides(&value).expect("valid");
+        assert!(!table
+            .iter()
+            .find(|l| l.extension == "c")
+            .expect("c")
+            .is_compiled());
     }
 
     #[test]
