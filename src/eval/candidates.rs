@@ -130,8 +130,9 @@ pub fn load(gen_root: &Path, path: &Path, interpreter: Option<&Vec<String>>) -> 
                     return refused(
                         "unknown_extension",
                         format!(
-                            "no interpreter for `{}` (.py, .sh, .js, .rb, .c, .cpp, .cc, .go, .rs, .java); pass --interpreter",
-                            path.display()
+                            "no interpreter for `{}` (.{}); pass --interpreter, or add the extension in sbx.toml ([languages.EXT])",
+                            path.display(),
+                            spec::languages::candidate_extensions().join(", .")
                         ),
                     )
                 }
