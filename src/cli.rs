@@ -178,10 +178,9 @@ pub struct EvalArgs {
     /// Image for tasks that do not set their own.
     #[arg(long, default_value = spec::DEFAULT_IMAGE, value_name = "IMAGE")]
     pub image: String,
-    /// Timeout per task in seconds, for tasks that do not set their own
-    /// [default: 10; with --samples: 5].
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<String>,
+    /// Timeout per task in seconds, for tasks that do not set their own.
+    #[arg(long, default_value = spec::DEFAULT_TIMEOUT, value_name = "SECONDS")]
+    pub timeout: String,
     /// Tasks run at once [default: twice the number of cores].
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,

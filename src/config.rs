@@ -118,14 +118,9 @@ impl EvalRequest {
                 )));
             }
         }
-        let timeout = match (&args.timeout, &args.samples) {
-            (Some(timeout), _) => timeout.as_str(),
-            (None, Some(_)) => humaneval::DEFAULT_TIMEOUT,
-            (None, None) => spec::DEFAULT_TIMEOUT,
-        };
         let defaults = TaskDefaults {
             image: spec::parse_image(&args.image)?,
-            timeout: spec::parse_timeout(timeout)?,
+            timeout: spec::parse_timeout(&args.timeout)?,
             compare: args.compare,
             tolerance: Tolerance {
                 rel: args.rel_tol,

