@@ -246,6 +246,39 @@ mod tests {
     }
 
     #[test]
+    fn function_tests_are_keyed_on_their_test_never_on_a_token() {
+        let py = vec!["python3".to_string()];
+        let key = |task_json: &str| {
+            KeyInput::new(
+                "build",
+                &task(task_json),
+                "sha256-of-the-program",
+                &py,
+                "sha256:1",
+                &sandbox("256m"),
+                1024,
+                true,
+            )
+            .key()
+        };
+        let test = r#"[{"id": "a", "test": "assert f() == 1"}]"#;
+        // Runs draw fresh tokens; the key has none, so it is the same.
+        assert_eq!(key(test), key(test));
+        assert_ne!(
+            key(test),
+            key(r#"[{"id": "a", "test": "assert f() == 2"}]"#)
+        );
+        assert_ne!(
+            key(test),
+            key(r#"[{"id": "a", "test": "assert f() == 1", "entry_point": "f"}]"#)
+        );
+        assert_ne!(
+            key(test),
+            key(r#"[{"id": "a", "stdin": "", "expect": ""}]"#)
+        );
+    }
+
+    #[test]
     fn keys_change_with_every_input_and_only_then() {
         let base_task = r#"[{"id": "a", "stdin": "1", "expect": "2"}]"#;
         let py = vec!["python3".to_string()];
