@@ -111,6 +111,10 @@ pub fn plan(
     Ok((plans, units))
 }
 
+/// Where a sample line's result is: its task, and its index among that
+/// task's samples.
+pub type Place = (usize, usize);
+
 /// The plan of human-eval's files: one task per problem (`req.tasks`, in
 /// the problems' order), whose samples are the sample lines of that
 /// problem, named by their 0-based index among them (human-eval's
@@ -123,7 +127,7 @@ pub fn plan_samples(
     samples: &[Sample],
     images: &BTreeMap<&str, ImageCheck>,
     session: &Session,
-) -> Result<(Vec<Plan>, Vec<Unit>, Vec<(usize, usize)>)> {
+) -> Result<(Vec<Plan>, Vec<Unit>, Vec<Place>)> {
     let python = req
         .interpreter
         .clone()
