@@ -584,6 +584,89 @@ os.wait()
     b.check_clean("a non-root candidate");
 }
 
+/// What a candidate inherits from the runner besides its files: limits,
+/// scheduling, OOM score, timer slack, and the runner's own threads.
+const POSTURE: &str = r#"
+import os, resource
+print([resource.getrlimit(getattr(resource, r)) for r in sorted(dir(resource)) if r.startswith('RLIMIT_')])
+print('adj', open('/proc/self/oom_score_adj').read().strip(), 'nice', os.getpriority(os.PRIO_PROCESS, 0),
+      'aff', os.sched_getaffinity(0), 'pol', os.sched_getscheduler(0), 'slack', open('/proc/self/timerslack_ns').read().strip())
+for t in sorted(os.listdir('/proc/1/task')):
+    t = int(t)
+    print('runner thread', os.getpriority(os.PRIO_PROCESS, t), os.sched_getaffinity(t), os.sched_getscheduler(t))
+"#;
+
+#[test]
+fn runner_limits_oom_score_and_affinity_changed_by_a_candidate_are_put_back() {
+    let mut b = open("posture", PYTHON);
+    let before = b.py("p.py", POSTURE, case(b"", 30_000));
+    assert_eq!(before.status, Status::Ok, "{}", text(&before.stderr_tail));
+    // prlimit, sched_setaffinity and /proc/1/oom_score_adj check only the
+    // uid, not dumpability: a candidate reaches PID 1 with all three.
+    let r = b.py(
+        "attrs.py",
+        r#"
+import os, resource
+resource.prlimit(1, resource.RLIMIT_AS, (300 << 20, resource.prlimit(1, resource.RLIMIT_AS)[1]))
+resource.prlimit(1, resource.RLIMIT_STACK, (1 << 20, resource.prlimit(1, resource.RLIMIT_STACK)[1]))
+resource.prlimit(1, resource.RLIMIT_NOFILE, (64, resource.prlimit(1, resource.RLIMIT_NOFILE)[1]))
+with open('/proc/1/oom_score_adj', 'w') as f:
+    f.write('1000')
+for t in os.listdir('/proc/1/task'):
+    os.sched_setaffinity(int(t), {0})
+print('changed')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "changed\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    let after = b.py("p.py", POSTURE, case(b"", 30_000));
+    assert_eq!(text(&after.stdout), text(&before.stdout));
+    b.check_clean("the runner's posture changed");
+}
+
+#[test]
+fn runner_nice_sched_policy_or_hard_limit_a_candidate_lowered_make_the_container_dirty() {
+    // What root without capabilities cannot raise again.
+    let attacks = [
+        ("nice", "os.setpriority(os.PRIO_PROCESS, 1, 19)"),
+        (
+            "idle",
+            "os.sched_setscheduler(max(int(t) for t in os.listdir('/proc/1/task')), os.SCHED_IDLE, os.sched_param(0))",
+        ),
+        (
+            "hard",
+            "resource.prlimit(1, resource.RLIMIT_NOFILE, (1000, 1000))",
+        ),
+    ];
+    for (name, attack) in attacks {
+        let mut b = open(&format!("dirty{name}"), PYTHON);
+        let c = Candidate {
+            file_name: "a.py".into(),
+            program: format!("import os, resource\n{attack}\nprint('done')\n").into_bytes(),
+            interpreter: Some(vec!["python3".into()]),
+        };
+        assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready);
+        let r = b.s().run_case(&case(b"", 30_000)).expect("case");
+        assert_eq!(
+            (r.status, text(&r.stdout).as_str()),
+            (Status::Ok, "done\n"),
+            "{name}: {}",
+            text(&r.stderr_tail)
+        );
+        match b.s().reset().expect("reset") {
+            ResetOutcome::Dirty(message) => assert!(message.contains("runner"), "{message}"),
+            ResetOutcome::Clean => {
+                panic!("{name}: a runner whose children inherit it was called clean")
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // How cases end
 // ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use rustix::process::{prlimit, set_dumpable_behavior, DumpableBehavior, Pid, Resource, Rlimit};
 use wait4::Wait4;
 
+use super::posture::Posture;
 use super::protocol::{
     read_message, write_message, Candidate, Case, CaseResult, Message, Status, STDERR_TAIL,
 };
@@ -74,6 +75,7 @@ pub fn main() -> i32 {
     let mut runner = Runner {
         lanes,
         dirs: Dirs::record(),
+        posture: Posture::record(),
         oom_counter: oom_counter_path(),
         candidate: None,
         clean: true,
@@ -213,6 +215,8 @@ fn submit(lane: &mpsc::Sender<Job>, job: Job) -> Result<(), String> {
 struct Runner {
     lanes: Lanes,
     dirs: Dirs,
+    /// What children inherit from the runner, as it was at the start.
+    posture: Posture,
     oom_counter: Option<PathBuf>,
     candidate: Option<Loaded>,
     /// No case ran since the last clean reset (or the start).
@@ -248,7 +252,16 @@ impl Runner {
     }
 
     fn reset(&mut self) -> Message {
-        match reset::reset(&self.dirs) {
+        // Processes first (they could change the posture again), then the
+        // posture, which a candidate may have changed from outside.
+        let done = reset::reset(&self.dirs);
+        let posture = self.posture.restore();
+        let done = match (done, posture) {
+            (Ok(()), Ok(())) => Ok(()),
+            (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+            (Err(a), Err(b)) => Err(format!("{a}; {b}")),
+        };
+        match done {
             Ok(()) => {
                 self.clean = true;
                 Message::ResetDone {
