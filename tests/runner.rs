@@ -667,6 +667,43 @@ fn runner_nice_sched_policy_or_hard_limit_a_candidate_lowered_make_the_container
     }
 }
 
+#[test]
+fn a_port_a_candidate_used_on_loopback_is_free_for_the_next_one() {
+    let mut b = open("timewait", PYTHON);
+    let r = b.py(
+        "tw.py",
+        r#"
+import socket
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(('127.0.0.1', 8080)); srv.listen()
+c = socket.create_connection(('127.0.0.1', 8080)); s, _ = srv.accept()
+s.close(); c.close(); srv.close()
+print('closed')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "closed\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    // A plain server, as a candidate writes it: no SO_REUSEADDR.
+    let r = b.py(
+        "server.py",
+        "import socket\ns = socket.socket()\ns.bind(('127.0.0.1', 8080))\nprint('bound')\n",
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "bound\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("a loopback connection");
+}
+
 // ---------------------------------------------------------------------------
 // How cases end
 // ---------------------------------------------------------------------------
