@@ -331,6 +331,34 @@ print('tampered')
 }
 
 #[test]
+fn a_chmod_in_dev_pts_is_put_back() {
+    let mut b = open("devpts", PYTHON);
+    let r = b.py(
+        "pts.py",
+        "import os\nos.chmod('/dev/pts/ptmx', 0)\nprint('locked')\n",
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "locked\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    let r = b.py(
+        "pty.py",
+        "import os\nm, s = os.openpty()\nprint('pty', os.isatty(s))\n",
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "pty True\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("a chmod in /dev/pts");
+}
+
+#[test]
 fn a_removed_device_node_makes_the_container_dirty() {
     let mut b = open("devgone", PYTHON);
     let c = Candidate {

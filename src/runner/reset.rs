@@ -28,9 +28,11 @@ const SYSVIPC: [&str; 3] = [
 const BUDGET: Duration = Duration::from_secs(10);
 
 /// The engine's `/dev` is a writable tmpfs too (root-owned, mode 755): a
-/// root candidate can add entries, chmod or replace the ones there. The
-/// reset puts it back as it was at the runner's start.
-pub const DEV: &str = "/dev";
+/// root candidate can add entries, chmod or replace the ones there. And
+/// `/dev/pts` (devpts) keeps a chmod of its `ptmx` (measured: mode 000 left
+/// the next candidate unable to open a pty). The reset puts both back as
+/// they were at the runner's start.
+pub const DEV: [&str; 2] = ["/dev", "/dev/pts"];
 
 /// The writable directories present at the runner's start, with their
 /// modes then (a candidate may chmod them; the reset restores them), and
@@ -38,7 +40,7 @@ pub const DEV: &str = "/dev";
 #[derive(Debug, Clone)]
 pub struct Dirs {
     empty: Vec<(PathBuf, u32)>,
-    dev: Option<Baseline>,
+    dev: Vec<Baseline>,
 }
 
 /// A directory's mode and entries, as they must stay.
@@ -115,7 +117,10 @@ impl Dirs {
                         .then(|| (PathBuf::from(d), meta.permissions().mode() & 0o7777))
                 })
                 .collect(),
-            dev: Baseline::record(Path::new(DEV)).ok(),
+            dev: DEV
+                .iter()
+                .filter_map(|d| Baseline::record(Path::new(d)).ok())
+                .collect(),
         }
     }
 }
@@ -192,7 +197,7 @@ pub fn reset(dirs: &Dirs) -> Result<(), String> {
             problems.push(format!("{}: {e}", dir.display()));
         }
     }
-    if let Some(dev) = &dirs.dev {
+    for dev in &dirs.dev {
         if let Err(e) = restore(dev, deadline) {
             problems.push(format!("{}: {e}", dev.dir.display()));
         }
@@ -372,7 +377,7 @@ pub fn verify(dirs: &Dirs) -> Result<(), String> {
     if !others.is_empty() {
         problems.push(format!("processes left: {}", list(&others, 10)));
     }
-    if let Some(dev) = &dirs.dev {
+    for dev in &dirs.dev {
         compare(dev, &mut problems);
     }
     for (dir, mode) in &dirs.empty {
@@ -504,7 +509,7 @@ mod tests {
             & 0o7777;
         let dirs = Dirs {
             empty: vec![(root.path().to_path_buf(), mode)],
-            dev: None,
+            dev: Vec::new(),
         };
         let err = verify(&dirs).unwrap_err();
         assert!(err.contains("is not empty (`left`)"), "{err}");
