@@ -568,6 +568,114 @@ print('fds', sorted(os.listdir('/proc/self/fd')), 'threads', len(tasks) > 1)
 }
 
 #[test]
+fn the_runners_memory_environment_and_root_are_out_of_reach() {
+    let mut b = open("peek", PYTHON);
+    let r = b.py(
+        "peek.py",
+        r#"
+import ctypes, os
+for p in ('/proc/1/environ', '/proc/1/mem', '/proc/1/maps', '/proc/1/auxv'):
+    try:
+        open(p, 'rb').read(64); print(p, 'READ')
+    except OSError as e:
+        print(p, e.errno)
+for p in ('/proc/1/cwd', '/proc/1/root', '/proc/1/exe'):
+    try:
+        os.readlink(p); print(p, 'READ')
+    except OSError as e:
+        print(p, e.errno)
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]
+buf = ctypes.create_string_buffer(16)
+local = iovec(ctypes.cast(buf, ctypes.c_void_p), 16)
+remote = iovec(0x400000, 16)
+n = libc.process_vm_readv(1, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+print('process_vm_readv', n, ctypes.get_errno())
+"#,
+        case(b"", 30_000),
+    );
+    // EACCES (13) or EPERM (1): the runner is not dumpable.
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (
+            Status::Ok,
+            "/proc/1/environ 13\n/proc/1/mem 13\n/proc/1/maps 13\n/proc/1/auxv 13\n\
+             /proc/1/cwd 13\n/proc/1/root 13\n/proc/1/exe 13\nprocess_vm_readv -1 1\n"
+        ),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("peeking at the runner");
+}
+
+#[test]
+fn stdout_kept_in_flight_in_a_unix_socket_cycle_does_not_hang_the_case() {
+    let mut b = open("scmcycle", PYTHON);
+    let started = Instant::now();
+    // Each socket of the pair travels inside the other, with the case's
+    // stdout, stderr and stdin: only the kernel's garbage collector of
+    // in-flight fds closes them once every process is gone.
+    let r = b.py(
+        "cycle.py",
+        r#"
+import os, socket
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+socket.send_fds(a, [b'x'], [b.fileno(), 0, 1, 2])
+socket.send_fds(b, [b'x'], [a.fileno()])
+print('sent', flush=True)
+os._exit(0)
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "sent\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    b.check_clean("fds in flight");
+}
+
+#[test]
+fn odd_shebang_lines_are_the_candidates_own_failure() {
+    let mut b = open("oddshebang", BUSYBOX);
+    let programs: [(&str, &[u8], Option<i32>); 4] = [
+        // /tmp is noexec: EACCES, 126 as a shell says.
+        ("tmp", b"#!/tmp\necho hi\n", Some(126)),
+        // A NUL byte cannot reach execve.
+        ("nul", b"#!/bin/sh\0 -c 'echo pwned'\necho hi\n", Some(126)),
+        // Like Linux: the rest of the line is one argument, `-x -y`.
+        ("xy", b"#!/bin/sh -x -y\necho hi\n", Some(2)),
+        // No newline at all: an empty script.
+        ("bare", b"#!/bin/sh", Some(0)),
+    ];
+    for (name, program, code) in programs {
+        let c = Candidate {
+            file_name: format!("{name} \u{1b}[31m.sh"),
+            program: program.to_vec(),
+            interpreter: None,
+        };
+        assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready, "{name}");
+        let r = b
+            .s()
+            .run_case(&case(b"", 30_000))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            (r.exit_code, r.stdout.as_slice()),
+            (code, &b""[..]),
+            "{name}: {r:?}"
+        );
+        assert_eq!(b.s().reset().expect("reset"), ResetOutcome::Clean, "{name}");
+    }
+}
+
+#[test]
 fn strict_profile_non_root_runner_resets_too() {
     let hardening = Hardening {
         user: Some(sbx::spec::STRICT_USER.into()),
