@@ -359,6 +359,51 @@ fn a_chmod_in_dev_pts_is_put_back() {
 }
 
 #[test]
+fn extended_attributes_and_default_acls_on_writable_dirs_are_removed() {
+    let mut b = open("xattr", PYTHON);
+    let r = b.py(
+        "set.py",
+        r#"
+import os, struct
+# A default ACL: owner rwx, group, others and mask nothing.
+acl = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', t, p, 0xffffffff)
+                                      for t, p in ((1, 7), (4, 0), (0x10, 0), (0x20, 0)))
+for d in ('/tmp', '/dev/shm', '/dev'):
+    os.setxattr(d, 'user.leak', b'secret')
+    os.setxattr(d, 'system.posix_acl_default', acl)
+print('set')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "set\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    let r = b.py(
+        "get.py",
+        r#"
+import os
+print([(d, os.listxattr(d)) for d in ('/tmp', '/dev/shm', '/dev')])
+open('/dev/shm/f', 'w').close()
+print(oct(os.stat('/dev/shm/f').st_mode & 0o777))
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (
+            Status::Ok,
+            "[('/tmp', []), ('/dev/shm', []), ('/dev', [])]\n0o644\n"
+        ),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("extended attributes");
+}
+
+#[test]
 fn a_removed_device_node_makes_the_container_dirty() {
     let mut b = open("devgone", PYTHON);
     let c = Candidate {

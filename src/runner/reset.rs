@@ -4,9 +4,10 @@
 //! verify its work reports the container dirty; the host discards it.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::thread;
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+use rustix::fs::{lgetxattr, llistxattr, lremovexattr, lsetxattr, XattrFlags};
 use rustix::process::{wait, WaitOptions};
 
 /// The directories a candidate can write, even with `--read-only`.
@@ -41,6 +43,8 @@ pub const DEV: [&str; 2] = ["/dev", "/dev/pts"];
 pub struct Dirs {
     empty: Vec<(PathBuf, u32)>,
     dev: Vec<Baseline>,
+    /// The extended attributes of each of those directories.
+    xattrs: Vec<(PathBuf, Xattrs)>,
 }
 
 /// A directory's mode and entries, as they must stay.
@@ -104,11 +108,70 @@ impl Baseline {
     }
 }
 
+/// A directory's extended attributes by name: `user.*` data and POSIX ACLs
+/// (`system.posix_acl_access`, `system.posix_acl_default`). Root without
+/// capabilities may set them on the directories it owns (`/tmp`,
+/// `/dev/shm`, `/dev`), and they outlive every file: measured, a `user.*`
+/// value and a default ACL that made new files mode 600 both reached the
+/// next candidate.
+pub type Xattrs = BTreeMap<OsString, Vec<u8>>;
+
+/// The most bytes of a name list or of one value (XATTR_LIST_MAX,
+/// XATTR_SIZE_MAX).
+const XATTR_MAX: usize = 64 << 10;
+
+/// The extended attributes of `path` (itself, not a symlink's target); none
+/// where the file system has none.
+pub fn xattrs(path: &Path) -> io::Result<Xattrs> {
+    let mut list = vec![0u8; XATTR_MAX];
+    let n = match llistxattr(path, &mut list[..]) {
+        Ok(n) => n,
+        Err(e) if e == rustix::io::Errno::OPNOTSUPP => return Ok(Xattrs::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = Xattrs::new();
+    for name in list[..n].split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let name = OsStr::from_bytes(name);
+        let mut value = vec![0u8; XATTR_MAX];
+        let len = lgetxattr(path, name, &mut value[..])?;
+        value.truncate(len);
+        out.insert(name.to_os_string(), value);
+    }
+    Ok(out)
+}
+
+/// Removes the extended attributes `path` did not have and puts back the
+/// ones that changed or went away.
+fn restore_xattrs(path: &Path, was: &Xattrs) -> io::Result<()> {
+    let now = xattrs(path)?;
+    for (name, value) in &now {
+        match was.get(name) {
+            None => lremovexattr(path, name.as_os_str())?,
+            Some(v) if v != value => lsetxattr(path, name.as_os_str(), v, XattrFlags::empty())?,
+            Some(_) => {}
+        }
+    }
+    for (name, v) in was {
+        if !now.contains_key(name) {
+            lsetxattr(path, name.as_os_str(), v, XattrFlags::empty())?;
+        }
+    }
+    Ok(())
+}
+
 impl Dirs {
     /// Records the writable directories that exist (`/dev/shm` is absent
-    /// with `--ipc none`) and `/dev`'s entries.
+    /// with `--ipc none`), `/dev`'s entries and their extended attributes.
     pub fn record() -> Dirs {
+        let xattrs = WRITABLE
+            .iter()
+            .chain(DEV.iter())
+            .map(Path::new)
+            .filter(|d| d.is_dir())
+            .map(|d| (d.to_path_buf(), xattrs(d).unwrap_or_default()))
+            .collect();
         Dirs {
+            xattrs,
             empty: WRITABLE
                 .iter()
                 .filter_map(|d| {
@@ -191,6 +254,13 @@ pub fn reset(dirs: &Dirs) -> Result<(), String> {
     let mut problems = Vec::new();
     if let Err(e) = kill_and_reap_all(deadline) {
         problems.push(e);
+    }
+    // First: a default ACL would apply to what the reset makes again, and
+    // an access ACL's mask is what a chmod changes.
+    for (dir, was) in &dirs.xattrs {
+        if let Err(e) = restore_xattrs(dir, was) {
+            problems.push(format!("{} extended attributes: {e}", dir.display()));
+        }
     }
     for (dir, mode) in &dirs.empty {
         if let Err(e) = empty(dir, *mode, deadline) {
@@ -380,6 +450,18 @@ pub fn verify(dirs: &Dirs) -> Result<(), String> {
     for dev in &dirs.dev {
         compare(dev, &mut problems);
     }
+    for (dir, was) in &dirs.xattrs {
+        match xattrs(dir) {
+            Ok(now) if now == *was => {}
+            Ok(now) => problems.push(format!(
+                "{} has extended attributes {:?}, not {:?}",
+                dir.display(),
+                now.keys().collect::<Vec<_>>(),
+                was.keys().collect::<Vec<_>>()
+            )),
+            Err(e) => problems.push(format!("{} extended attributes: {e}", dir.display())),
+        }
+    }
     for (dir, mode) in &dirs.empty {
         match fs::symlink_metadata(dir) {
             Ok(meta) if meta.permissions().mode() & 0o7777 != *mode => problems.push(format!(
@@ -499,6 +581,22 @@ mod tests {
     }
 
     #[test]
+    fn extended_attributes_are_put_back() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        lsetxattr(r, "user.keep", b"1", XattrFlags::empty()).expect("user xattrs here");
+        let was = xattrs(r).unwrap();
+        lsetxattr(r, "user.leak", b"secret", XattrFlags::empty()).unwrap();
+        lsetxattr(r, "user.keep", b"2", XattrFlags::empty()).unwrap();
+        assert_eq!(xattrs(r).unwrap().len(), 2);
+        restore_xattrs(r, &was).unwrap();
+        assert_eq!(xattrs(r).unwrap(), was);
+        lremovexattr(r, "user.keep").unwrap();
+        restore_xattrs(r, &was).unwrap();
+        assert_eq!(xattrs(r).unwrap(), was);
+    }
+
+    #[test]
     fn verify_names_what_is_left() {
         let root = tempfile::tempdir().unwrap();
         fs::write(root.path().join("left"), b"").unwrap();
@@ -510,6 +608,7 @@ mod tests {
         let dirs = Dirs {
             empty: vec![(root.path().to_path_buf(), mode)],
             dev: Vec::new(),
+            xattrs: Vec::new(),
         };
         let err = verify(&dirs).unwrap_err();
         assert!(err.contains("is not empty (`left`)"), "{err}");
