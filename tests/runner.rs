@@ -404,6 +404,47 @@ print(oct(os.stat('/dev/shm/f').st_mode & 0o777))
 }
 
 #[test]
+fn times_a_candidate_set_in_dev_and_tmp_are_put_back() {
+    let mut b = open("utime", PYTHON);
+    let probe = r#"
+import os
+# Access times move by themselves (the reset reads these directories);
+# what matters is that none carries the candidate's value.
+print([(p, os.lstat(p).st_mtime_ns, os.lstat(p).st_atime_ns not in (1, 123456789123456789))
+       for p in ('/dev/null', '/dev/zero', '/dev/stdout', '/dev/pts/ptmx', '/dev/shm', '/dev/mqueue')])
+"#;
+    let before = b.py("probe.py", probe, case(b"", 30_000));
+    assert_eq!(before.status, Status::Ok, "{}", text(&before.stderr_tail));
+    // 128 bits of any data in each file's times.
+    let r = b.py(
+        "utime.py",
+        r#"
+import os
+for p in ('/dev/null', '/dev/zero', '/dev/pts/ptmx', '/dev/shm', '/dev/mqueue', '/tmp'):
+    os.utime(p, ns=(123456789123456789, 987654321987654321))
+os.utime('/dev/stdout', ns=(1, 2), follow_symlinks=False)
+print('set')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "set\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    let after = b.py("probe.py", probe, case(b"", 30_000));
+    assert_eq!(text(&after.stdout), text(&before.stdout));
+    let r = b.py(
+        "tmp.py",
+        "import os\nst = os.stat('/tmp')\nprint(st.st_mtime_ns != 987654321987654321, st.st_atime_ns != 123456789123456789)\n",
+        case(b"", 30_000),
+    );
+    assert_eq!(text(&r.stdout), "True True\n", "{}", text(&r.stderr_tail));
+    b.check_clean("times");
+}
+
+#[test]
 fn a_removed_device_node_makes_the_container_dirty() {
     let mut b = open("devgone", PYTHON);
     let c = Candidate {

@@ -15,7 +15,10 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use rustix::fs::{lgetxattr, llistxattr, lremovexattr, lsetxattr, XattrFlags};
+use rustix::fs::{
+    lgetxattr, llistxattr, lremovexattr, lsetxattr, utimensat, AtFlags, Timespec, Timestamps,
+    XattrFlags, CWD,
+};
 use rustix::process::{wait, WaitOptions};
 
 /// The directories a candidate can write, even with `--read-only`.
@@ -45,6 +48,8 @@ pub struct Dirs {
     dev: Vec<Baseline>,
     /// The extended attributes of each of those directories.
     xattrs: Vec<(PathBuf, Xattrs)>,
+    /// The times of the directories to empty.
+    times: Vec<(PathBuf, Times)>,
 }
 
 /// A directory's mode and entries, as they must stay.
@@ -53,6 +58,43 @@ struct Baseline {
     dir: PathBuf,
     mode: u32,
     entries: BTreeMap<OsString, Ident>,
+    /// The access and modification times of the directory (key: empty
+    /// name) and of each entry.
+    times: BTreeMap<OsString, Times>,
+}
+
+/// Access and modification times (seconds, nanoseconds). A root candidate
+/// may set them to any value on what it owns: measured, `os.utime` on
+/// `/dev/null` and on `/tmp` reached the next candidate, hundreds of bits
+/// of any data in all. The reset puts them back (best effort: they are not
+/// verified, since reading a directory may update its access time).
+type Times = (i64, i64, i64, i64);
+
+fn times_of(meta: &fs::Metadata) -> Times {
+    (
+        meta.atime(),
+        meta.atime_nsec(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+    )
+}
+
+/// Sets `path`'s (not a symlink's target's) times to `was` if they differ.
+fn put_back_times(path: &Path, was: Times) {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return;
+    };
+    if times_of(&meta) == was {
+        return;
+    }
+    let at = |tv_sec, tv_nsec| Timespec { tv_sec, tv_nsec };
+    let times = Timestamps {
+        last_access: at(was.0, was.1),
+        last_modification: at(was.2, was.3),
+    };
+    // EPERM for a non-root runner on root's files, which such a candidate
+    // cannot change either.
+    let _ = utimensat(CWD, path, &times, AtFlags::SYMLINK_NOFOLLOW);
 }
 
 /// What identifies one entry: the same inode, type and mode, device number
@@ -94,16 +136,23 @@ impl Ident {
 
 impl Baseline {
     fn record(dir: &Path) -> io::Result<Baseline> {
-        let mode = fs::symlink_metadata(dir)?.permissions().mode() & 0o7777;
+        let meta = fs::symlink_metadata(dir)?;
+        let mode = meta.permissions().mode() & 0o7777;
         let mut entries = BTreeMap::new();
+        let mut times = BTreeMap::from([(OsString::new(), times_of(&meta))]);
         for entry in fs::read_dir(dir)? {
             let entry = entry?;
             entries.insert(entry.file_name(), Ident::of(&entry.path())?);
+            times.insert(
+                entry.file_name(),
+                times_of(&fs::symlink_metadata(entry.path())?),
+            );
         }
         Ok(Baseline {
             dir: dir.to_path_buf(),
             mode,
             entries,
+            times,
         })
     }
 }
@@ -170,8 +219,13 @@ impl Dirs {
             .filter(|d| d.is_dir())
             .map(|d| (d.to_path_buf(), xattrs(d).unwrap_or_default()))
             .collect();
+        let times = WRITABLE
+            .iter()
+            .filter_map(|d| Some((PathBuf::from(d), times_of(&fs::symlink_metadata(d).ok()?))))
+            .collect();
         Dirs {
             xattrs,
+            times,
             empty: WRITABLE
                 .iter()
                 .filter_map(|d| {
@@ -271,6 +325,9 @@ pub fn reset(dirs: &Dirs) -> Result<(), String> {
         if let Err(e) = restore(dev, deadline) {
             problems.push(format!("{}: {e}", dev.dir.display()));
         }
+    }
+    for (dir, was) in &dirs.times {
+        put_back_times(dir, *was);
     }
     problems.extend(verify(dirs).err());
     if problems.is_empty() {
@@ -394,6 +451,10 @@ fn restore(base: &Baseline, deadline: Instant) -> io::Result<()> {
         if let (Some(target), Err(_)) = (&was.link, fs::symlink_metadata(&path)) {
             note(std::os::unix::fs::symlink(target, &path));
         }
+    }
+    // Last: every change above touched the directory's own times.
+    for (name, was) in &base.times {
+        put_back_times(&base.dir.join(name), *was);
     }
     match first_error {
         Some(e) => Err(e),
@@ -609,6 +670,7 @@ mod tests {
             empty: vec![(root.path().to_path_buf(), mode)],
             dev: Vec::new(),
             xattrs: Vec::new(),
+            times: Vec::new(),
         };
         let err = verify(&dirs).unwrap_err();
         assert!(err.contains("is not empty (`left`)"), "{err}");
