@@ -852,6 +852,42 @@ print('changed')
 }
 
 #[test]
+fn a_non_root_candidate_reaches_the_runners_limits_too_and_they_are_put_back() {
+    let hardening = Hardening {
+        user: Some(sbx::spec::STRICT_USER.into()),
+        ipc_none: true,
+        ..Hardening::default()
+    };
+    let mut b = open_with("posturestrict", PYTHON, &hardening);
+    let before = b.py("p.py", POSTURE, case(b"", 30_000));
+    assert_eq!(before.status, Status::Ok, "{}", text(&before.stderr_tail));
+    let r = b.py(
+        "attrs.py",
+        r#"
+import os, resource
+resource.prlimit(1, resource.RLIMIT_AS, (300 << 20, resource.prlimit(1, resource.RLIMIT_AS)[1]))
+for t in os.listdir('/proc/1/task'):
+    os.sched_setaffinity(int(t), {0})
+try:
+    open('/proc/1/oom_score_adj', 'w').write('1000')
+except OSError as e:
+    print('oom_score_adj', e.errno)
+print(os.getuid())
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "oom_score_adj 13\n65534\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    let after = b.py("p.py", POSTURE, case(b"", 30_000));
+    assert_eq!(text(&after.stdout), text(&before.stdout));
+    b.check_clean("a non-root candidate's prlimit on PID 1");
+}
+
+#[test]
 fn runner_nice_sched_policy_or_hard_limit_a_candidate_lowered_make_the_container_dirty() {
     // What root without capabilities cannot raise again.
     let attacks = [
