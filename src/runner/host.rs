@@ -515,6 +515,8 @@ mod tests {
                 "kernel.sem=0 0 0 0",
                 "--sysctl",
                 "fs.mqueue.queues_max=0",
+                "--sysctl",
+                "net.ipv4.tcp_max_tw_buckets=0",
                 "-v",
                 "/tmp/sbx-x/sbx-runner:/.sbx/sbx:ro",
                 "--entrypoint",
