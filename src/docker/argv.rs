@@ -222,6 +222,12 @@ pub fn start_args(name: &str, interactive: bool) -> Vec<OsString> {
     args
 }
 
+/// No TCP socket is kept in TIME_WAIT in a runner container: otherwise a
+/// candidate's closed loopback connection keeps its port taken for a minute
+/// after every process is gone, and the next candidate's `bind` without
+/// `SO_REUSEADDR` fails (measured: EADDRINUSE after a clean reset).
+pub const RUNNER_NET_SYSCTL: &str = "net.ipv4.tcp_max_tw_buckets=0";
+
 /// Where the runner (sbx itself) is inside a runner container.
 pub const RUNNER_PATH: &str = "/.sbx/sbx";
 
@@ -238,7 +244,8 @@ pub const RUNNER_SYSCTLS: [&str; 4] = [
 
 /// The arguments after the docker program that create a runner container:
 /// `create_args`' flags in their order, with `-i` (the protocol is the
-/// container's stdin and stdout), then `RUNNER_SYSCTLS`, the runner (from
+/// container's stdin and stdout), then `RUNNER_SYSCTLS` (and
+/// `RUNNER_NET_SYSCTL` unless the network is `host`), the runner (from
 /// `c.mount`: a read-only bind mount of sbx's staged copy at `RUNNER_PATH`,
 /// or already in a baked image) as the entrypoint, and the hidden
 /// subcommand. `c.interactive` and `c.interpreter` are ignored.
@@ -263,6 +270,12 @@ pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> 
     for sysctl in RUNNER_SYSCTLS {
         args.push("--sysctl".into());
         args.push(sysctl.into());
+    }
+    // The host's network namespace is not the container's to tune (docker
+    // refuses net.* sysctls there).
+    if c.limits.network != "host" {
+        args.push("--sysctl".into());
+        args.push(RUNNER_NET_SYSCTL.into());
     }
     if let Some(volume) = volume {
         args.push("-v".into());

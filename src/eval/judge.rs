@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::compile::{compile, Built};
+use super::humaneval;
 use super::plan::Unit;
 use super::request::EvalRequest;
 use super::tasks::{Case, Task};
@@ -46,6 +47,9 @@ pub fn judge(
     staged: &Staged,
     member: &Member,
 ) -> Option<TaskResult> {
+    if task.function.is_some() {
+        return judge_function(session, req, task, unit, staged, member);
+    }
     // A compiled language is compiled once, before its cases, outside
     // their clocks; its failure is the task's result.
     let built = match unit.language {
@@ -127,6 +131,50 @@ pub fn judge(
     Some(with_compile(result))
 }
 
+/// Runs a function test's program (the unit's bytes) in its own container,
+/// through the runner with a token fresh for this run, and judges it: a
+/// pass needs the token on stdout. The program gets no stdin.
+fn judge_function(
+    session: &Session,
+    req: &EvalRequest,
+    task: &Task,
+    unit: &Unit,
+    staged: &Staged,
+    member: &Member,
+) -> Option<TaskResult> {
+    let token = match humaneval::fresh_token() {
+        Ok(token) => token,
+        Err(e) => {
+            let message = format!("cannot read /dev/urandom for a token: {e}");
+            return Some(TaskResult::error(&task.id, "no_token", message));
+        }
+    };
+    let mut interpreter = unit.interpreter.clone();
+    interpreter.extend(humaneval::runner_args(&token));
+    let candidate = Candidate {
+        staged,
+        image: &task.image,
+        interpreter: &interpreter,
+        interactive: false,
+    };
+    run_and_judge(
+        session,
+        req,
+        task,
+        &candidate,
+        member,
+        StdinSource::Null,
+        None,
+        |finished, record| {
+            outcome::judge_function(
+                finished,
+                |stdout| humaneval::evidence_seen(stdout, &token),
+                record,
+            )
+        },
+    )
+}
+
 /// Runs one case of a task in its own container (with a compiled
 /// candidate's build, if any) and judges it. `None` when the eval was
 /// interrupted during the run.
@@ -138,6 +186,34 @@ pub fn judge_case(
     member: &Member,
     case: &Case,
     built: Option<&Built<'_>>,
+) -> Option<TaskResult> {
+    run_and_judge(
+        session,
+        req,
+        task,
+        candidate,
+        member,
+        StdinSource::Bytes(Arc::clone(&case.stdin)),
+        built,
+        |finished, record| outcome::judge(finished, |stdout| case.matcher.mismatch(stdout), record),
+    )
+}
+
+/// Runs a candidate in its own container and turns `verdict` of the run
+/// into its result. `None` when the eval was interrupted during the run.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the run's parts, each needed once; a struct would only rename them"
+)]
+fn run_and_judge(
+    session: &Session,
+    req: &EvalRequest,
+    task: &Task,
+    candidate: &Candidate<'_>,
+    member: &Member,
+    stdin: StdinSource,
+    built: Option<&Built<'_>>,
+    verdict: impl FnOnce(&Finished, &ContainerRecord<'_>) -> Verdict,
 ) -> Option<TaskResult> {
     let run = session
         .prepare(candidate, &member.delivery)
@@ -151,7 +227,7 @@ pub fn judge_case(
                 .execute(
                     &member.docker,
                     prepared,
-                    StdinSource::Bytes(Arc::clone(&case.stdin)),
+                    stdin,
                     OutputSink::Capture {
                         max: req.max_output,
                     },
@@ -165,7 +241,7 @@ pub fn judge_case(
     };
     let mut result = result_from_run(&task.id, &finished);
     let record = ContainerRecord::new(member.events.as_ref(), &name);
-    let verdict = outcome::judge(&finished, |stdout| case.matcher.mismatch(stdout), &record);
+    let verdict = verdict(&finished, &record);
     // A failure on the program's own exit is kept only if the engine
     // recorded that exit: a cut connection also ends the client.
     if let (Verdict::Fail(reason), Ended::Exited(status)) = (&verdict, finished.ended) {

