@@ -536,3 +536,29 @@ run = ["{out}/prog"]
         "sbx: config file `sbx.toml`: [languages.c] compile: must name the source `{src}` and the build directory `{out}`"
     );
 }
+
+#[test]
+fn the_strict_profile_runs_the_build_as_its_user() {
+    // The compile writes the fresh volume as the image's user; the run is
+    // --user 65534 (and the strict profile's no-swap limit fits both).
+    let run = Run::new("strict");
+    run.gen(
+        "uid.c",
+        "#include <stdio.h>\n#include <unistd.h>\nint main(void){printf(\"%d\\n\",(int)getuid());return 0;}\n",
+    );
+    run.gen("hello.java", programs()[4].2);
+    let tasks = json!([
+        {"id": "uid", "prompt": "", "stdin": "", "expect": "65534\n", "timeout": 60},
+        {"id": "hello", "prompt": "", "stdin": "", "expect": "6\n", "timeout": 60}
+    ]);
+    let out = run.eval(&tasks, POLYGLOT, &["--profile", "strict", "-j", "2"]);
+    let results = by_id(&report(&out));
+    for id in ["uid", "hello"] {
+        assert_eq!(
+            results[id]["status"], "pass",
+            "{}\n{}",
+            results[id], out.stderr
+        );
+    }
+    run.assert_clean();
+}

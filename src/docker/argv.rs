@@ -539,8 +539,9 @@ pub const COMPILE_ENV: [&str; 5] = [
 /// `/bin/sh` running `COMPILE_SCRIPT`. It runs as the image's user (root,
 /// with no capability) whatever `--user` says, so that it can write the
 /// fresh volume, which the engine creates owned by root; the run that
-/// follows keeps `--user`. `c.interactive`, `c.mount` and `c.interpreter`
-/// are ignored.
+/// follows keeps `--user`. A `--memory-swap` becomes the compile's memory
+/// limit (no swap stays no swap). `c.interactive`, `c.mount` and
+/// `c.interpreter` are ignored.
 pub fn compile_create_args(
     c: &Container<'_>,
     volume: &str,
@@ -549,6 +550,13 @@ pub fn compile_create_args(
 ) -> Vec<OsString> {
     let hardening = Hardening {
         user: None,
+        // No swap (the strict profile) stays no swap, at the compile's
+        // own memory limit: docker refuses a swap limit below the memory's.
+        memory_swap: c
+            .hardening
+            .memory_swap
+            .as_ref()
+            .map(|_| c.limits.memory.clone()),
         ..c.hardening.clone()
     };
     let plain = Container {
@@ -951,6 +959,7 @@ mod tests {
         let hardening = Hardening {
             user: Some("65534:65534".into()),
             env: vec!["A=1".into()],
+            memory_swap: Some("256m".into()),
             ..Hardening::default()
         };
         let c = Container {
@@ -994,6 +1003,8 @@ mod tests {
             "ALL",
             "--security-opt",
             "no-new-privileges",
+            "--memory-swap",
+            "1g",
             "--env",
             "A=1",
             "--env",
@@ -1062,6 +1073,8 @@ mod tests {
             "no-new-privileges",
             "--user",
             "65534:65534",
+            "--memory-swap",
+            "256m",
             "--env",
             "A=1",
             "-v",
