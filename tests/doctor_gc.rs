@@ -249,11 +249,11 @@ fn doctor_python_every_check_holds() {
     assert_eq!(d.report["ok"], true, "{d:?}");
     assert_eq!(
         d.report["checks"].as_array().map(Vec::len),
-        Some(11),
+        Some(12),
         "{d:?}"
     );
     d.assert_states(&[], &[]);
-    assert_eq!(d.report["summary"], "11 ok, 0 failed, 0 skipped", "{d:?}");
+    assert_eq!(d.report["summary"], "12 ok, 0 failed, 0 skipped", "{d:?}");
     d.assert_detail_is("network", "interfaces in /sys/class/net: lo");
     d.assert_detail_has("memory cap", "reported as oom");
     d.assert_detail_has("pids cap", "pids.max 64 (--pids-limit 64)");
@@ -275,7 +275,7 @@ fn doctor_busybox_skips_memory_without_python3() {
     assert_eq!(d.report["ok"], false, "{d:?}");
     d.assert_states(&[("memory cap", "skipped")], &[]);
     d.assert_detail_is("memory cap", "image has no python3");
-    assert_eq!(d.report["summary"], "10 ok, 0 failed, 1 skipped", "{d:?}");
+    assert_eq!(d.report["summary"], "11 ok, 0 failed, 1 skipped", "{d:?}");
     d.assert_nothing_left(&id);
 
     let d = doctor(&id, &[], &["--image", BUSYBOX, "--allow-skips"]);
