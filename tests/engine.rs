@@ -1006,7 +1006,7 @@ fn samples_give_n_c_and_pass_at_k() {
         };
         run.file(&format!("gen/double/s{i}.sh"), body, 0o644);
     }
-    run.file("gen/double/unknown.rb", "puts 1\n", 0o644);
+    run.file("gen/double/unknown.txt", "puts 1\n", 0o644);
     run.file("gen/single.sh", "read n; echo $((n * 2))\n", 0o644);
     fs::create_dir_all(run.path("gen/empty")).expect("mkdir");
     let tasks = json!([
@@ -1015,7 +1015,7 @@ fn samples_give_n_c_and_pass_at_k() {
         {"id": "empty", "stdin": "", "expect": ""}
     ]);
     let out = run.eval(&tasks, BUSYBOX, &["-j", "4"]);
-    // The .rb sample could not be judged: an error, and errors make eval exit 2.
+    // The .txt sample could not be judged: an error, and errors make eval exit 2.
     assert_eq!(out.code(), 2, "{out:?}");
     assert!(
         out.stderr
@@ -1027,7 +1027,7 @@ fn samples_give_n_c_and_pass_at_k() {
     assert_eq!(double["status"], "fail", "{double:#}");
     assert_eq!(double["n"], 10, "{double:#}");
     assert_eq!(double["c"], 7, "{double:#}");
-    assert_eq!(double["errors"], 1, "the .rb sample: {double:#}");
+    assert_eq!(double["errors"], 1, "the .txt sample: {double:#}");
     let p1 = double["pass@1"].as_f64().expect("pass@1");
     assert!((p1 - 0.7).abs() < 1e-9, "{double:#}");
     // n >= 10 also gives pass@10: any 10 of 10 contain a pass.
