@@ -16,7 +16,7 @@ use crate::judge::matcher::Tolerance;
 use crate::session::{self, Sandbox};
 use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
-    Hardening, Limits, Profile, STRICT_USER,
+    Hardening, IsolateMode, Limits, Profile, STRICT_USER,
 };
 
 /// A validated `sbx run` request.
@@ -151,6 +151,16 @@ impl EvalRequest {
                 args.gen.display()
             )));
         }
+        if args.cpu_limit == Some(0) {
+            return Err(Error::Usage(
+                "invalid --cpu-limit `0`: expected at least 1 second".into(),
+            ));
+        }
+        if args.cpu_limit.is_some() && args.isolate == IsolateMode::Case {
+            return Err(Error::Usage(
+                "--cpu-limit needs the runner: --isolate candidate or worker".into(),
+            ));
+        }
         Ok(EvalRequest {
             tasks,
             gen: args.gen,
@@ -167,6 +177,8 @@ impl EvalRequest {
             junit: args.junit,
             engines,
             deliver: args.deliver,
+            isolate: args.isolate,
+            cpu_limit: args.cpu_limit,
             sandbox,
         })
     }

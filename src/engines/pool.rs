@@ -15,7 +15,7 @@ use crate::docker::process::{self, CONTROL_TIMEOUT};
 use crate::docker::{Docker, Endpoint};
 use crate::error::{Error, Result};
 use crate::session::Delivery;
-use crate::spec::{DeliverChoice, Pull};
+use crate::spec::{DeliverChoice, IsolateMode, Pull};
 
 /// How long an engine may take to answer "are you there" after a run that
 /// did not pass.
@@ -68,6 +68,9 @@ pub struct Member {
     /// Its clock minus ours, in seconds (0 on this machine), for the
     /// engine's event times.
     pub offset: f64,
+    /// What one of its containers holds: `--isolate`, or `Case` where the
+    /// runner cannot run on it (set by eval after set-up).
+    pub isolate: IsolateMode,
     /// Why it was marked down, once it stopped answering.
     down: Mutex<Option<String>>,
 }
@@ -171,6 +174,7 @@ pub fn set_up(
             delivery: Delivery::Bind,
             images: BTreeMap::new(),
             offset: 0.0,
+            isolate: IsolateMode::Case,
             down: Mutex::new(None),
         },
         refused: BTreeMap::new(),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::tasks::Task;
 use crate::engines::spec::EngineSpec;
 use crate::session::Sandbox;
-use crate::spec::DeliverChoice;
+use crate::spec::{DeliverChoice, IsolateMode};
 
 /// A validated `sbx eval` request.
 #[derive(Debug, Clone)]
@@ -26,5 +26,9 @@ pub struct EvalRequest {
     /// The engines to spread the tasks over (empty: the current context).
     pub engines: Vec<EngineSpec>,
     pub deliver: DeliverChoice,
+    /// What one container holds (`--isolate`).
+    pub isolate: IsolateMode,
+    /// RLIMIT_CPU of each case, in seconds (runner modes only).
+    pub cpu_limit: Option<u64>,
     pub sandbox: Sandbox,
 }
