@@ -636,6 +636,24 @@ fn memory_hog_is_oom_from_the_cgroup_counter() {
 }
 
 #[test]
+fn the_program_not_the_runner_is_the_oom_killers_choice_root_or_not() {
+    let strict = Hardening {
+        user: Some(sbx::spec::STRICT_USER.into()),
+        ..Hardening::default()
+    };
+    for (name, hardening) in [("adj", Hardening::default()), ("adj-strict", strict)] {
+        let mut b = open_with(name, PYTHON, &hardening);
+        // The program and the children it forks score 1000; the runner keeps 0.
+        let r = b.py(
+            "s.py",
+            "import os, subprocess\nprint(open('/proc/self/oom_score_adj').read().strip(), subprocess.run(['cat', '/proc/self/oom_score_adj'], capture_output=True).stdout.decode().strip(), open('/proc/1/oom_score_adj').read().strip())\n",
+            case(b"", 30_000),
+        );
+        assert_eq!(text(&r.stdout), "1000 1000 0\n", "{name}: {r:?}");
+    }
+}
+
+#[test]
 fn crash_signal_exit_code_stdin_rusage_and_stderr() {
     let mut b = open("ends", PYTHON);
     let r = b.py(

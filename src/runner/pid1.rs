@@ -338,6 +338,10 @@ fn run_case(
         Err(e) => return Ok(cannot_execute(program, &e)),
     };
     let start = Instant::now();
+    // The program, not the runner, is the OOM killer's choice: raising a
+    // process's own score needs no privilege, and its children inherit it.
+    // Best effort (a program that already forked keeps its children's).
+    let _ = fs::write(format!("/proc/{}/oom_score_adj", child.id()), "1000");
     if let Some(seconds) = case.cpu_limit_s {
         let limit = Rlimit {
             current: Some(seconds),
