@@ -790,37 +790,6 @@ fn a_runner_killed_mid_session_is_an_infrastructure_error() {
     );
 }
 
-/// Not a test of speed (none is timed): prints how long 50 trivial python
-/// cases take in one runner container and in one container each.
-#[test]
-#[ignore = "a measurement: cargo test --test runner -- --ignored --nocapture"]
-fn measure_fifty_cases() {
-    let mut b = open("measure", PYTHON);
-    let started = Instant::now();
-    for i in 0..50 {
-        let r = b.py(
-            "t.py",
-            "print(int(input()) * 2)\n",
-            case(format!("{i}\n").as_bytes(), 30_000),
-        );
-        assert_eq!(text(&r.stdout), format!("{}\n", i * 2));
-    }
-    let one = started.elapsed();
-    drop(b);
-    let started = Instant::now();
-    for i in 0..50 {
-        let mut b = open(&format!("measure{i}"), PYTHON);
-        let r = b.py(
-            "t.py",
-            "print(int(input()) * 2)\n",
-            case(format!("{i}\n").as_bytes(), 30_000),
-        );
-        assert_eq!(text(&r.stdout), format!("{}\n", i * 2));
-    }
-    let each = started.elapsed();
-    eprintln!("50 cases: one runner container {one:?}, a runner container each {each:?}");
-}
-
 #[test]
 fn this_build_can_be_the_runner_on_this_engine() {
     common::require_engine();
