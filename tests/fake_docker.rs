@@ -491,7 +491,7 @@ fn bounded(cmd: std::process::Command) -> Command {
 }
 
 /// The fake's switches: never inherited from the environment of the tests.
-const FAKE_VARS: [&str; 13] = [
+const FAKE_VARS: [&str; 14] = [
     "FAKE_FAIL_ALL",
     "FAKE_PS",
     "FAKE_IMAGES",
@@ -505,6 +505,7 @@ const FAKE_VARS: [&str; 13] = [
     "FAKE_OOM",
     "FAKE_CREATE_SLEEP",
     "FAKE_START_FAIL",
+    "FAKE_ARCH",
 ];
 
 fn show(out: &Output) -> String {
