@@ -302,6 +302,11 @@ fn start(session: &Session, member: &Member, image: &str) -> Result<RunnerSessio
 /// reasons and matchers, plus `cpu_ms` and `max_rss_kib`.
 pub fn to_result(id: &str, r: &CaseResult, case: &Case) -> TaskResult {
     use protocol::Status as S;
+    if r.status == S::NotStarted {
+        // As `docker start` failing in `case` mode: never the candidate's.
+        let line = String::from_utf8_lossy(&r.stderr_tail).trim().to_string();
+        return TaskResult::error(id, "start_failed", line);
+    }
     // A death by signal reads as the container's exit code would (128+N).
     let exit_code = match r.status {
         S::Timeout | S::OutputLimit => None,
@@ -322,6 +327,7 @@ pub fn to_result(id: &str, r: &CaseResult, case: &Case) -> TaskResult {
         S::Timeout => "timeout",
         S::CpuLimit => "cpu_limit",
         S::Oom => "oom",
+        S::NotStarted => unreachable!("handled above"),
         S::RuntimeError | S::Signal => "exit_code",
         S::Ok => match case.matcher.mismatch(&r.stdout) {
             None => {

@@ -333,8 +333,8 @@ fn run_case(
     let oom_before = oom_counter.and_then(read_oom_kills);
     let mut child = match cmd.spawn() {
         Ok(child) => child,
-        // The interpreter is missing or not executable: what a shell (and
-        // `docker run`) would answer, 127 or 126, charged to the candidate.
+        // The interpreter is missing or not executable: `NotStarted`, with
+        // the code a shell (and `docker run`) would answer, 127 or 126.
         Err(e) => return Ok(cannot_execute(program, &e)),
     };
     let start = Instant::now();
@@ -525,7 +525,7 @@ fn cannot_execute(program: &str, e: &io::Error) -> CaseResult {
         126
     };
     CaseResult {
-        status: Status::RuntimeError,
+        status: Status::NotStarted,
         exit_code: Some(code),
         signal: None,
         wall_ms: 0,
