@@ -691,7 +691,7 @@ mod tests {
             stderr_tail: Vec::new(),
             stderr_truncated: false,
         }));
-        f[10] = 7;
+        f[10] = 8;
         assert!(matches!(
             read_message(&mut &f[..]),
             Err(FrameError::Malformed("status"))
