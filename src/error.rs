@@ -41,18 +41,26 @@ pub enum Error {
     Write { what: String, source: io::Error },
     /// `diff`: a report is missing, unreadable or malformed (exit 2).
     Report { path: PathBuf, message: String },
+    /// The settings file (`sbx.toml`, `--config`) is unreadable or has an
+    /// unknown table or key, or a bad value (exit 2).
+    Settings { path: PathBuf, message: String },
     /// SIGINT, SIGTERM, SIGHUP or SIGQUIT arrived before any program started
     /// (exit 128 + the signal: 130, 143, 129, 131).
     Interrupted(i32),
+    /// A thread of sbx panicked (a bug in sbx): what it was doing, and the
+    /// panic's message (exit 125).
+    Panicked { what: String, message: String },
 }
 
 impl Error {
     /// The documented exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) | Error::Tasks { .. } | Error::Write { .. } | Error::Report { .. } => {
-                exit::USAGE
-            }
+            Error::Usage(_)
+            | Error::Tasks { .. }
+            | Error::Write { .. }
+            | Error::Report { .. }
+            | Error::Settings { .. } => exit::USAGE,
             Error::Interrupted(signal) => exit::for_signal(*signal),
             Error::NoSuchFile(_) | Error::Unreadable { .. } => exit::NO_SUCH_FILE,
             Error::NotExecutable(_) | Error::DockerSpawn { .. } => exit::CANNOT_EXECUTE,
@@ -62,7 +70,8 @@ impl Error {
             | Error::PullFailed { .. }
             | Error::CreateFailed(_)
             | Error::EngineTimeout(_)
-            | Error::Setup { .. } => exit::ENGINE,
+            | Error::Setup { .. }
+            | Error::Panicked { .. } => exit::ENGINE,
         }
     }
 
@@ -81,9 +90,11 @@ impl Error {
             Error::CreateFailed(_) => "create_failed",
             Error::EngineTimeout(_) => "engine_timeout",
             Error::Setup { .. } => "setup",
+            Error::Panicked { .. } => "panicked",
             Error::Tasks { .. } => "tasks",
             Error::Write { .. } => "write",
             Error::Report { .. } => "report",
+            Error::Settings { .. } => "settings",
             Error::Interrupted(_) => "interrupted",
         }
     }
@@ -132,12 +143,18 @@ impl fmt::Display for Error {
             Error::CreateFailed(line) => write!(f, "docker could not create the container: {line}"),
             Error::EngineTimeout(what) => write!(f, "docker did not answer in time: {what}"),
             Error::Setup { what, source } => write!(f, "failed to {what}: {source}"),
+            Error::Panicked { what, message } => {
+                write!(f, "{what} panicked (a bug in sbx): {message}")
+            }
             Error::Tasks { path, message } => {
                 write!(f, "bad tasks file `{}`: {message}", path.display())
             }
             Error::Write { what, source } => write!(f, "failed to write {what}: {source}"),
             Error::Report { path, message } => {
                 write!(f, "report `{}`: {message}", path.display())
+            }
+            Error::Settings { path, message } => {
+                write!(f, "config file `{}`: {message}", path.display())
             }
             Error::Interrupted(signal) => write!(
                 f,

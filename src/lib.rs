@@ -3,15 +3,18 @@
 //!
 //! The modules are layers; each imports only from layers below it
 //! (`tests/layers.rs` holds this order and checks it). From the bottom:
-//! `exit`, `signals`, `error`, `console` (plumbing); `spec` (validated
-//! values and the command line's plain choices); `cli` (clap types, no
-//! I/O); `docker` (`argv`: pure argument vectors; `process`: the only place
-//! that spawns, waits, kills and drains; `control` and `events`: short
-//! commands and the engine's record); `runner` (sbx as a container's PID 1,
-//! its framed protocol, and the host's session with it); `session` (run id, run lock, staged
+//! `exit`, `signals`, `limits` (the open-file limit), `error`, `console`
+//! (plumbing); `spec` (validated values and the command line's plain
+//! choices); `cli` (clap types, no I/O); `settings` (option defaults from
+//! `sbx.toml`, spliced into the command line); `docker` (`argv`: pure
+//! argument vectors; `process`: the only place that spawns, waits, kills
+//! and drains; `control` and `events`: short commands and the engine's
+//! record, read from one event stream per engine); `runner` (sbx as a
+//! container's PID 1, its framed protocol, and the host's session with
+//! it); `session` (run id, run lock, staged
 //! candidates, one container run); `engines` (which engines, their set-up,
 //! baking); `judge` (a run's output and outcome to a verdict); `report`
-//! (results as JSON, JUnit, summary); `eval` (an eval's steps: tasks,
+//! (results as JSON, text, JUnit, summary); `eval` (an eval's steps: tasks,
 //! candidates, plan, queue, judging, cache); `config` (the command line's
 //! arguments to validated requests); `cmd` (the subcommands). This file
 //! dispatches to `cmd`.
@@ -19,11 +22,14 @@
 pub mod console;
 pub mod error;
 pub mod exit;
+pub mod limits;
 pub mod signals;
 
 pub mod spec;
 
 pub mod cli;
+
+pub mod settings;
 
 pub mod docker;
 
@@ -43,9 +49,7 @@ pub mod config;
 
 pub mod cmd;
 
-use clap::Parser;
-
-use crate::cli::{Cli, Command};
+use crate::cli::Command;
 use crate::cmd::{diff, doctor, gc, run};
 use crate::config::{DoctorRequest, GcRequest, RunRequest};
 use crate::eval::request::EvalRequest;
@@ -58,13 +62,18 @@ pub fn main_impl() -> i32 {
     if std::env::args_os().nth(1).as_deref() == Some(runner::pid1::SUBCOMMAND.as_ref()) {
         return runner::pid1::main();
     }
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(err) => {
+    let (cli, applied) = match settings::parse_command_line(std::env::args_os().collect()) {
+        Ok(parsed) => parsed,
+        Err(Ok(err)) => {
             let _ = err.print();
             return err.exit_code();
         }
+        Err(Err(err)) => {
+            console::note(&err.to_line());
+            return err.exit_code();
+        }
     };
+    limits::raise_open_files();
     if let Err(err) = signals::install() {
         console::note(&format!("sbx: failed to install signal handlers: {err}"));
         return exit::ENGINE;
@@ -83,7 +92,7 @@ pub fn main_impl() -> i32 {
             gc::gc(&req.docker, &req.engines, filter)
         }),
     };
-    let code = match result {
+    let code = match result.map_err(|err| settings::blame(applied.as_ref(), err)) {
         Ok(code) => code,
         Err(err) => {
             console::note(&err.to_line());

@@ -51,6 +51,26 @@ pub enum Pull {
     Never,
 }
 
+/// The form of `sbx eval`'s report on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// The pretty JSON list, for machines (the default when stdout is not
+    /// a terminal).
+    Json,
+    /// One line per task, details under the failures, then the summary, for
+    /// people (the default at a terminal).
+    Text,
+}
+
+/// Whether the text report is coloured, as cargo decides it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal and `NO_COLOR` is not set.
+    Auto,
+    Always,
+    Never,
+}
+
 /// How a task's `expect` is compared with the program's stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]

@@ -78,6 +78,44 @@ daemon_down() {
     exit 1
   fi
 }
+# emit RUN NAME ACTION [EXIT CODE]: an engine event, for the event stream
+# of run RUN (`events`), in docker's `{{json .}}` shape.
+emit() {
+  printf '{"Type":"container","Action":"%s","status":"%s","Actor":{"ID":"f4ce","Attributes":{"name":"%s","exitCode":"%s","sbx.run":"%s"}}}\n' \
+    "$3" "$3" "$2" "$4" "$1" >> "$dir/events-$1"
+}
+# die RUN NAME: the engine's `die` of a started container, once: from the
+# watcher when the program ends, or from `rm -f` if that comes first. This
+# fake keeps no exit code, so it records every code (the program's
+# included), unless FAKE_DIE=none plays an engine that never saw the
+# program end (a cut connection).
+die() {
+  [ "$FAKE_DIE" = none ] && return
+  [ -e "$dir/c-$2.started" ] || return
+  if ! mkdir "$dir/died-$2" 2>/dev/null; then
+    # The other one is writing it: like the engine, `die` before `destroy`.
+    i=0
+    while [ ! -e "$dir/died-$2/done" ] && [ "$i" -lt 250 ]; do
+      sleep 0.02
+      i=$((i + 1))
+    done
+    return
+  fi
+  for c in $(seq 0 255); do
+    printf '{"Type":"container","Action":"die","Actor":{"Attributes":{"name":"%s","exitCode":"%s"}}}\n' "$2" "$c"
+  done > "$dir/die-$2"
+  cat "$dir/die-$2" >> "$dir/events-$1"
+  : > "$dir/died-$2/done"
+}
+# FAKE_HELPER=1: the client starts a helper of its own (as the CLI starts
+# buildx, or ssh for an ssh:// engine), which lives on unless its whole
+# process group is killed; its pid goes to `helper.pid`.
+helper() {
+  if [ "$FAKE_HELPER" = 1 ]; then
+    sleep 30 </dev/null >/dev/null 2>&1 &
+    echo $! > "$dir/helper.pid.tmp" && mv "$dir/helper.pid.tmp" "$dir/helper.pid"
+  fi
+}
 image_missing() {
   [ "$FAKE_IMAGE" = missing ] && [ ! -e "$dir/pulled" ]
 }
@@ -122,6 +160,7 @@ image)
   exit 0 ;;
 pull)
   if [ -n "$FAKE_PULL_SLEEP" ]; then
+    helper
     echo $$ > "$dir/pull.pid.tmp" && mv "$dir/pull.pid.tmp" "$dir/pull.pid"
     exec sleep "$FAKE_PULL_SLEEP"
   fi
@@ -139,7 +178,7 @@ create)
   fi
   daemon_down
   shift
-  name= vol= prev= interactive=
+  name= vol= prev= interactive= run=
   while [ $# -gt 0 ]; do
     a=$1
     shift
@@ -148,6 +187,7 @@ create)
     case $prev in
       --name) name=$a ;;
       -v) vol=$a ;;
+      --label) run=${a#sbx.run=} ;;
     esac
     prev=$a
   done
@@ -175,6 +215,8 @@ create)
   printf '%s' "$interp" > "$dir/c-$name.interp"
   printf '%s' "${vol%:/work/task:ro}" > "$dir/c-$name.tmp"
   mv "$dir/c-$name.tmp" "$dir/c-$name.staged"
+  printf '%s' "$run" > "$dir/c-$name.run"
+  emit "$run" "$name" create
   echo "f4ce$$"
   exit 0 ;;
 start)
@@ -210,8 +252,26 @@ start)
   # Like docker: without -i on both create and start, the program's stdin is empty.
   if [ -z "$interactive" ] || [ ! -e "$dir/c-$name.i" ]; then exec </dev/null; fi
   staged=$(cat "$dir/c-$name.staged")
-  # Like the engine's `start` event: the program was started.
+  # The engine's `start` event: the program was started.
+  run=$(cat "$dir/c-$name.run")
+  emit "$run" "$name" start
+  # FAKE_OOM=1: the memory cap was hit; =neighbour: only a container whose
+  # name starts with ours (sbx must match exact names).
+  case $FAKE_OOM in
+    1) emit "$run" "$name" oom ;;
+    neighbour)
+      emit "$run" "${name}0" create
+      emit "$run" "${name}0" oom ;;
+  esac
   : > "$dir/c-$name.started"
+  helper
+  pid=$$
+  (
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    die "$run" "$name"
+    # `--rm`: the engine removes the container once it ended.
+    emit "$run" "$name" destroy
+  ) </dev/null >/dev/null 2>&1 &
   echo $$ > "$dir/pid-$name.tmp" && mv "$dir/pid-$name.tmp" "$dir/pid-$name"
   exec /bin/sh "$staged" ;;
 rm)
@@ -223,42 +283,39 @@ rm)
     if [ -e "$dir/c-$name.staged" ]; then
       mv "$dir/c-$name.staged" "$dir/c-$name.removed"
       printf '%s\n' "$name" >> "$dir/removed"
+      run=$(cat "$dir/c-$name.run")
+      die "$run" "$name"
+      emit "$run" "$name" destroy
     fi
   done
   exit 0 ;;
 events)
-  # events --since S --until U --filter container=NAME --filter event=E --format F
-  name= event=
+  # events --since S --filter label=sbx.run=RUN --filter type=container
+  # --format '{{json .}}': every event of the run so far, then as they come.
+  daemon_down
+  run=
   for a in "$@"; do
     case $a in
-      container=*) name=${a#container=} ;;
-      event=*) event=${a#event=} ;;
+      label=sbx.run=*) run=${a#label=sbx.run=} ;;
     esac
   done
-  # Like docker's: NAME<TAB>STATUS<TAB>EXIT CODE, and the filter matches a
-  # name prefix (sbx must keep only its container's lines).
-  tab=$(printf '\t')
-  case $event in
-    oom)
-      # FAKE_OOM=neighbour: only a container whose name starts with ours.
-      case $FAKE_OOM in
-        1) printf '%s\toom\t\n%s0\toom\t\n' "$name" "$name" ;;
-        neighbour) printf '%s0\toom\t\n' "$name" ;;
-      esac ;;
-    start) [ -e "$dir/c-$name.started" ] && printf '%s\tstart\t\n' "$name" ;;
-    # The engine's record of the program's exit code: this fake keeps none,
-    # so it answers every code (the program's included), unless FAKE_DIE=none
-    # plays an engine that never saw the program end (a cut connection).
-    die)
-      if [ "$FAKE_DIE" = none ]; then
-        # Only a neighbour whose name starts with ours died (with every code).
-        seq 0 255 | sed "s/^/${name}7${tab}die${tab}/"
-      else
-        seq 0 255 | sed "s/^/${name}${tab}die${tab}/"
-      fi ;;
-    *) bad "unexpected event filter: $event" ;;
-  esac
-  exit 0 ;;
+  [ -n "$run" ] || bad "events without a run label filter"
+  printf '%s\n' "$$" >> "$dir/events.pids"
+  if [ "$FAKE_EVENTS" = cut ]; then
+    # The stream ends after the first event of the run.
+    touch "$dir/events-$run"
+    while [ ! -s "$dir/events-$run" ]; do sleep 0.05; done
+    echo 'Error response from daemon: stream cut' >&2
+    exit 1
+  fi
+  if [ "$FAKE_DEAD_ENGINE" = "$engine" ]; then
+    # Its connection is cut when the engine dies during a start.
+    while [ ! -e "$dir/died-on" ]; do sleep 0.05; done
+    echo "error during connect: Get \"http://$engine/v1.41/events\": EOF" >&2
+    exit 1
+  fi
+  touch "$dir/events-$run"
+  exec tail -n +1 -f "$dir/events-$run" ;;
 ps)
   dead
   # FAKE_PS: the lines `ps --format` prints (leftovers to list).
@@ -351,7 +408,9 @@ impl Fake {
         for k in FAKE_VARS {
             cmd.env_remove(k);
         }
-        cmd.env("SBX_DOCKER", self.docker())
+        // In the fake's folder: the repository's sbx.toml must not apply.
+        cmd.current_dir(self.root())
+            .env("SBX_DOCKER", self.docker())
             .env("SBX_RUN_ID", run_id)
             .env("TMPDIR", self.tmp());
         cmd
@@ -423,8 +482,23 @@ impl Fake {
         fs::read(self.root().join("log")).unwrap_or_default()
     }
 
-    /// Every logged call, in order, each as its argv (lossy UTF-8).
+    /// Every docker call but the event streams (`docker events`), whose
+    /// start runs beside the first create, in no fixed order.
     fn calls(&self) -> Vec<Vec<String>> {
+        let mut calls = self.all_calls();
+        calls.retain(|c| c[0] != "events");
+        calls
+    }
+
+    /// The event streams sbx started (`docker events ...`).
+    fn streams(&self) -> Vec<Vec<String>> {
+        let mut calls = self.all_calls();
+        calls.retain(|c| c[0] == "events");
+        calls
+    }
+
+    /// Every logged call, in order, each as its argv (lossy UTF-8).
+    fn all_calls(&self) -> Vec<Vec<String>> {
         self.raw_log()
             .split(|&b| b == b'\n')
             .filter(|line| !line.is_empty())
@@ -491,11 +565,13 @@ fn bounded(cmd: std::process::Command) -> Command {
 }
 
 /// The fake's switches: never inherited from the environment of the tests.
-const FAKE_VARS: [&str; 14] = [
+const FAKE_VARS: [&str; 16] = [
     "FAKE_FAIL_ALL",
     "FAKE_PS",
     "FAKE_IMAGES",
     "FAKE_DIE",
+    "FAKE_HELPER",
+    "FAKE_EVENTS",
     "FAKE_DEAD_ENGINE",
     "FAKE_NO_IMAGE_ENGINE",
     "FAKE_DAEMON",
@@ -885,14 +961,13 @@ fn run_start_failure_gets_the_code_docker_run_gives() {
         // A container that could not start stays `Created`: sbx removes it.
         assert_removed_after_start(&fake, &name);
     }
-    // After each: the engine is asked whether the program started at all.
+    // No docker call after the run: whether the program started at all
+    // comes from each run's event stream.
     assert_eq!(
         commands(&fake.calls()),
-        [
-            "create", "start", "rm", "events", "create", "start", "rm", "events", "create",
-            "start", "rm", "events"
-        ]
+        ["create", "start", "rm", "create", "start", "rm", "create", "start", "rm"]
     );
+    assert_eq!(fake.streams().len(), 3, "{:?}", fake.all_calls());
     assert_stage_empty(&fake);
 }
 
@@ -1611,14 +1686,9 @@ fn eval_docker_words_from_a_program_that_started_are_its_own() {
     for id in ["spoof1", "spoof125", "own125"] {
         assert_verdict(result_of(&results, id), "fail", "exit_code");
     }
-    // The one that looked like docker start's failure made sbx ask the engine.
-    assert!(
-        fake.calls()
-            .iter()
-            .any(|c| c[0] == "events" && c.iter().any(|a| a == "event=start")),
-        "the engine was not asked: {:?}",
-        fake.calls()
-    );
+    // The engine's record came from one event stream, not from docker calls.
+    assert_eq!(fake.streams().len(), 1, "{:?}", fake.all_calls());
+    assert!(!commands(&fake.calls()).contains(&"events"));
     // None exited 0: all containers are removed.
     assert_removed_after_start(&fake, "sbx-t-start-0");
     assert_removed_after_start(&fake, "sbx-t-start-1");
@@ -1688,15 +1758,16 @@ fn eval_oom_event_is_reported() {
     assert_exit(&out, 1);
     let results = report(&out);
     assert_eq!(field(&results[0], "reason"), "oom", "{results:?}");
-    let calls = fake.calls();
-    let events = find(&calls, &["events"]).unwrap_or_else(|| panic!("{calls:?}"));
+    // One stream of the run's containers, started before the first one.
+    let calls = fake.all_calls();
+    let streams = fake.streams();
+    assert_eq!(streams.len(), 1, "{calls:?}");
     assert!(
-        calls[events]
+        streams[0]
             .windows(2)
-            .any(|w| w == ["--filter", "container=sbx-t-oom-0"]),
+            .any(|w| w == ["--filter", "label=sbx.run=t-oom"]),
         "{calls:?}"
     );
-    assert!(start_of(&calls, "sbx-t-oom-0") < events, "{calls:?}");
 }
 
 #[test]
@@ -2775,5 +2846,356 @@ fn memory_stays_bounded_whatever_the_candidate_size() {
     let (peak, status) = peak_rss_kib(child, LIMIT);
     assert_eq!(status.code(), Some(0), "run of a big candidate");
     assert!(peak < BOUND_KIB, "sbx run peaked at {peak} KiB");
+    assert_stage_empty(&fake);
+}
+
+// ------------------------------------------------------- the event stream
+
+/// The pids of the event streams the fake started.
+fn stream_pids(fake: &Fake) -> Vec<u32> {
+    fs::read_to_string(fake.root().join("events.pids"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+#[test]
+fn eval_reads_one_event_stream_and_stops_it_at_the_end() {
+    let fake = Fake::new();
+    for k in 0..6 {
+        fake.candidate(&format!("t{k}"), "echo no\nexit 3\n");
+    }
+    let tasks: Vec<Value> = (0..6)
+        .map(|k| task(&format!("t{k}"), "", "yes\n"))
+        .collect();
+    let out = fake
+        .eval("t-stream", &json!(tasks))
+        .args(["-j", "3"])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 1);
+    for r in report(&out) {
+        assert_verdict(&r, "fail", "exit_code");
+        assert!(r["requeued"].is_null(), "{r}");
+    }
+    // One stream for the whole eval (it saw every container's life: none
+    // was run again), gone (killed and reaped) when sbx is.
+    let calls = fake.all_calls();
+    assert_eq!(fake.streams().len(), 1, "{calls:?}");
+    let pids = stream_pids(&fake);
+    assert_eq!(pids.len(), 1);
+    assert_gone(pids[0]);
+}
+
+#[test]
+fn eval_sigint_stops_the_event_stream() {
+    let fake = Fake::new();
+    fake.candidate("s1", SLEEPER);
+    let tasks = json!([task("s1", "", "")]);
+    let mut sbx = spawn(
+        &mut fake.eval_std("t-streamint", &tasks),
+        Stdio::null(),
+        fake.stderr_file(),
+    );
+    let name = "sbx-t-streamint-0";
+    assert!(
+        wait_for(&fake.pid_file(name), Duration::from_secs(5)),
+        "{name} never started: {:?}",
+        fake.all_calls()
+    );
+    let pids = stream_pids(&fake);
+    assert_eq!(pids.len(), 1);
+    assert!(alive(pids[0]));
+    let (status, _) = sbx.stop("-INT", Duration::from_secs(5));
+    assert_eq!(status.code(), Some(130), "{}", fake.stderr_text());
+    assert_gone(pids[0]);
+    assert_stopped_and_removed(&fake, name);
+}
+
+#[test]
+fn eval_without_its_event_stream_scores_no_failure() {
+    let fake = Fake::new();
+    fake.candidate("ok", "echo ok\n");
+    fake.candidate("bad", "sleep 0.5\necho no\nexit 3\n");
+    let tasks = json!([task("ok", "", "ok\n"), task("bad", "", "yes\n")]);
+    // The stream ends early: a run that did not pass has no evidence, so it
+    // is never scored `fail` (its engine is left); a pass needs none.
+    let out = fake
+        .eval("t-cut", &tasks)
+        .env("FAKE_EVENTS", "cut")
+        .args(["-j", "1"])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 2);
+    let results = report(&out);
+    assert_verdict(result_of(&results, "ok"), "pass", "");
+    let bad = result_of(&results, "bad");
+    assert_eq!(field(bad, "status"), "error", "{bad}");
+    assert!(
+        bad["requeued"][0]["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("event stream ended: Error response from daemon: stream cut"),
+        "{bad}"
+    );
+}
+
+// ------------------------------------------------ kills reach the process group
+
+/// The pid of the helper the fake client started (FAKE_HELPER=1).
+fn helper_pid(fake: &Fake) -> u32 {
+    let path = fake.root().join("helper.pid");
+    assert!(wait_for(&path, Duration::from_secs(5)), "no helper started");
+    fs::read_to_string(&path)
+        .ok()
+        .and_then(|p| p.trim().parse().ok())
+        .expect("a helper pid")
+}
+
+#[test]
+fn run_timeout_kills_what_the_client_started() {
+    let fake = Fake::new();
+    let file = fake.file("sleep.sh", SLEEPER);
+    let out = fake
+        .run_cmd("t-group", &file)
+        .env("FAKE_HELPER", "1")
+        .args(["python:3.12-slim", "1"])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 124);
+    assert_gone(helper_pid(&fake));
+    assert_stopped_and_removed(&fake, "sbx-t-group-0");
+}
+
+#[test]
+fn run_sigterm_during_pull_kills_what_the_pull_started() {
+    let fake = Fake::new();
+    let file = fake.file("prog.sh", PRINTS_RAN);
+    let mut sbx = spawn(
+        fake.sbx_std("t-pullgroup")
+            .env("FAKE_IMAGE", "missing")
+            .env("FAKE_PULL_SLEEP", "8")
+            .env("FAKE_HELPER", "1")
+            .arg("run")
+            .arg(&file),
+        Stdio::null(),
+        fake.stderr_file(),
+    );
+    let helper = helper_pid(&fake);
+    let (status, _) = sbx.stop("-TERM", Duration::from_secs(15));
+    assert_eq!(status.code(), Some(143), "stderr: {}", fake.stderr_text());
+    assert_gone(helper);
+}
+
+// ------------------------------------------------------ the open-file limit
+
+/// `cmd` run under `sh -c 'ulimit LIMIT && exec ...'`, same environment.
+fn under_ulimit(cmd: &std::process::Command, limit: &str) -> Command {
+    let mut sh = std::process::Command::new("/bin/sh");
+    sh.arg("-c")
+        .arg(format!("ulimit {limit} && exec \"$@\""))
+        .arg("sh")
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    let mut cmd = Command::from_std(sh);
+    cmd.timeout(Duration::from_secs(120));
+    cmd
+}
+
+/// 120 tasks that pass, and the eval of them at -j 64 under `limit`.
+fn wide_eval(fake: &Fake, run_id: &str, limit: &str) -> Output {
+    let mut tasks = Vec::new();
+    for k in 0..120 {
+        let id = format!("t{k}");
+        fake.candidate(&id, "echo ok\n");
+        tasks.push(task(&id, "", "ok\n"));
+    }
+    let mut cmd = fake.eval_std(run_id, &json!(tasks));
+    cmd.args(["-j", "64"]);
+    under_ulimit(&cmd, limit).output().expect("run sbx")
+}
+
+fn assert_all_pass(out: &Output) {
+    assert_exit(out, 0);
+    let results = report(out);
+    assert_eq!(results.len(), 120);
+    for r in &results {
+        assert_eq!(field(r, "status"), "pass", "{r}");
+    }
+}
+
+#[test]
+fn a_low_soft_open_file_limit_is_raised() {
+    let fake = Fake::new();
+    let out = wide_eval(&fake, "t-nofile", "-Sn 128");
+    assert_all_pass(&out);
+    assert!(!stderr(&out).contains("open-file limit"), "{}", show(&out));
+}
+
+#[test]
+fn a_low_hard_open_file_limit_lowers_the_parallelism() {
+    let fake = Fake::new();
+    let out = wide_eval(&fake, "t-nofile-hard", "-n 128");
+    assert_all_pass(&out);
+    let err = stderr(&out);
+    let note: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("open-file limit"))
+        .collect();
+    assert_eq!(note.len(), 1, "{}", show(&out));
+    assert!(note[0].contains("-j 64"), "{}", show(&out));
+}
+
+// ------------------------------------------------- what a task costs in docker calls
+
+#[test]
+fn a_task_that_does_not_pass_costs_three_or_four_docker_processes() {
+    let fake = Fake::new();
+    fake.candidate("ok", "echo ok\n");
+    fake.candidate("wrong", "echo no\n");
+    fake.candidate("three", "exit 3\n");
+    fake.candidate("slow", SLEEPER);
+    let tasks = json!([
+        task("ok", "", "ok\n"),
+        task("wrong", "", "ok\n"),
+        task("three", "", "ok\n"),
+        {"id": "slow", "stdin": "", "expect": "ok\n", "timeout": 1}
+    ]);
+    let out = fake.eval("t-cost", &tasks).output().expect("run sbx");
+    assert_exit(&out, 1);
+    let calls = fake.all_calls();
+    let naming = |name: &str| -> Vec<&str> {
+        calls
+            .iter()
+            .filter(|c| c.iter().any(|a| a == name))
+            .map(|c| c[0].as_str())
+            .collect()
+    };
+    // A pass: create and start. A wrong output (exit 0, removed by --rm):
+    // create, start. Any other failure: create, start, rm -f.
+    assert_eq!(naming("sbx-t-cost-0"), ["create", "start"], "{calls:?}");
+    assert_eq!(naming("sbx-t-cost-1"), ["create", "start"], "{calls:?}");
+    assert_eq!(
+        naming("sbx-t-cost-2"),
+        ["create", "start", "rm"],
+        "{calls:?}"
+    );
+    assert_eq!(
+        naming("sbx-t-cost-3"),
+        ["create", "start", "rm"],
+        "{calls:?}"
+    );
+    // Plus one `docker version` per task that did not pass (is the engine
+    // still there?), and per eval: the context, the image, one event
+    // stream, the final sweep of the run's label.
+    let mut per_eval = commands(&calls);
+    per_eval.retain(|c| !matches!(*c, "create" | "start" | "rm"));
+    per_eval.sort_unstable();
+    assert_eq!(
+        per_eval,
+        ["context", "events", "image", "ps", "version", "version", "version"],
+        "{calls:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Function tests
+// ---------------------------------------------------------------------------
+
+/// A function test passes only when stdout carries the token of its own
+/// run, which sbx passes to the runner as its last word (never in the
+/// staged program); exit 0 alone, or an old token, is `no_completion`.
+#[test]
+fn eval_function_test_passes_only_with_its_own_runs_token() {
+    let fake = Fake::new();
+    // The fake runs the staged program with /bin/sh: the candidate's lines
+    // come first and end the run. This one finds its container by its pid
+    // (the fake's start execs the program) and prints that run's token.
+    let root = fake.root().display().to_string();
+    let token_of_this_run = format!(
+        "name=$(grep -l \"^$$\\$\" '{root}'/pid-* | head -n 1)\nname=${{name##*/pid-}}\ntoken=$(tail -n 1 '{root}'/c-$name.interp)\n"
+    );
+    fake.file(
+        "gen/f/a.py",
+        // (exit 7 if the staged program, `$0`, held the token)
+        &format!("{token_of_this_run}grep -qF \"$token\" \"$0\" && exit 7\nprintf 'noise\\n%s\\n' \"$token\"\nexit 0\n"),
+    );
+    fake.file("gen/f/b.py", "echo 'all good'\nexit 0\n");
+    fake.file(
+        "gen/f/c.py",
+        "printf '\\nsbx-done-00000000000000000000000000000000\\n'\nexit 0\n",
+    );
+    fake.file(
+        "gen/f/d.py",
+        &format!(
+            "{token_of_this_run}printf '\\n%s\\n' \"$token\"\necho AssertionError >&2\nexit 1\n"
+        ),
+    );
+    let tasks =
+        json!([{"id": "f", "test": "def check(c):\n    assert c(1) == 2\n", "entry_point": "inc"}]);
+    let out = fake
+        .eval("t-function", &tasks)
+        .args(["-j", "2", "--k", "1,2"])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 1);
+    let results = report(&out);
+    let samples = results[0]["samples"].as_array().expect("samples");
+    let verdicts: Vec<(&str, &str)> = samples
+        .iter()
+        .map(|s| (field(s, "status"), field(s, "reason")))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("pass", ""),
+            ("fail", "no_completion"),
+            ("fail", "no_completion"),
+            ("fail", "exit_code")
+        ],
+        "{}",
+        show(&out)
+    );
+    assert!(
+        stderr(&out).contains("mean pass@1 0.250 over 1 tasks; mean pass@2 0.500 over 1 tasks"),
+        "{}",
+        show(&out)
+    );
+    // Each run: python3 -c RUNNER TOKEN /work/task, no stdin, a token of its
+    // own; the staged program is the candidate, the test, then check(inc).
+    let mut tokens = Vec::new();
+    for entry in fs::read_dir(fake.root()).expect("fake dir") {
+        let file = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        let Some(name) = file
+            .strip_prefix("c-")
+            .and_then(|f| f.strip_suffix(".interp"))
+        else {
+            continue;
+        };
+        let c = fake.created(name);
+        assert_eq!(&c.interpreter[..2], ["python3", "-c"], "{c:?}");
+        let token = c.interpreter.last().expect("token").clone();
+        assert!(
+            token.len() == 41 && token.starts_with("sbx-done-"),
+            "{token}"
+        );
+        assert!(!c.interactive, "{c:?}");
+        tokens.push(token);
+    }
+    assert_eq!(tokens.len(), 4, "{tokens:?}");
+    tokens.sort();
+    tokens.dedup();
+    assert_eq!(tokens.len(), 4, "a token per run: {tokens:?}");
     assert_stage_empty(&fake);
 }

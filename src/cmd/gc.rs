@@ -8,7 +8,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::console;
 use crate::docker::argv::{self, BAKED_REPOSITORY, BASE_TAG_MARK, RUN_LABEL};
-use crate::docker::events::days_from_civil;
 use crate::docker::process::{self, CONTROL_TIMEOUT};
 use crate::docker::Docker;
 use crate::engines::spec::EngineSpec;
@@ -308,6 +307,17 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         images.len()
     ));
     Ok(exit::SUCCESS)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

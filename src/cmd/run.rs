@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use crate::config::RunRequest;
 use crate::console;
 use crate::docker::control;
-use crate::docker::events::ContainerRecord;
+use crate::docker::events::{ContainerRecord, EventStream};
 use crate::docker::process::{Ended, OutputSink, StdinSource};
 use crate::docker::{argv, Docker};
 use crate::engines::{bake, pool};
@@ -62,6 +62,8 @@ pub fn run(req: RunRequest) -> Result<i32> {
         StdinSource::Null
     };
     let name = prepared.name.clone();
+    // From before the container exists: the engine's record of its start.
+    let events = EventStream::start(docker, &session.run_id)?;
     let finished = session.execute(docker, prepared, stdin, OutputSink::Stream, req.timeout)?;
     match finished.ended {
         Ended::TimedOut => console::note(&format!(
@@ -73,22 +75,15 @@ pub fn run(req: RunRequest) -> Result<i32> {
         )),
         Ended::Exited(_) | Ended::OutputLimit => {}
     }
-    let record = ContainerRecord {
-        docker,
-        name: &name,
-        since: finished.started,
-        offset: target.offset,
-    };
+    let record = ContainerRecord::new(Some(&events), &name);
     Ok(outcome::run_exit_code(&finished, &record))
 }
 
 /// The engine of a run and how the file reaches it. Without `--engine` and
 /// `--deliver image`, exactly the script's way: the current context and a
-/// bind mount, with no extra docker call.
+/// bind mount, with no extra docker call (but the event stream, see `run`).
 struct Target {
     docker: Docker,
-    /// The engine's clock minus ours, in seconds.
-    offset: f64,
     run_id: String,
     delivery: Delivery,
     /// The image baked for this run, removed when the run is over.
@@ -104,17 +99,15 @@ impl Target {
         // docker call.
         let base = &session.sandbox.docker;
         let docker = pool::aim(base, req.engine.as_ref());
-        // An engine named by --engine may be elsewhere, with its own clock.
+        // An engine named by --engine may be elsewhere.
         let local = match &req.engine {
             Some(_) => pool::is_local(base, req.engine.as_ref())?,
             None => true,
         };
-        let offset = pool::clock_offset(&docker, local);
         let deliver = pool::choose(req.deliver, local);
         if deliver == DeliverChoice::Bind {
             return Ok(Target {
                 docker,
-                offset,
                 run_id: session.run_id.clone(),
                 delivery: Delivery::Bind,
                 baked: None,
@@ -126,7 +119,6 @@ impl Target {
         let delivery = Delivery::Image(BTreeMap::from([(req.image.clone(), tag.clone())]));
         Ok(Target {
             docker,
-            offset,
             run_id: session.run_id.clone(),
             delivery,
             baked: Some(tag),

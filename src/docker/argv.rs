@@ -222,6 +222,12 @@ pub fn start_args(name: &str, interactive: bool) -> Vec<OsString> {
     args
 }
 
+/// No TCP socket is kept in TIME_WAIT in a runner container: otherwise a
+/// candidate's closed loopback connection keeps its port taken for a minute
+/// after every process is gone, and the next candidate's `bind` without
+/// `SO_REUSEADDR` fails (measured: EADDRINUSE after a clean reset).
+pub const RUNNER_NET_SYSCTL: &str = "net.ipv4.tcp_max_tw_buckets=0";
+
 /// Where the runner (sbx itself) is inside a runner container.
 pub const RUNNER_PATH: &str = "/.sbx/sbx";
 
@@ -238,7 +244,8 @@ pub const RUNNER_SYSCTLS: [&str; 4] = [
 
 /// The arguments after the docker program that create a runner container:
 /// `create_args`' flags in their order, with `-i` (the protocol is the
-/// container's stdin and stdout), then `RUNNER_SYSCTLS`, the runner (from
+/// container's stdin and stdout), then `RUNNER_SYSCTLS` (and
+/// `RUNNER_NET_SYSCTL` unless the network is `host`), the runner (from
 /// `c.mount`: a read-only bind mount of sbx's staged copy at `RUNNER_PATH`,
 /// or already in a baked image) as the entrypoint, and the hidden
 /// subcommand. `c.interactive` and `c.interpreter` are ignored.
@@ -263,6 +270,12 @@ pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> 
     for sysctl in RUNNER_SYSCTLS {
         args.push("--sysctl".into());
         args.push(sysctl.into());
+    }
+    // The host's network namespace is not the container's to tune (docker
+    // refuses net.* sysctls there).
+    if c.limits.network != "host" {
+        args.push("--sysctl".into());
+        args.push(RUNNER_NET_SYSCTL.into());
     }
     if let Some(volume) = volume {
         args.push("-v".into());
@@ -319,31 +332,21 @@ pub fn list_labelled_args() -> Vec<OsString> {
     ])
 }
 
-/// `docker events` for one kind of event (`oom`, `start`, `die`) of
-/// container `name` between two Unix times of the engine's clock
-/// (fractional seconds; the range is closed so the command returns). Each
-/// event prints `NAME<TAB>STATUS<TAB>EXIT CODE`: docker matches
-/// `container=` on a name *prefix* (`sbx-r-1` also matches `sbx-r-10`), so
-/// the caller keeps only the lines of exactly `name`.
-pub fn events_args(name: &str, event: &str, since: f64, until: f64) -> Vec<OsString> {
+/// `docker events` of every container labelled with `run_id`, from `since`
+/// (Unix seconds on the engine's clock; the daemon replays what it logged
+/// since then) and for as long as it runs: one JSON event per line.
+pub fn events_stream_args(run_id: &str, since: f64) -> Vec<OsString> {
     to_os(&[
         "events",
         "--since",
         &format!("{since:.9}"),
-        "--until",
-        &format!("{until:.9}"),
         "--filter",
-        &format!("container={name}"),
+        &format!("label={RUN_LABEL}={run_id}"),
         "--filter",
-        &format!("event={event}"),
+        "type=container",
         "--format",
-        "{{.Actor.Attributes.name}}\t{{.Status}}\t{{.Actor.Attributes.exitCode}}",
+        "{{json .}}",
     ])
-}
-
-/// `docker info` of the engine's clock (RFC 3339).
-pub fn engine_time_args() -> Vec<OsString> {
-    to_os(&["info", "--format", "{{.SystemTime}}"])
 }
 
 /// The repository of the images sbx bakes for engines that cannot see this
@@ -720,19 +723,17 @@ mod tests {
             ]
         );
         assert_eq!(
-            strings(&events_args("sbx-1", "oom", 1.5, 2.25)),
+            strings(&events_stream_args("r1", 1.5)),
             [
                 "events",
                 "--since",
                 "1.500000000",
-                "--until",
-                "2.250000000",
                 "--filter",
-                "container=sbx-1",
+                "label=sbx.run=r1",
                 "--filter",
-                "event=oom",
+                "type=container",
                 "--format",
-                "{{.Actor.Attributes.name}}\t{{.Status}}\t{{.Actor.Attributes.exitCode}}"
+                "{{json .}}"
             ]
         );
     }

@@ -1,12 +1,10 @@
 //! Short docker commands around a run: is the image here (pull it when
-//! allowed), create a run's container, the engine's clock, remove what a
-//! run left. Each is one `process::control` call on an argv from `argv`.
+//! allowed), create a run's container, remove what a run left. Each is one `process::control` call on an argv from `argv`.
 
 use std::ffi::OsString;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use super::argv::{self, Docker};
-use super::events::{parse_rfc3339, unix};
 use super::process::{self, Control, CONTROL_TIMEOUT};
 use crate::console;
 use crate::error::{Error, Result};
@@ -96,18 +94,6 @@ fn create_error(created: &Control) -> Error {
 /// opposed to an engine that did not answer).
 fn is_missing_image(failed: &Control) -> bool {
     !failed.success() && failed.stderr.to_ascii_lowercase().contains("no such image")
-}
-
-/// The engine's clock minus ours, in seconds, read from `docker info`
-/// (halfway through the call); `None` if it cannot be read.
-pub fn clock_offset(docker: &Docker) -> Option<f64> {
-    let before = unix(SystemTime::now());
-    let info = process::control(docker, &argv::engine_time_args(), CONTROL_TIMEOUT).ok()?;
-    let after = unix(SystemTime::now());
-    if !info.success() {
-        return None;
-    }
-    parse_rfc3339(info.stdout.trim()).map(|engine| engine - (before + after) / 2.0)
 }
 
 /// Removes every container that carries the label of `run_id`, whatever its

@@ -1,62 +1,283 @@
-//! What the engine recorded about a container: its `oom`, `start` and `die`
-//! events, read after a run, and the engine's time stamps.
+//! The engine's record of each container, read from one long-lived
+//! `docker events` stream per engine, filtered by the run's label and
+//! started before the run's first container: every `create`, `start`,
+//! `oom`, `die` and `destroy` is noted as it arrives. Asking the engine
+//! after a task ended cannot work under load: the daemon keeps only its
+//! last 256 events.
+//!
+//! A container's record counts only if the stream saw its `create`; a
+//! stream that ended (its death is noticed) or a record that does not
+//! arrive in time gives no evidence, and no failure is scored on it.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Deserialize;
 
 use super::argv::{self, Docker};
-use super::process::{self, CONTROL_TIMEOUT};
+use super::process;
+use crate::error::Result;
 
-/// The `(status, exit code)` of each `event` the engine recorded for
-/// exactly container `name` since `since` (`offset` is the engine's clock
-/// minus ours, in seconds); `None` if the engine could not be asked.
-fn events(
-    docker: &Docker,
-    name: &str,
-    event: &str,
-    since: SystemTime,
-    offset: f64,
-) -> Option<Vec<(String, String)>> {
-    // A second of slack before: the engine's clock rounds. The range ends
-    // now, on the engine's clock (a later end would wait for it).
-    let args = argv::events_args(
-        name,
-        event,
-        unix(since) + offset - 1.0,
-        unix(SystemTime::now()) + offset + 0.001,
-    );
-    match process::control(docker, &args, CONTROL_TIMEOUT) {
-        Ok(c) if c.success() => Some(
-            c.stdout
-                .lines()
-                .filter_map(|line| {
-                    let mut fields = line.split('\t');
-                    let who = fields.next()?.trim().trim_start_matches('/');
-                    let status = fields.next()?.trim();
-                    let code = fields.next().unwrap_or("").trim();
-                    (who == name).then(|| (status.to_string(), code.to_string()))
-                })
-                .collect(),
-        ),
-        _ => None,
+/// How long sbx waits, once a run is over, for the engine's record of its
+/// end (the `die` trails the client's exit; a loaded engine is slow).
+pub const SETTLE: Duration = Duration::from_secs(5);
+/// How far back the stream starts (its `--since`): the daemon replays what
+/// it logged since then, so a container created while the stream was still
+/// connecting is seen too. A second covers an engine clock a little behind.
+const REPLAY: Duration = Duration::from_secs(1);
+/// How much of the stream's stderr is kept to say why it ended.
+const STDERR_KEPT: u64 = 4096;
+
+/// What the stream saw of one container, since its `create`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// The stream saw its `create`: it was watching the whole life.
+    pub created: bool,
+    pub started: bool,
+    pub oom: bool,
+    /// The exit codes of its `die` events.
+    pub exits: Vec<i32>,
+    pub destroyed: bool,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Container name -> what was seen of it.
+    seen: HashMap<String, Seen>,
+    /// Why the stream ended, once it did.
+    ended: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-/// Whether the engine recorded the `event` for container `name` between
-/// `since` and now; `None` if it could not be asked.
-fn had_event(
-    docker: &Docker,
-    name: &str,
-    since: SystemTime,
-    offset: f64,
-    event: &str,
-) -> Option<bool> {
-    events(docker, name, event, since, offset).map(|found| found.iter().any(|(s, _)| s == event))
+/// The event stream of one engine for one run. Dropping it kills the
+/// `docker events` client (its whole process group) and reaps it.
+#[derive(Debug)]
+pub struct EventStream {
+    shared: Arc<Shared>,
+    _client: process::Stream,
+}
+
+/// The part of an event sbx reads (`docker events --format '{{json .}}'`).
+#[derive(Debug, Deserialize)]
+struct Event {
+    #[serde(rename = "Type", default)]
+    kind: String,
+    #[serde(rename = "Action", default)]
+    action: String,
+    #[serde(rename = "Actor", default)]
+    actor: Actor,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Actor {
+    #[serde(rename = "Attributes", default)]
+    attributes: HashMap<String, String>,
+}
+
+impl EventStream {
+    /// Starts the stream of the containers labelled with `run_id` on the
+    /// engine `docker` reaches. Call before the run's first `docker create`.
+    pub fn start(docker: &Docker, run_id: &str) -> Result<EventStream> {
+        let since = SystemTime::now()
+            .checked_sub(REPLAY)
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0.0, |d| d.as_secs_f64());
+        let (client, stdout, stderr) =
+            process::stream(docker, &argv::events_stream_args(run_id, since))?;
+        let shared = Arc::new(Shared::default());
+        let why = keep_stderr(stderr);
+        let into = Arc::clone(&shared);
+        thread::spawn(move || {
+            let mut lines = BufReader::new(stdout);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match lines.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => note(&into, &String::from_utf8_lossy(&line)),
+                }
+            }
+            let message = why
+                .recv_timeout(Duration::from_secs(2))
+                .ok()
+                .filter(|m| !m.is_empty());
+            let mut state = into.lock();
+            state.ended = Some(match message {
+                Some(m) => format!("the engine's event stream ended: {m}"),
+                None => "the engine's event stream ended".into(),
+            });
+            drop(state);
+            into.changed.notify_all();
+        });
+        Ok(EventStream {
+            shared,
+            _client: client,
+        })
+    }
+
+    /// Why the stream ended, if it did (nothing it has not seen yet will
+    /// ever be seen).
+    pub fn ended(&self) -> Option<String> {
+        self.shared.lock().ended.clone()
+    }
+
+    /// What the stream saw of container `name` over its whole life, once
+    /// that life is over: its `destroy` seen (every run's container is
+    /// removed, by `--rm` or by sbx, before it is judged; the engine logs
+    /// `oom` and `die` before it), or, failing that within `within`, its
+    /// `die`. `None` when it cannot be known: the stream did not see the
+    /// container's `create`, or neither came before the stream ended or the
+    /// wait ran out.
+    pub fn settled(&self, name: &str, within: Duration) -> Option<Seen> {
+        let deadline = Instant::now() + within;
+        let mut state = self.shared.lock();
+        loop {
+            let seen = state.seen.get(name).filter(|s| s.created);
+            if let Some(seen) = seen.filter(|s| s.destroyed) {
+                return Some(seen.clone());
+            }
+            let now = Instant::now();
+            if state.ended.is_some() || now >= deadline {
+                return seen.filter(|s| !s.exits.is_empty()).cloned();
+            }
+            state = self
+                .shared
+                .changed
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+/// Reads the stream's stderr on its own thread (so it can never fill and
+/// stall the stream), keeping its first bytes; sends its first line at EOF.
+fn keep_stderr(stderr: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut stderr = stderr;
+        let mut kept = Vec::new();
+        let _ = (&mut stderr).take(STDERR_KEPT).read_to_end(&mut kept);
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        let text = String::from_utf8_lossy(&kept);
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+        let _ = tx.send(first.unwrap_or_default().to_string());
+    });
+    rx
+}
+
+/// Notes one line of the stream (a JSON event); anything else is ignored.
+fn note(shared: &Shared, line: &str) {
+    let Ok(event) = serde_json::from_str::<Event>(line.trim()) else {
+        return;
+    };
+    if event.kind != "container" {
+        return;
+    }
+    let Some(name) = event.actor.attributes.get("name") else {
+        return;
+    };
+    let mut state = shared.lock();
+    if event.action == "create" {
+        // A new life for this name (a replayed older container's record
+        // is dropped).
+        state.seen.insert(
+            name.clone(),
+            Seen {
+                created: true,
+                ..Seen::default()
+            },
+        );
+    } else {
+        let seen = state.seen.entry(name.clone()).or_default();
+        match event.action.as_str() {
+            "start" => seen.started = true,
+            "oom" => seen.oom = true,
+            "die" => {
+                let code = event.actor.attributes.get("exitCode");
+                // A `die` without a readable code still ends the life.
+                seen.exits
+                    .push(code.and_then(|c| c.parse().ok()).unwrap_or(-1));
+            }
+            "destroy" => seen.destroyed = true,
+            _ => return,
+        }
+    }
+    drop(state);
+    shared.changed.notify_all();
+}
+
+/// The engine's record of one run's container, as its event stream saw it:
+/// read once (waiting for the container's end), then kept.
+#[derive(Debug)]
+pub struct ContainerRecord<'a> {
+    events: Option<&'a EventStream>,
+    name: &'a str,
+    seen: OnceCell<Option<Seen>>,
+}
+
+impl<'a> ContainerRecord<'a> {
+    /// `events` is `None` when no stream could be started: no evidence.
+    pub fn new(events: Option<&'a EventStream>, name: &'a str) -> ContainerRecord<'a> {
+        ContainerRecord {
+            events,
+            name,
+            seen: OnceCell::new(),
+        }
+    }
+
+    /// What was seen of the container's whole life; `None` if unknown.
+    pub fn seen(&self) -> Option<&Seen> {
+        self.seen
+            .get_or_init(|| self.events.and_then(|e| e.settled(self.name, SETTLE)))
+            .as_ref()
+    }
+
+    /// Why there is no record (for an error's message).
+    pub fn why_unknown(&self) -> String {
+        match self.events.and_then(EventStream::ended) {
+            Some(why) => format!("{why}, so the run could not be judged"),
+            None => format!(
+                "the engine's record of container {} did not arrive within {} s, so the run could not be judged",
+                self.name,
+                SETTLE.as_secs()
+            ),
+        }
+    }
+}
+
+impl ContainerRecord<'_> {
+    /// `--rm` leaves nothing to inspect, but the stream saw the `oom`.
+    pub fn oom_killed(&self) -> bool {
+        self.seen().is_some_and(|s| s.oom)
+    }
+
+    /// Without a record this counts as "started": then the run is judged on
+    /// what it did, never turned into an `error` on a guess.
+    pub fn started(&self) -> bool {
+        self.seen().is_none_or(|s| s.started)
+    }
 }
 
 /// Checks that the engine itself recorded the program's end with `code`
-/// (a `die` event of the container): the attached client's exit code alone
-/// cannot tell a program's exit from a connection to the engine that was
-/// cut. `Err` says why the result cannot be trusted.
+/// (a `die` event of exactly this container): the attached client's exit
+/// code alone cannot tell a program's exit from a connection to the engine
+/// that was cut. `Err` says why the result cannot be trusted.
 pub fn confirm_exit(
     record: &ContainerRecord<'_>,
     code: Option<i32>,
@@ -64,119 +285,70 @@ pub fn confirm_exit(
     let Some(code) = code else {
         return Err("the docker client was killed by a signal sbx did not send".into());
     };
-    let wanted = code.to_string();
-    // The event can trail the client's exit by a moment: ask a few times.
-    for attempt in 0..4 {
-        if attempt > 0 {
-            std::thread::sleep(Duration::from_millis(250));
-        }
-        match events(
-            record.docker,
-            record.name,
-            "die",
-            record.since,
-            record.offset,
-        ) {
-            Some(found) if found.iter().any(|(_, c)| *c == wanted) => return Ok(()),
-            Some(_) => {}
-            None => return Err("the engine did not answer after the run".into()),
-        }
+    match record.seen() {
+        Some(seen) if seen.exits.contains(&code) => Ok(()),
+        Some(_) => Err(format!(
+            "the docker client exited {code}, but the engine has no record of the program exiting {code}, so the result could not be confirmed (the connection to the engine may have been cut)"
+        )),
+        None => Err(record.why_unknown()),
     }
-    Err(format!(
-        "the docker client exited {code}, but the engine has no record of the program exiting {code}, so the result could not be confirmed (the connection to the engine may have been cut)"
-    ))
-}
-
-pub fn unix(t: SystemTime) -> f64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// The engine's record of one run's container, asked lazily.
-#[derive(Debug, Clone, Copy)]
-pub struct ContainerRecord<'a> {
-    pub docker: &'a Docker,
-    pub name: &'a str,
-    /// When its client was started.
-    pub since: SystemTime,
-    /// The engine's clock minus ours, in seconds (0 for an engine on this
-    /// machine).
-    pub offset: f64,
-}
-
-impl ContainerRecord<'_> {
-    /// `--rm` leaves nothing to inspect, but the `oom` event stays.
-    pub fn oom_killed(&self) -> bool {
-        had_event(self.docker, self.name, self.since, self.offset, "oom") == Some(true)
-    }
-
-    /// An engine that cannot be asked counts as "started": then the run is
-    /// judged on what it did, never turned into an `error` on a guess.
-    pub fn started(&self) -> bool {
-        had_event(self.docker, self.name, self.since, self.offset, "start").unwrap_or(true)
-    }
-}
-
-/// Seconds since the Unix epoch of an RFC 3339 time such as
-/// `2026-11-29T18:20:01.123456789Z` or `...+01:00`.
-pub fn parse_rfc3339(text: &str) -> Option<f64> {
-    let (date, rest) = text.split_once('T')?;
-    let d: Vec<i64> = date
-        .split('-')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    let (clock, zone) = match rest.find(['Z', 'z', '+', '-']) {
-        Some(i) => rest.split_at(i),
-        None => return None,
-    };
-    let offset = match zone {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = if zone.starts_with('-') { -1 } else { 1 };
-            let (h, m) = zone[1..].split_once(':')?;
-            sign * (h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().ok()? * 60)
-        }
-    };
-    let (hms, fraction) = clock.split_once('.').unwrap_or((clock, "0"));
-    let t: Vec<i64> = hms
-        .split(':')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    if d.len() != 3 || t.len() != 3 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let fraction: f64 = format!("0.{fraction}").parse().ok()?;
-    let days = days_from_civil(d[0], d[1], d[2]);
-    Some((days * 86_400 + t[0] * 3600 + t[1] * 60 + t[2] - offset) as f64 + fraction)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn event(action: &str, name: &str, code: &str) -> String {
+        serde_json::json!({
+            "Type": "container",
+            "Action": action,
+            "status": action,
+            "Actor": {"ID": "f00", "Attributes": {"name": name, "exitCode": code, "sbx.run": "r"}},
+            "time": 1, "timeNano": 1
+        })
+        .to_string()
+    }
+
+    fn seen(shared: &Shared, name: &str) -> Option<Seen> {
+        shared.lock().seen.get(name).cloned()
+    }
+
     #[test]
-    fn rfc3339_times() {
-        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0.0));
-        assert_eq!(
-            parse_rfc3339("2026-11-29T15:40:27.5Z"),
-            Some(1_795_966_827.5)
+    fn a_life_is_noted_from_its_create() {
+        let shared = Shared::default();
+        for (action, code) in [("create", ""), ("start", ""), ("oom", ""), ("die", "137")] {
+            note(&shared, &event(action, "sbx-r-1", code));
+        }
+        note(&shared, &event("die", "sbx-r-10", "3"));
+        note(&shared, "not json\n");
+        note(
+            &shared,
+            r#"{"Type":"image","Action":"die","Actor":{"Attributes":{"name":"sbx-r-1"}}}"#,
         );
+        let one = seen(&shared, "sbx-r-1").expect("noted");
         assert_eq!(
-            parse_rfc3339("2026-11-29T16:40:27.5+01:00"),
-            Some(1_795_966_827.5)
+            one,
+            Seen {
+                created: true,
+                started: true,
+                oom: true,
+                exits: vec![137],
+                destroyed: false
+            }
         );
-        assert_eq!(parse_rfc3339("2026-11-29 15:40:27 +0000 UTC"), None);
-        assert_eq!(parse_rfc3339("garbage"), None);
+        // The neighbour's life was not seen from its create.
+        assert!(!seen(&shared, "sbx-r-10").expect("noted").created);
+    }
+
+    #[test]
+    fn a_new_create_forgets_an_older_container_of_the_same_name() {
+        let shared = Shared::default();
+        for (action, code) in [("create", ""), ("start", ""), ("oom", ""), ("die", "1")] {
+            note(&shared, &event(action, "sbx-r-0", code));
+        }
+        note(&shared, &event("destroy", "sbx-r-0", ""));
+        note(&shared, &event("create", "sbx-r-0", ""));
+        let fresh = seen(&shared, "sbx-r-0").expect("noted");
+        assert!(fresh.created && !fresh.oom && fresh.exits.is_empty() && !fresh.destroyed);
     }
 }

@@ -1,8 +1,11 @@
 //! The only place that spawns, waits for, kills and drains processes: the
-//! attached docker client of a sandboxed run (`docker start -a`), and the
-//! short docker control commands.
+//! attached docker client of a sandboxed run (`docker start -a`), the short
+//! docker control commands, and the long-lived event streams (`Stream`).
 //!
-//! A run's client is killed (SIGKILL) on timeout, on an output limit and on
+//! Every client runs in a process group of its own (a terminal's Ctrl-C
+//! reaches sbx only; sbx polls `signals::received()` and decides), and a
+//! kill reaches the whole group: the client and whatever it started. A
+//! run's client is killed (SIGKILL) on timeout, on an output limit and on
 //! any of the signals sbx handles (SIGINT, SIGTERM, SIGHUP, SIGQUIT), and
 //! reaped; a `ContainerGuard` then removes the container
 //! by name: the docker client proxies SIGTERM to a PID 1 that ignores it, and
@@ -95,7 +98,7 @@ pub struct Finished {
     pub ended: Ended,
     pub stdout: Captured,
     pub stderr: Captured,
-    /// When the client was started (for `docker events --since`).
+    /// When the client was started.
     pub started: SystemTime,
     /// From start to the client's exit (or kill).
     pub duration: Duration,
@@ -112,7 +115,7 @@ impl ClientGuard {
     fn kill_and_reap(&mut self) {
         if !self.reaped {
             // The client may have exited just now; kill then fails harmlessly.
-            let _ = self.child.kill();
+            kill_group(&self.child);
             let _ = self.child.wait();
             self.reaped = true;
         }
@@ -418,6 +421,44 @@ pub fn can_start_a_process() -> bool {
     Command::new("true").status().is_ok()
 }
 
+/// A long-lived docker command read as it runs (`docker events`): stdin
+/// closed, stdout and stderr handed to the caller, in a process group of its
+/// own. Dropping it kills the group and reaps the client.
+#[derive(Debug)]
+pub struct Stream {
+    child: Child,
+}
+
+/// Starts a long-lived docker command (see `Stream`).
+pub fn stream(docker: &Docker, args: &[OsString]) -> Result<(Stream, ChildStdout, ChildStderr)> {
+    let mut cmd = Command::new(docker.program());
+    cmd.args(docker.argv(args))
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = spawn(&mut cmd, docker)?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    Ok((Stream { child }, stdout, stderr))
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        kill_group(&self.child);
+        let _ = self.child.wait();
+    }
+}
+
+/// SIGKILL to the process group of `child`, spawned with `process_group(0)`
+/// (so its pid names the group): the docker client and whatever it started.
+/// Called before the child is reaped, so the id cannot name another group.
+fn kill_group(child: &Child) {
+    use rustix::process::{kill_process_group, Pid, Signal};
+    // Fails harmlessly when the group is already gone.
+    let _ = kill_process_group(Pid::from_child(child), Signal::KILL);
+}
+
 /// The result of a docker control command.
 #[derive(Debug, Clone)]
 pub struct Control {
@@ -483,7 +524,7 @@ fn run_control(
     );
     let deadline = Instant::now() + timeout;
     let stop = |child: &mut Child, error: Error| {
-        let _ = child.kill();
+        kill_group(child);
         let _ = child.wait();
         Err(error)
     };

@@ -11,6 +11,7 @@ use super::spec::{url_is_local, EngineSpec};
 use crate::console;
 use crate::docker::argv;
 use crate::docker::control;
+use crate::docker::events::EventStream;
 use crate::docker::process::{self, CONTROL_TIMEOUT};
 use crate::docker::{Docker, Endpoint};
 use crate::error::{Error, Result};
@@ -65,12 +66,12 @@ pub struct Member {
     pub delivery: Delivery,
     /// Task image -> its ID on this engine, for the images it can run.
     pub images: BTreeMap<String, String>,
-    /// Its clock minus ours, in seconds (0 on this machine), for the
-    /// engine's event times.
-    pub offset: f64,
     /// What one of its containers holds: `--isolate`, or `Case` where the
     /// runner cannot run on it (set by eval after set-up).
     pub isolate: IsolateMode,
+    /// Its event stream, started before its first container (see
+    /// `docker::events`).
+    pub events: Option<EventStream>,
     /// Why it was marked down, once it stopped answering.
     down: Mutex<Option<String>>,
 }
@@ -143,16 +144,6 @@ pub fn aim(base: &Docker, spec: Option<&EngineSpec>) -> Docker {
     }
 }
 
-/// The engine's clock minus ours, in seconds: 0 on this machine; another
-/// host's clock may be off, so its event times are read on it.
-pub fn clock_offset(docker: &Docker, local: bool) -> f64 {
-    if local {
-        0.0
-    } else {
-        control::clock_offset(docker).unwrap_or(0.0)
-    }
-}
-
 /// Sets up one engine before any clock starts: where it is (for the
 /// delivery), and which of `images` it has or can pull. Baking comes later,
 /// once the candidates are staged (see `bake`).
@@ -173,8 +164,8 @@ pub fn set_up(
             jobs: spec.and_then(|s| s.jobs).unwrap_or(default_jobs),
             delivery: Delivery::Bind,
             images: BTreeMap::new(),
-            offset: 0.0,
             isolate: IsolateMode::Case,
+            events: None,
             down: Mutex::new(None),
         },
         refused: BTreeMap::new(),
@@ -191,7 +182,6 @@ pub fn set_up(
     if choose(deliver, local) == DeliverChoice::Image {
         setup.member.delivery = Delivery::Image(BTreeMap::new());
     }
-    setup.member.offset = clock_offset(&setup.member.docker, local);
     for image in images {
         match control::ensure_image(&setup.member.docker, image, pull) {
             Ok(id) => {
@@ -215,13 +205,13 @@ pub fn set_up(
 }
 
 /// Runs `work` on every item at once, a thread each (engines answer at
-/// their own pace); the results in the items' order, `fallback()` for a
-/// thread that panicked.
+/// their own pace); the results in the items' order. A thread that
+/// panicked gives `Err` with the panic's message: never a result it did
+/// not produce.
 pub fn at_once<T: Send, R: Send>(
     items: impl IntoIterator<Item = T>,
     work: impl Fn(T) -> R + Sync,
-    fallback: impl Fn() -> R,
-) -> Vec<R> {
+) -> Vec<std::result::Result<R, String>> {
     let work = &work;
     thread::scope(|scope| {
         let handles: Vec<_> = items
@@ -230,9 +220,20 @@ pub fn at_once<T: Send, R: Send>(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| fallback()))
+            .map(|h| h.join().map_err(|payload| panic_message(&*payload)))
             .collect()
     })
+}
+
+/// The message a panic was raised with.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "no message".to_string()
+    }
 }
 
 /// Sets up every engine at once (each answers at its own pace).
@@ -249,18 +250,36 @@ pub fn set_up_all(
     } else {
         specs.iter().map(Some).collect()
     };
-    at_once(
-        specs,
-        |spec| set_up(base, spec, default_jobs, deliver, images, pull),
-        || Err(Error::Usage("engine set-up failed".into())),
-    )
+    at_once(specs, |spec| {
+        set_up(base, spec, default_jobs, deliver, images, pull)
+    })
     .into_iter()
+    .map(|result| {
+        result.unwrap_or_else(|message| {
+            Err(Error::Panicked {
+                what: "an engine's set-up".into(),
+                message,
+            })
+        })
+    })
     .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panicking_engine_thread_is_an_error() {
+        let results = at_once([1, 2], |x| {
+            if x == 2 {
+                panic!("engine {x} broke");
+            }
+            x
+        });
+        assert_eq!(results[0], Ok(1));
+        assert_eq!(results[1], Err("engine 2 broke".to_string()));
+    }
 
     #[test]
     fn delivery_choice() {

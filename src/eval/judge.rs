@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::humaneval;
 use super::plan::Unit;
 use super::request::EvalRequest;
 use super::tasks::{Case, Task};
@@ -45,6 +46,9 @@ pub fn judge(
     staged: &Staged,
     member: &Member,
 ) -> Option<TaskResult> {
+    if task.function.is_some() {
+        return judge_function(session, req, task, unit, staged, member);
+    }
     let run_case = |case: &Case| {
         let candidate = Candidate {
             staged,
@@ -121,6 +125,49 @@ pub fn over_cases(
     Some(result)
 }
 
+/// Runs a function test's program (the unit's bytes) in its own container,
+/// through the runner with a token fresh for this run, and judges it: a
+/// pass needs the token on stdout. The program gets no stdin.
+fn judge_function(
+    session: &Session,
+    req: &EvalRequest,
+    task: &Task,
+    unit: &Unit,
+    staged: &Staged,
+    member: &Member,
+) -> Option<TaskResult> {
+    let token = match humaneval::fresh_token() {
+        Ok(token) => token,
+        Err(e) => {
+            let message = format!("cannot read /dev/urandom for a token: {e}");
+            return Some(TaskResult::error(&task.id, "no_token", message));
+        }
+    };
+    let mut interpreter = unit.interpreter.clone();
+    interpreter.extend(humaneval::runner_args(&token));
+    let candidate = Candidate {
+        staged,
+        image: &task.image,
+        interpreter: &interpreter,
+        interactive: false,
+    };
+    run_and_judge(
+        session,
+        req,
+        task,
+        &candidate,
+        member,
+        StdinSource::Null,
+        |finished, record| {
+            outcome::judge_function(
+                finished,
+                |stdout| humaneval::evidence_seen(stdout, &token),
+                record,
+            )
+        },
+    )
+}
+
 /// Runs one case of a task in its own container and judges it. `None` when
 /// the eval was interrupted during the run.
 pub fn judge_case(
@@ -131,6 +178,28 @@ pub fn judge_case(
     member: &Member,
     case: &Case,
 ) -> Option<TaskResult> {
+    run_and_judge(
+        session,
+        req,
+        task,
+        candidate,
+        member,
+        StdinSource::Bytes(Arc::clone(&case.stdin)),
+        |finished, record| outcome::judge(finished, |stdout| case.matcher.mismatch(stdout), record),
+    )
+}
+
+/// Runs a candidate in its own container and turns `verdict` of the run
+/// into its result. `None` when the eval was interrupted during the run.
+fn run_and_judge(
+    session: &Session,
+    req: &EvalRequest,
+    task: &Task,
+    candidate: &Candidate<'_>,
+    member: &Member,
+    stdin: StdinSource,
+    verdict: impl FnOnce(&Finished, &ContainerRecord<'_>) -> Verdict,
+) -> Option<TaskResult> {
     let run = session
         .prepare(candidate, &member.delivery)
         .and_then(|prepared| {
@@ -139,7 +208,7 @@ pub fn judge_case(
                 .execute(
                     &member.docker,
                     prepared,
-                    StdinSource::Bytes(Arc::clone(&case.stdin)),
+                    stdin,
                     OutputSink::Capture {
                         max: req.max_output,
                     },
@@ -152,13 +221,8 @@ pub fn judge_case(
         Err(e) => return Some(TaskResult::error(&task.id, e.code(), e.to_string())),
     };
     let mut result = result_from_run(&task.id, &finished);
-    let record = ContainerRecord {
-        docker: &member.docker,
-        name: &name,
-        since: finished.started,
-        offset: member.offset,
-    };
-    let verdict = outcome::judge(&finished, |stdout| case.matcher.mismatch(stdout), &record);
+    let record = ContainerRecord::new(member.events.as_ref(), &name);
+    let verdict = verdict(&finished, &record);
     // A failure on the program's own exit is kept only if the engine
     // recorded that exit: a cut connection also ends the client.
     if let (Verdict::Fail(reason), Ended::Exited(status)) = (&verdict, finished.ended) {
@@ -167,6 +231,14 @@ pub fn judge_case(
                 return Some(TaskResult::error(&task.id, ENGINE_LOST, why));
             }
         }
+    }
+    // A timeout without the engine's record could have been a memory kill.
+    if verdict == Verdict::Fail(FailReason::Timeout) && record.seen().is_none() {
+        return Some(TaskResult::error(
+            &task.id,
+            ENGINE_LOST,
+            record.why_unknown(),
+        ));
     }
     match verdict {
         Verdict::Interrupted => return None,

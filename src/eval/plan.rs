@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::candidates::{find_source, Found, Source};
+use super::humaneval::{self, Problem, Sample};
 use super::request::EvalRequest;
+use super::tasks::Function;
 use crate::console;
 use crate::engines::pool::Setup;
 use crate::error::{Error, Result};
@@ -46,8 +48,15 @@ pub fn plan(
     let mut units = Vec::new();
     // A ready candidate is streamed to staging and becomes a unit (its
     // index), or, when it cannot be read after all, an `error` result.
+    // A function test's candidate is staged with its test after it.
+    let stage = |task: usize, path: &Path| match &req.tasks[task].function {
+        Some(Function::Test { test, entry_point }) => {
+            session.stage_file_then(path, &humaneval::test_suffix(test, entry_point.as_deref()))
+        }
+        _ => session.stage_file(path),
+    };
     let mut unit =
-        |task: usize, path: PathBuf, interpreter: Vec<String>| match session.stage_file(&path) {
+        |task: usize, path: PathBuf, interpreter: Vec<String>| match stage(task, &path) {
             Ok(staged) => {
                 units.push(Unit {
                     task,
@@ -100,6 +109,66 @@ pub fn plan(
         );
     }
     Ok((plans, units))
+}
+
+/// Where a sample line's result is: its task, and its index among that
+/// task's samples.
+pub type Place = (usize, usize);
+
+/// The plan of human-eval's files: one task per problem (`req.tasks`, in
+/// the problems' order), whose samples are the sample lines of that
+/// problem, named by their 0-based index among them (human-eval's
+/// `completion_id`), each judged as its assembled program. A problem
+/// without samples is `missing`. Also returns, for each sample line in
+/// file order, its task and its index among that task's samples.
+pub fn plan_samples(
+    req: &EvalRequest,
+    problems: &[Problem],
+    samples: &[Sample],
+    images: &BTreeMap<&str, ImageCheck>,
+    session: &Session,
+) -> Result<(Vec<Plan>, Vec<Unit>, Vec<Place>)> {
+    let python = req
+        .interpreter
+        .clone()
+        .unwrap_or_else(|| vec!["python3".to_string()]);
+    let mut units = Vec::new();
+    let mut lists: Vec<Vec<(String, std::result::Result<TaskResult, usize>)>> =
+        vec![Vec::new(); problems.len()];
+    let mut places = Vec::with_capacity(samples.len());
+    for sample in samples {
+        let task = problems
+            .iter()
+            .position(|p| p.task_id == sample.task_id)
+            .expect("read_samples keeps only samples of known problems");
+        let list = &mut lists[task];
+        places.push((task, list.len()));
+        let answer = match &images[req.tasks[task].image.as_str()] {
+            Err((code, message)) => Ok(TaskResult::error(&sample.task_id, code, message.clone())),
+            Ok(_) => {
+                let program = humaneval::program(&problems[task], &sample.code);
+                units.push(Unit {
+                    task,
+                    staged: session.stage(program.as_bytes())?,
+                    interpreter: python.clone(),
+                });
+                Err(units.len() - 1)
+            }
+        };
+        list.push((list.len().to_string(), answer));
+    }
+    let plans = lists
+        .into_iter()
+        .zip(problems)
+        .map(|(list, problem)| {
+            if list.is_empty() {
+                Plan::Known(Box::new(TaskResult::missing(&problem.task_id)))
+            } else {
+                Plan::Samples(list)
+            }
+        })
+        .collect();
+    Ok((plans, units, places))
 }
 
 /// Each image's ID (from the first engine that has it), or why no engine

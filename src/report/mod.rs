@@ -2,7 +2,8 @@
 //! - `result`: the per-task record and its status;
 //! - `passk`: pass@k of multi-sample tasks;
 //! - `summary`: the one-line summary and the eval's exit code;
-//! - `json`: the JSON report on stdout;
+//! - `json`: the JSON report, for machines (stdout, `-o FILE`);
+//! - `text`: the text report, for people (a terminal);
 //! - `junit`: the JUnit XML report.
 
 pub mod json;
@@ -10,5 +11,6 @@ pub mod junit;
 pub mod passk;
 pub mod result;
 pub mod summary;
+pub mod text;
 
 pub use result::{Requeue, Status, TaskResult};

@@ -106,6 +106,41 @@ pub fn pass_at_k_means(results: &[TaskResult]) -> Vec<(String, f64, usize)> {
     means
 }
 
+/// The summary line's pass@k part: for each k, the mean over the tasks it
+/// was computed for (those with n >= k), and of how many multi-sample
+/// tasks: `; mean pass@1 0.700 over 164 tasks; mean pass@10 0.950 over 12 of
+/// 164 tasks`. A k asked for with `--k` that no task has enough samples for
+/// is said too; the default 10 is not.
+pub fn means_text(results: &[TaskResult], requested_ks: &[usize]) -> String {
+    let judged = results
+        .iter()
+        .filter(|r| r.n.is_some_and(|n| n > 0))
+        .count();
+    let means = pass_at_k_means(results);
+    let mut text = String::new();
+    for (key, mean, tasks) in &means {
+        if *tasks == judged {
+            text.push_str(&format!("; mean {key} {mean:.3} over {tasks} tasks"));
+        } else {
+            text.push_str(&format!(
+                "; mean {key} {mean:.3} over {tasks} of {judged} tasks"
+            ));
+        }
+    }
+    let mut asked: Vec<usize> = requested_ks.to_vec();
+    asked.sort_unstable();
+    asked.dedup();
+    for k in asked {
+        let key = format!("pass@{k}");
+        if judged > 0 && !means.iter().any(|(have, _, _)| *have == key) {
+            text.push_str(&format!(
+                "; {key} over 0 of {judged} tasks (none has n >= {k})"
+            ));
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,9 +222,22 @@ mod tests {
         let errored = samples_entry("t", vec![err("a")], &[]);
         assert_eq!(errored.status, Status::Error);
         assert_eq!(errored.n, Some(0));
-        let means = pass_at_k_means(&[e, all]);
+        let means = pass_at_k_means(&[e.clone(), all.clone()]);
         assert_eq!(means[0].0, "pass@1");
         assert!((means[0].1 - (2.0 / 3.0 + 1.0) / 2.0).abs() < 1e-12);
         assert_eq!(means[0].2, 2);
+        // pass@2 only where n >= 2; pass@100 nowhere.
+        let one = samples_entry("u", vec![pass("a")], &[1, 2, 100]);
+        assert!(!one.pass_at.contains_key("pass@2"));
+        let e3 = samples_entry(
+            "t",
+            vec![pass("a.py"), fail("b.py"), pass("d.py")],
+            &[1, 2, 100],
+        );
+        assert_eq!(
+            means_text(&[e3, all, one, TaskResult::missing("m")], &[1, 2, 100]),
+            "; mean pass@1 0.889 over 3 tasks; mean pass@2 1.000 over 2 of 3 tasks; pass@100 over 0 of 3 tasks (none has n >= 100)"
+        );
+        assert_eq!(means_text(&[TaskResult::missing("m")], &[]), "");
     }
 }

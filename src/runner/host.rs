@@ -33,6 +33,8 @@ pub const CASE_GRACE: Duration = Duration::from_secs(15);
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often waits look at signals.
 const POLL: Duration = Duration::from_millis(50);
+/// How long a client whose runner closed the stream may take to exit.
+const CLIENT_GRACE: Duration = Duration::from_secs(3);
 /// Bytes of the docker client's stderr kept for messages.
 const CLIENT_STDERR: usize = 16 << 10;
 
@@ -335,11 +337,15 @@ impl RunnerSession {
         Err(RunnerError::Unexpected(message.name()))
     }
 
-    /// Kills the client and returns the first line of its stderr.
+    /// The first line of the client's stderr, once the client is gone: the
+    /// runner's end of the stream is closed, so the client is about to exit
+    /// and may still be writing why; it gets `CLIENT_GRACE` to do so before
+    /// it is killed.
     fn client_line(&mut self) -> String {
         let Some(client) = self.owned.as_mut().and_then(|o| o.client.as_mut()) else {
             return String::new();
         };
+        client.wait_exit(CLIENT_GRACE);
         let stderr = client.kill();
         String::from_utf8_lossy(&stderr.bytes)
             .lines()
@@ -521,6 +527,8 @@ mod tests {
                 "kernel.sem=0 0 0 0",
                 "--sysctl",
                 "fs.mqueue.queues_max=0",
+                "--sysctl",
+                "net.ipv4.tcp_max_tw_buckets=0",
                 "-v",
                 "/tmp/sbx-x/sbx-runner:/.sbx/sbx:ro",
                 "--entrypoint",

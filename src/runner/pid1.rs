@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use rustix::process::{prlimit, set_dumpable_behavior, DumpableBehavior, Pid, Resource, Rlimit};
 use wait4::Wait4;
 
+use super::posture::Posture;
 use super::protocol::{
     read_message, write_message, Candidate, Case, CaseResult, Message, Status, STDERR_TAIL,
 };
@@ -74,6 +75,7 @@ pub fn main() -> i32 {
     let mut runner = Runner {
         lanes,
         dirs: Dirs::record(),
+        posture: Posture::record(),
         oom_counter: oom_counter_path(),
         candidate: None,
         clean: true,
@@ -213,6 +215,8 @@ fn submit(lane: &mpsc::Sender<Job>, job: Job) -> Result<(), String> {
 struct Runner {
     lanes: Lanes,
     dirs: Dirs,
+    /// What children inherit from the runner, as it was at the start.
+    posture: Posture,
     oom_counter: Option<PathBuf>,
     candidate: Option<Loaded>,
     /// No case ran since the last clean reset (or the start).
@@ -248,7 +252,16 @@ impl Runner {
     }
 
     fn reset(&mut self) -> Message {
-        match reset::reset(&self.dirs) {
+        // Processes first (they could change the posture again), then the
+        // posture, which a candidate may have changed from outside.
+        let done = reset::reset(&self.dirs);
+        let posture = self.posture.restore();
+        let done = match (done, posture) {
+            (Ok(()), Ok(())) => Ok(()),
+            (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+            (Err(a), Err(b)) => Err(format!("{a}; {b}")),
+        };
+        match done {
             Ok(()) => {
                 self.clean = true;
                 Message::ResetDone {
@@ -335,7 +348,8 @@ fn run_case(
         Ok(child) => child,
         // The interpreter is missing or not executable: `NotStarted`, with
         // the code a shell (and `docker run`) would answer, 127 or 126.
-        Err(e) => return Ok(cannot_execute(program, &e)),
+        // A failed fork or pipe (no memory, no pid, no fd) is the runner's.
+        Err(e) => return cannot_execute(program, &e),
     };
     let start = Instant::now();
     // The program, not the runner, is the OOM killer's choice: raising a
@@ -517,14 +531,29 @@ fn decide(
     }
 }
 
-/// The record of a program whose interpreter could not be started.
-fn cannot_execute(program: &str, e: &io::Error) -> CaseResult {
-    let code = if e.kind() == io::ErrorKind::NotFound {
-        127
-    } else {
-        126
+/// The record of a program whose interpreter could not be started, when
+/// the interpreter is at fault (exec failed: 127 for a missing one, 126
+/// for one that cannot be run, as a shell says); any other failure to
+/// spawn (`fork`, `pipe`: EAGAIN, ENOMEM, EMFILE...) is the runner's.
+fn cannot_execute(program: &str, e: &io::Error) -> Result<CaseResult, String> {
+    const ENOENT: i32 = 2;
+    const ENOEXEC: i32 = 8;
+    const EACCES: i32 = 13;
+    const ENOTDIR: i32 = 20;
+    const EISDIR: i32 = 21;
+    const ETXTBSY: i32 = 26;
+    const ELOOP: i32 = 40;
+    const ENAMETOOLONG: i32 = 36;
+    const ELIBBAD: i32 = 80;
+    const EPERM: i32 = 1;
+    let code = match e.raw_os_error() {
+        Some(ENOENT | ENOTDIR | ELOOP | ENAMETOOLONG) => 127,
+        Some(ENOEXEC | EACCES | EISDIR | ETXTBSY | ELIBBAD | EPERM) => 126,
+        // A NUL byte in the `#!` line: the candidate's.
+        None if e.kind() == io::ErrorKind::InvalidInput => 126,
+        _ => return Err(format!("could not start `{program}`: {e}")),
     };
-    CaseResult {
+    Ok(CaseResult {
         status: Status::NotStarted,
         exit_code: Some(code),
         signal: None,
@@ -536,7 +565,7 @@ fn cannot_execute(program: &str, e: &io::Error) -> CaseResult {
         stdout_truncated: false,
         stderr_tail: format!("sbx runner: cannot execute `{program}`: {e}\n").into_bytes(),
         stderr_truncated: false,
-    }
+    })
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -647,6 +676,26 @@ mod tests {
             decide(Exited, false, Some(3), None, None, s(0)),
             Status::RuntimeError
         );
+    }
+
+    #[test]
+    fn only_exec_failures_are_charged_to_the_candidate() {
+        let code = |errno: i32| {
+            cannot_execute("python3", &io::Error::from_raw_os_error(errno)).map(|r| r.exit_code)
+        };
+        assert_eq!(code(2), Ok(Some(127)), "ENOENT");
+        assert_eq!(code(13), Ok(Some(126)), "EACCES (noexec /tmp)");
+        assert_eq!(code(8), Ok(Some(126)), "ENOEXEC");
+        let nul = io::Error::new(io::ErrorKind::InvalidInput, "nul byte found");
+        assert_eq!(
+            cannot_execute("sh", &nul).map(|r| r.exit_code),
+            Ok(Some(126))
+        );
+        // fork or pipe failed: the runner's problem, never a verdict.
+        for errno in [11, 12, 24, 23] {
+            let e = code(errno).unwrap_err();
+            assert!(e.contains("could not start"), "{errno}: {e}");
+        }
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! verify its work reports the container dirty; the host discards it.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::thread;
@@ -14,6 +15,10 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+use rustix::fs::{
+    lgetxattr, llistxattr, lremovexattr, lsetxattr, utimensat, AtFlags, Timespec, Timestamps,
+    XattrFlags, CWD,
+};
 use rustix::process::{wait, WaitOptions};
 
 /// The directories a candidate can write, even with `--read-only`.
@@ -28,9 +33,11 @@ const SYSVIPC: [&str; 3] = [
 const BUDGET: Duration = Duration::from_secs(10);
 
 /// The engine's `/dev` is a writable tmpfs too (root-owned, mode 755): a
-/// root candidate can add entries, chmod or replace the ones there. The
-/// reset puts it back as it was at the runner's start.
-pub const DEV: &str = "/dev";
+/// root candidate can add entries, chmod or replace the ones there. And
+/// `/dev/pts` (devpts) keeps a chmod of its `ptmx` (measured: mode 000 left
+/// the next candidate unable to open a pty). The reset puts both back as
+/// they were at the runner's start.
+pub const DEV: [&str; 2] = ["/dev", "/dev/pts"];
 
 /// The writable directories present at the runner's start, with their
 /// modes then (a candidate may chmod them; the reset restores them), and
@@ -38,7 +45,11 @@ pub const DEV: &str = "/dev";
 #[derive(Debug, Clone)]
 pub struct Dirs {
     empty: Vec<(PathBuf, u32)>,
-    dev: Option<Baseline>,
+    dev: Vec<Baseline>,
+    /// The extended attributes of each of those directories.
+    xattrs: Vec<(PathBuf, Xattrs)>,
+    /// The times of the directories to empty.
+    times: Vec<(PathBuf, Times)>,
 }
 
 /// A directory's mode and entries, as they must stay.
@@ -47,6 +58,43 @@ struct Baseline {
     dir: PathBuf,
     mode: u32,
     entries: BTreeMap<OsString, Ident>,
+    /// The access and modification times of the directory (key: empty
+    /// name) and of each entry.
+    times: BTreeMap<OsString, Times>,
+}
+
+/// Access and modification times (seconds, nanoseconds). A root candidate
+/// may set them to any value on what it owns: measured, `os.utime` on
+/// `/dev/null` and on `/tmp` reached the next candidate, hundreds of bits
+/// of any data in all. The reset puts them back (best effort: they are not
+/// verified, since reading a directory may update its access time).
+type Times = (i64, i64, i64, i64);
+
+fn times_of(meta: &fs::Metadata) -> Times {
+    (
+        meta.atime(),
+        meta.atime_nsec(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+    )
+}
+
+/// Sets `path`'s (not a symlink's target's) times to `was` if they differ.
+fn put_back_times(path: &Path, was: Times) {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return;
+    };
+    if times_of(&meta) == was {
+        return;
+    }
+    let at = |tv_sec, tv_nsec| Timespec { tv_sec, tv_nsec };
+    let times = Timestamps {
+        last_access: at(was.0, was.1),
+        last_modification: at(was.2, was.3),
+    };
+    // EPERM for a non-root runner on root's files, which such a candidate
+    // cannot change either.
+    let _ = utimensat(CWD, path, &times, AtFlags::SYMLINK_NOFOLLOW);
 }
 
 /// What identifies one entry: the same inode, type and mode, device number
@@ -88,25 +136,96 @@ impl Ident {
 
 impl Baseline {
     fn record(dir: &Path) -> io::Result<Baseline> {
-        let mode = fs::symlink_metadata(dir)?.permissions().mode() & 0o7777;
+        let meta = fs::symlink_metadata(dir)?;
+        let mode = meta.permissions().mode() & 0o7777;
         let mut entries = BTreeMap::new();
+        let mut times = BTreeMap::from([(OsString::new(), times_of(&meta))]);
         for entry in fs::read_dir(dir)? {
             let entry = entry?;
             entries.insert(entry.file_name(), Ident::of(&entry.path())?);
+            times.insert(
+                entry.file_name(),
+                times_of(&fs::symlink_metadata(entry.path())?),
+            );
         }
         Ok(Baseline {
             dir: dir.to_path_buf(),
             mode,
             entries,
+            times,
         })
     }
 }
 
+/// A directory's extended attributes by name: `user.*` data and POSIX ACLs
+/// (`system.posix_acl_access`, `system.posix_acl_default`). Root without
+/// capabilities may set them on the directories it owns (`/tmp`,
+/// `/dev/shm`, `/dev`), and they outlive every file: measured, a `user.*`
+/// value and a default ACL that made new files mode 600 both reached the
+/// next candidate.
+pub type Xattrs = BTreeMap<OsString, Vec<u8>>;
+
+/// The most bytes of a name list or of one value (XATTR_LIST_MAX,
+/// XATTR_SIZE_MAX).
+const XATTR_MAX: usize = 64 << 10;
+
+/// The extended attributes of `path` (itself, not a symlink's target); none
+/// where the file system has none.
+pub fn xattrs(path: &Path) -> io::Result<Xattrs> {
+    let mut list = vec![0u8; XATTR_MAX];
+    let n = match llistxattr(path, &mut list[..]) {
+        Ok(n) => n,
+        Err(e) if e == rustix::io::Errno::OPNOTSUPP => return Ok(Xattrs::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = Xattrs::new();
+    for name in list[..n].split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let name = OsStr::from_bytes(name);
+        let mut value = vec![0u8; XATTR_MAX];
+        let len = lgetxattr(path, name, &mut value[..])?;
+        value.truncate(len);
+        out.insert(name.to_os_string(), value);
+    }
+    Ok(out)
+}
+
+/// Removes the extended attributes `path` did not have and puts back the
+/// ones that changed or went away.
+fn restore_xattrs(path: &Path, was: &Xattrs) -> io::Result<()> {
+    let now = xattrs(path)?;
+    for (name, value) in &now {
+        match was.get(name) {
+            None => lremovexattr(path, name.as_os_str())?,
+            Some(v) if v != value => lsetxattr(path, name.as_os_str(), v, XattrFlags::empty())?,
+            Some(_) => {}
+        }
+    }
+    for (name, v) in was {
+        if !now.contains_key(name) {
+            lsetxattr(path, name.as_os_str(), v, XattrFlags::empty())?;
+        }
+    }
+    Ok(())
+}
+
 impl Dirs {
     /// Records the writable directories that exist (`/dev/shm` is absent
-    /// with `--ipc none`) and `/dev`'s entries.
+    /// with `--ipc none`), `/dev`'s entries and their extended attributes.
     pub fn record() -> Dirs {
+        let xattrs = WRITABLE
+            .iter()
+            .chain(DEV.iter())
+            .map(Path::new)
+            .filter(|d| d.is_dir())
+            .map(|d| (d.to_path_buf(), xattrs(d).unwrap_or_default()))
+            .collect();
+        let times = WRITABLE
+            .iter()
+            .filter_map(|d| Some((PathBuf::from(d), times_of(&fs::symlink_metadata(d).ok()?))))
+            .collect();
         Dirs {
+            xattrs,
+            times,
             empty: WRITABLE
                 .iter()
                 .filter_map(|d| {
@@ -115,7 +234,10 @@ impl Dirs {
                         .then(|| (PathBuf::from(d), meta.permissions().mode() & 0o7777))
                 })
                 .collect(),
-            dev: Baseline::record(Path::new(DEV)).ok(),
+            dev: DEV
+                .iter()
+                .filter_map(|d| Baseline::record(Path::new(d)).ok())
+                .collect(),
         }
     }
 }
@@ -187,15 +309,25 @@ pub fn reset(dirs: &Dirs) -> Result<(), String> {
     if let Err(e) = kill_and_reap_all(deadline) {
         problems.push(e);
     }
+    // First: a default ACL would apply to what the reset makes again, and
+    // an access ACL's mask is what a chmod changes.
+    for (dir, was) in &dirs.xattrs {
+        if let Err(e) = restore_xattrs(dir, was) {
+            problems.push(format!("{} extended attributes: {e}", dir.display()));
+        }
+    }
     for (dir, mode) in &dirs.empty {
         if let Err(e) = empty(dir, *mode, deadline) {
             problems.push(format!("{}: {e}", dir.display()));
         }
     }
-    if let Some(dev) = &dirs.dev {
+    for dev in &dirs.dev {
         if let Err(e) = restore(dev, deadline) {
             problems.push(format!("{}: {e}", dev.dir.display()));
         }
+    }
+    for (dir, was) in &dirs.times {
+        put_back_times(dir, *was);
     }
     problems.extend(verify(dirs).err());
     if problems.is_empty() {
@@ -320,6 +452,10 @@ fn restore(base: &Baseline, deadline: Instant) -> io::Result<()> {
             note(std::os::unix::fs::symlink(target, &path));
         }
     }
+    // Last: every change above touched the directory's own times.
+    for (name, was) in &base.times {
+        put_back_times(&base.dir.join(name), *was);
+    }
     match first_error {
         Some(e) => Err(e),
         None => Ok(()),
@@ -372,8 +508,20 @@ pub fn verify(dirs: &Dirs) -> Result<(), String> {
     if !others.is_empty() {
         problems.push(format!("processes left: {}", list(&others, 10)));
     }
-    if let Some(dev) = &dirs.dev {
+    for dev in &dirs.dev {
         compare(dev, &mut problems);
+    }
+    for (dir, was) in &dirs.xattrs {
+        match xattrs(dir) {
+            Ok(now) if now == *was => {}
+            Ok(now) => problems.push(format!(
+                "{} has extended attributes {:?}, not {:?}",
+                dir.display(),
+                now.keys().collect::<Vec<_>>(),
+                was.keys().collect::<Vec<_>>()
+            )),
+            Err(e) => problems.push(format!("{} extended attributes: {e}", dir.display())),
+        }
     }
     for (dir, mode) in &dirs.empty {
         match fs::symlink_metadata(dir) {
@@ -494,6 +642,22 @@ mod tests {
     }
 
     #[test]
+    fn extended_attributes_are_put_back() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        lsetxattr(r, "user.keep", b"1", XattrFlags::empty()).expect("user xattrs here");
+        let was = xattrs(r).unwrap();
+        lsetxattr(r, "user.leak", b"secret", XattrFlags::empty()).unwrap();
+        lsetxattr(r, "user.keep", b"2", XattrFlags::empty()).unwrap();
+        assert_eq!(xattrs(r).unwrap().len(), 2);
+        restore_xattrs(r, &was).unwrap();
+        assert_eq!(xattrs(r).unwrap(), was);
+        lremovexattr(r, "user.keep").unwrap();
+        restore_xattrs(r, &was).unwrap();
+        assert_eq!(xattrs(r).unwrap(), was);
+    }
+
+    #[test]
     fn verify_names_what_is_left() {
         let root = tempfile::tempdir().unwrap();
         fs::write(root.path().join("left"), b"").unwrap();
@@ -504,7 +668,9 @@ mod tests {
             & 0o7777;
         let dirs = Dirs {
             empty: vec![(root.path().to_path_buf(), mode)],
-            dev: None,
+            dev: Vec::new(),
+            xattrs: Vec::new(),
+            times: Vec::new(),
         };
         let err = verify(&dirs).unwrap_err();
         assert!(err.contains("is not empty (`left`)"), "{err}");

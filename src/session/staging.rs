@@ -132,6 +132,13 @@ impl Session {
         self.stage_from(&mut file, path)
     }
 
+    /// Stages the candidate file at `path` followed by `suffix` (a function
+    /// test's code), streamed like `stage_file`.
+    pub fn stage_file_then(&self, path: &Path, suffix: &[u8]) -> Result<Staged> {
+        let file = open_candidate(path)?;
+        self.stage_from(&mut file.chain(suffix), path)
+    }
+
     /// Copies `from` (the candidate at `source`) into a new staged file.
     fn stage_from(&self, from: &mut impl Read, source: &Path) -> Result<Staged> {
         let n = self.staged.fetch_add(1, Ordering::SeqCst);

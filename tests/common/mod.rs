@@ -332,9 +332,12 @@ fn check_engine() -> Result<(), String> {
 // ---------------------------------------------------------------------------
 
 /// The sbx binary with a clean docker setting (`SBX_DOCKER` unset) and
-/// `SBX_RUN_ID` set to `run_id`, or unset.
+/// `SBX_RUN_ID` set to `run_id`, or unset. It runs in cargo's scratch
+/// folder for tests, away from the repository's `sbx.toml` (whose defaults
+/// would otherwise apply); a test that needs a folder of its own sets it.
 pub fn sbx(run_id: Option<&str>) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sbx"));
+    cmd.current_dir(env!("CARGO_TARGET_TMPDIR"));
     cmd.env_remove("SBX_DOCKER");
     match run_id {
         Some(id) => cmd.env("SBX_RUN_ID", id),

@@ -1,0 +1,379 @@
+//! The report for people (`sbx eval` at a terminal, `--format text`): one
+//! line per task in task order (status word, id, duration, reason), what
+//! went wrong right under each failure (the diff excerpt of a wrong output,
+//! the stderr tail of a crash), `case k/n` of multi-case tasks, `c/n` and
+//! pass@k of samples, then the summary. Colour as cargo does it. Everything
+//! a candidate wrote is shown with its control characters escaped, so that
+//! no output can move the cursor or recolour the terminal.
+
+use std::ffi::OsStr;
+use std::fmt::Write as _;
+
+use super::result::{Status, TaskResult};
+use crate::console;
+use crate::error::Result;
+use crate::spec::{ColorChoice, ReportFormat};
+
+/// At most this many failing samples of a task are shown.
+const SAMPLES_SHOWN: usize = 3;
+/// Ids longer than this do not widen the id column.
+const ID_WIDTH_MAX: usize = 32;
+/// Width of the status column (`MISSING`).
+const STATUS_WIDTH: usize = 7;
+
+/// The report's form: the one asked for, else text at a terminal and JSON
+/// otherwise (the drop-in contract: a pipe or a file always gets JSON).
+pub fn format_for(asked: Option<ReportFormat>, stdout_is_terminal: bool) -> ReportFormat {
+    match asked {
+        Some(format) => format,
+        None if stdout_is_terminal => ReportFormat::Text,
+        None => ReportFormat::Json,
+    }
+}
+
+/// Whether to colour, as cargo decides: `always` and `never` say so; `auto`
+/// colours a terminal unless `NO_COLOR` is set to anything but "".
+pub fn color_for(choice: ColorChoice, stdout_is_terminal: bool, no_color: Option<&OsStr>) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => stdout_is_terminal && no_color.is_none_or(|v| v.is_empty()),
+    }
+}
+
+/// The ANSI styles used, or none.
+#[derive(Debug, Clone, Copy)]
+struct Paint {
+    color: bool,
+}
+
+impl Paint {
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// The status word, padded to the column, coloured as cargo colours
+    /// its own words (green done, red error, yellow warning).
+    fn status(self, status: Status, padded: bool) -> String {
+        let (word, code) = match status {
+            Status::Pass => ("PASS", "1;32"),
+            Status::Fail => ("FAIL", "1;31"),
+            Status::Missing => ("MISSING", "1;33"),
+            Status::Error => ("ERROR", "1;35"),
+        };
+        let width = if padded { STATUS_WIDTH } else { 0 };
+        self.paint(code, &format!("{word:<width$}"))
+    }
+}
+
+/// The text report: every task, then `summary` (the summary line).
+pub fn to_text(results: &[TaskResult], summary: &str, color: bool) -> String {
+    let paint = Paint { color };
+    let width = results
+        .iter()
+        .map(|r| shown(&r.id).chars().count())
+        .filter(|&w| w <= ID_WIDTH_MAX)
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for r in results {
+        task(&mut out, r, width, paint);
+    }
+    if !results.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&paint.paint("1", summary));
+    out.push('\n');
+    out
+}
+
+/// Writes the text report to stdout; a closed stdout ends quietly.
+pub fn write_text(results: &[TaskResult], summary: &str, color: bool) -> Result<()> {
+    console::out(&to_text(results, summary, color), "the report to stdout")
+}
+
+/// One task: its line, then the details of what went wrong.
+fn task(out: &mut String, r: &TaskResult, width: usize, paint: Paint) {
+    let duration = match r.status {
+        Status::Missing => String::new(),
+        _ => format!("{:.2}s", r.duration_ms as f64 / 1000.0),
+    };
+    let _ = write!(
+        out,
+        "{}  {:<width$}  {duration:>7}",
+        paint.status(r.status, true),
+        shown(&r.id)
+    );
+    let what = headline(r);
+    if !what.is_empty() {
+        let _ = write!(out, "  {what}");
+    }
+    out.push('\n');
+    let indent = " ".repeat(STATUS_WIDTH + 2);
+    match &r.samples {
+        Some(samples) => {
+            let failing: Vec<&TaskResult> = samples
+                .iter()
+                .filter(|s| s.status != Status::Pass)
+                .collect();
+            for s in failing.iter().take(SAMPLES_SHOWN) {
+                let name = s.sample.as_deref().unwrap_or("?");
+                let _ = writeln!(
+                    out,
+                    "{indent}{} {}  {}",
+                    shown(name),
+                    paint.status(s.status, false),
+                    headline(s)
+                );
+                details(out, s, &format!("{indent}  "));
+            }
+            if failing.len() > SAMPLES_SHOWN {
+                let _ = writeln!(
+                    out,
+                    "{indent}... and {} more samples that did not pass",
+                    failing.len() - SAMPLES_SHOWN
+                );
+            }
+        }
+        None => details(out, r, &indent),
+    }
+}
+
+/// What the task's line says after its duration: the reason (with the exit
+/// code, the message of an error, the failing case), the cases or samples
+/// that passed, pass@k, and where it came from.
+fn headline(r: &TaskResult) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(n) = r.n {
+        let mut counts = format!("{}/{n} samples passed", r.c.unwrap_or(0));
+        if let Some(errors) = r.errors.filter(|&e| e > 0) {
+            let _ = write!(counts, " ({errors} not judged)");
+        }
+        parts.push(counts);
+        for (key, value) in &r.pass_at {
+            parts.push(format!("{key} {value:.3}"));
+        }
+    } else if r.status != Status::Pass {
+        if let Some(reason) = &r.reason {
+            let mut reason = shown(reason);
+            if reason == "exit_code" {
+                if let Some(code) = r.exit_code {
+                    let _ = write!(reason, " {code}");
+                }
+            }
+            if let (Some(case), Some(total)) = (r.case, r.cases_total) {
+                let _ = write!(reason, " in case {case}/{total}");
+            }
+            if let Some(message) = &r.message {
+                let _ = write!(reason, ": {}", shown(message));
+            }
+            parts.push(reason);
+        }
+        if let (Some(passed), Some(total)) = (r.cases_passed, r.cases_total) {
+            parts.push(format!("({passed}/{total} cases passed)"));
+        }
+    } else if let Some(total) = r.cases_total {
+        parts.push(format!("{total} cases"));
+    }
+    if r.cached == Some(true) {
+        parts.push("(cached)".into());
+    }
+    if let Some(engine) = &r.engine {
+        parts.push(format!("on {}", shown(engine)));
+    }
+    for moved in &r.requeued {
+        parts.push(format!(
+            "(moved off {}: {})",
+            shown(&moved.engine),
+            shown(&moved.reason)
+        ));
+    }
+    parts.join("  ")
+}
+
+/// Under a wrong output, the diff excerpt; under any other failure (an
+/// exit code, a crash, a timeout), the stderr tail, if any.
+fn details(out: &mut String, r: &TaskResult, indent: &str) {
+    if r.status != Status::Fail {
+        return;
+    }
+    let text = match (&r.diff, r.reason.as_deref()) {
+        (Some(diff), Some("wrong_output")) => diff.as_str(),
+        _ => r.stderr_tail.as_str(),
+    };
+    for line in text.lines() {
+        let _ = writeln!(out, "{indent}{}", shown(line));
+    }
+}
+
+/// `text` with its control characters escaped (`\u{1b}`), tabs and
+/// newlines aside: a candidate's output must not drive the terminal.
+fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\t' && c != '\n' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::passk::samples_entry;
+
+    fn fail(id: &str, reason: &str) -> TaskResult {
+        TaskResult {
+            reason: Some(reason.into()),
+            exit_code: Some(0),
+            duration_ms: 420,
+            ..TaskResult::bare(id, Status::Fail)
+        }
+    }
+
+    fn pass(id: &str) -> TaskResult {
+        TaskResult {
+            exit_code: Some(0),
+            duration_ms: 1234,
+            ..TaskResult::bare(id, Status::Pass)
+        }
+    }
+
+    #[test]
+    fn one_line_per_task_details_under_failures_then_the_summary() {
+        let wrong = TaskResult {
+            diff: Some("line 1: expected \"a\\n\", got \"b\\n\"".into()),
+            stderr_tail: "ignored warning".into(),
+            ..fail("wrong", "wrong_output")
+        };
+        let crash = TaskResult {
+            exit_code: Some(3),
+            stderr_tail: "Traceback\nValueError: x\n".into(),
+            ..fail("crash", "exit_code")
+        };
+        let cases = TaskResult {
+            diff: Some("line 1: expected \"c\", got \"b\"".into()),
+            case: Some(2),
+            cases_passed: Some(2),
+            cases_total: Some(3),
+            ..fail("upper", "wrong_output")
+        };
+        let all_cases = TaskResult {
+            cases_passed: Some(3),
+            cases_total: Some(3),
+            ..pass("cased")
+        };
+        let text = to_text(
+            &[
+                pass("hello"),
+                wrong,
+                crash,
+                fail("spin", "timeout"),
+                TaskResult::missing("absent"),
+                cases,
+                all_cases,
+                TaskResult::error("noimage", "image_missing", "no image".into()),
+            ],
+            "1 passed, 4 failed, 1 missing, 1 errors in 2.0 s",
+            false,
+        );
+        let expected = "\
+PASS     hello      1.23s
+FAIL     wrong      0.42s  wrong_output
+         line 1: expected \"a\\n\", got \"b\\n\"
+FAIL     crash      0.42s  exit_code 3
+         Traceback
+         ValueError: x
+FAIL     spin       0.42s  timeout
+MISSING  absent            no_candidate
+FAIL     upper      0.42s  wrong_output in case 2/3  (2/3 cases passed)
+         line 1: expected \"c\", got \"b\"
+PASS     cased      1.23s  3 cases
+ERROR    noimage    0.00s  image_missing: no image
+
+1 passed, 4 failed, 1 missing, 1 errors in 2.0 s
+";
+        assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
+    fn samples_show_c_of_n_pass_at_k_and_the_failing_ones() {
+        let sample = |name: &str, r: TaskResult| TaskResult {
+            sample: Some(name.into()),
+            ..r
+        };
+        let wrong = TaskResult {
+            diff: Some("line 1: expected \"4\", got \"5\"".into()),
+            ..fail("t", "wrong_output")
+        };
+        let mut samples = vec![sample("a.py", pass("t")), sample("b.py", wrong)];
+        for i in 0..4 {
+            samples.push(sample(&format!("c{i}.py"), fail("t", "timeout")));
+        }
+        samples.push(sample(
+            "d.py",
+            TaskResult::error("t", "start_failed", "boom".into()),
+        ));
+        let entry = samples_entry("t", samples, &[1, 2]);
+        let text = to_text(&[entry], "summary", false);
+        let expected = "\
+FAIL     t    3.33s  1/6 samples passed (1 not judged)  pass@1 0.167  pass@2 0.333
+         b.py FAIL  wrong_output
+           line 1: expected \"4\", got \"5\"
+         c0.py FAIL  timeout
+         c1.py FAIL  timeout
+         ... and 3 more samples that did not pass
+
+summary
+";
+        assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
+    fn candidate_output_cannot_drive_the_terminal() {
+        let evil = TaskResult {
+            stderr_tail: "\x1b[2J\x1b]0;owned\x07\rgone\n".into(),
+            ..fail("evil", "exit_code")
+        };
+        let text = to_text(&[evil], "s", false);
+        assert!(!text.contains('\x1b') && !text.contains('\r') && !text.contains('\x07'));
+        assert!(text.contains("\\u{1b}[2J"), "{text}");
+    }
+
+    #[test]
+    fn colour_only_when_asked_or_at_a_terminal_without_no_color() {
+        let text = to_text(&[pass("a"), fail("b", "timeout")], "s", true);
+        assert!(text.contains("\x1b[1;32mPASS   \x1b[0m"), "{text:?}");
+        assert!(text.contains("\x1b[1;31mFAIL   \x1b[0m"), "{text:?}");
+        assert!(!to_text(&[pass("a")], "s", false).contains('\x1b'));
+        let no = Some(OsStr::new("1"));
+        let empty = Some(OsStr::new(""));
+        assert!(color_for(ColorChoice::Auto, true, None));
+        assert!(color_for(ColorChoice::Auto, true, empty));
+        assert!(!color_for(ColorChoice::Auto, true, no));
+        assert!(!color_for(ColorChoice::Auto, false, None));
+        assert!(color_for(ColorChoice::Always, false, no));
+        assert!(!color_for(ColorChoice::Never, true, None));
+    }
+
+    #[test]
+    fn json_unless_a_terminal_or_asked() {
+        assert_eq!(format_for(None, false), ReportFormat::Json);
+        assert_eq!(format_for(None, true), ReportFormat::Text);
+        assert_eq!(
+            format_for(Some(ReportFormat::Json), true),
+            ReportFormat::Json
+        );
+        assert_eq!(
+            format_for(Some(ReportFormat::Text), false),
+            ReportFormat::Text
+        );
+    }
+}

@@ -1,0 +1,403 @@
+//! `sbx.toml`: option defaults read from a file. Its tables are subcommands
+//! (`[eval]`, `[run]`, `[doctor]`) and their keys are that subcommand's long
+//! option names, read from clap's own definition, so an option added to the
+//! command line is a key without further work. The values of the running
+//! subcommand's table are spliced into the command line, right after the
+//! subcommand's name, for every option that neither the command line nor
+//! its environment variable gave; clap then parses the result as it parses
+//! any command line, so a value from the file is validated exactly as the
+//! same flag would be. Precedence: flags, then environment variables, then
+//! the file, then the built-in defaults.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use clap::error::ContextKind;
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Command, CommandFactory, FromArgMatches, Parser};
+
+use crate::cli::Cli;
+use crate::error::{Error, Result};
+
+/// The file read from the current directory when `--config` is not given.
+pub const FILE_NAME: &str = "sbx.toml";
+
+/// The subcommands whose options the file may set: its only tables.
+pub const TABLES: &[&str] = &["eval", "run", "doctor"];
+
+/// The option that names the file; never a key.
+const CONFIG: &str = "config";
+
+/// Keys whose option has a positional twin (`sbx run FILE [IMAGE]
+/// [TIMEOUT]`): the positional, when given, wins over the file as the
+/// option does. (subcommand, key, id of the positional)
+const TWINS: &[(&str, &str, &str)] = &[
+    ("run", "image", "image_arg"),
+    ("run", "timeout", "timeout_arg"),
+];
+
+/// The command line once the file's defaults are in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The whole command line, the file's options after the subcommand.
+    pub argv: Vec<OsString>,
+    /// The file they came from.
+    pub file: PathBuf,
+    /// The table (the subcommand's name).
+    pub table: String,
+    /// The keys whose values were spliced in.
+    pub keys: Vec<String>,
+}
+
+/// A table of the file: its name and its keys' settings, in key order.
+type Table = (String, Vec<(String, Setting)>);
+
+/// One key's value, typed by its option's kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Setting {
+    /// A flag: `true` gives it, `false` leaves it out.
+    Flag(bool),
+    /// An option's values: one, or several for a repeatable option.
+    Values(Vec<String>),
+}
+
+/// Parses the command line, with the defaults of the settings file that
+/// applies (`--config FILE`, else `./sbx.toml` when there is one) for
+/// `run`, `eval` and `doctor`. A clap error (usage, `--help`, `--version`)
+/// is returned as clap gives it; a bad file, or a value from it that clap
+/// refuses, as one line naming the file and the key.
+pub fn parse_command_line(
+    argv: Vec<OsString>,
+) -> std::result::Result<(Cli, Option<Applied>), std::result::Result<clap::Error, Error>> {
+    let mut matches = Cli::command().try_get_matches_from(&argv).map_err(Ok)?;
+    match apply(&argv, &matches).map_err(Err)? {
+        None => Cli::from_arg_matches_mut(&mut matches)
+            .map(|cli| (cli, None))
+            .map_err(|e| Ok(e.format(&mut Cli::command()))),
+        Some(applied) => match Cli::try_parse_from(&applied.argv) {
+            Ok(cli) => Ok((cli, Some(applied))),
+            Err(e) => Err(Err(refused(&applied, &e))),
+        },
+    }
+}
+
+/// A usage error about an option whose value came from the file, with
+/// the file and the key named (`invalid --memory `lots`: ...` says where
+/// `lots` was written). Any other error is returned as it is.
+pub fn blame(applied: Option<&Applied>, err: Error) -> Error {
+    let (Some(applied), Error::Usage(message)) = (applied, &err) else {
+        return err;
+    };
+    let Some(rest) = message.strip_prefix("invalid ") else {
+        return err;
+    };
+    let option = rest.split([' ', '`']).next().unwrap_or_default();
+    let option = option.strip_prefix("--").unwrap_or(option);
+    match applied.keys.iter().find(|key| key.as_str() == option) {
+        Some(key) => Error::Usage(format!(
+            "{message} (from `{}`, [{}] {key})",
+            applied.file.display(),
+            applied.table
+        )),
+        None => err,
+    }
+}
+
+/// For `matches` parsed from `argv`: reads the settings file that applies,
+/// checks all of it (every table and key, each value's type), and returns
+/// the command line with its defaults; `None` when no file applies or it
+/// sets nothing the command line did not.
+pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>> {
+    let Some((name, sub)) = matches.subcommand() else {
+        return Ok(None);
+    };
+    if !TABLES.contains(&name) {
+        return Ok(None);
+    }
+    let (file, text) = match sub.get_one::<PathBuf>(CONFIG) {
+        Some(path) => match fs::read_to_string(path) {
+            Ok(text) => (path.clone(), text),
+            Err(e) => return Err(bad(path, format!("cannot read it: {e}"))),
+        },
+        None => {
+            let path = PathBuf::from(FILE_NAME);
+            match fs::read_to_string(&path) {
+                Ok(text) => (path, text),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(bad(&path, format!("cannot read it: {e}"))),
+            }
+        }
+    };
+    let mut cli = Cli::command();
+    cli.build();
+    let tables = check(&file, &text, &cli)?;
+    let Some((_, settings)) = tables.into_iter().find(|(table, _)| table == name) else {
+        return Ok(None);
+    };
+    let cmd = cli
+        .find_subcommand(name)
+        .expect("every table is a subcommand");
+    let given = |id: &str| {
+        matches!(
+            sub.value_source(id),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        )
+    };
+    let mut options: Vec<OsString> = Vec::new();
+    let mut keys = Vec::new();
+    for (key, setting) in settings {
+        let arg = option(cmd, &key).expect("checked keys are options");
+        let twin_given = TWINS
+            .iter()
+            .any(|&(s, k, positional)| s == name && k == key && given(positional));
+        let conflict_given = cmd
+            .get_arg_conflicts_with(arg)
+            .iter()
+            .any(|other| given(other.get_id().as_str()));
+        if given(arg.get_id().as_str()) || twin_given || conflict_given {
+            continue;
+        }
+        match setting {
+            Setting::Flag(true) => options.push(format!("--{key}").into()),
+            Setting::Flag(false) => continue,
+            Setting::Values(values) => {
+                options.extend(
+                    values
+                        .iter()
+                        .map(|v| OsString::from(format!("--{key}={v}"))),
+                );
+            }
+        }
+        keys.push(key);
+    }
+    if options.is_empty() {
+        return Ok(None);
+    }
+    // No option of sbx's own comes before the subcommand, so its name is
+    // the first argument that equals it.
+    let at = argv
+        .iter()
+        .skip(1)
+        .position(|a| a == name)
+        .map(|i| i + 2)
+        .expect("the subcommand is on the command line");
+    let mut spliced = argv[..at].to_vec();
+    spliced.extend(options);
+    spliced.extend_from_slice(&argv[at..]);
+    Ok(Some(Applied {
+        argv: spliced,
+        file,
+        table: name.to_string(),
+        keys,
+    }))
+}
+
+/// Checks the whole file against the command line's definition: every
+/// table a subcommand that takes settings, every key one of its long
+/// options, every value of the option's kind. Its tables, in file order.
+fn check(file: &Path, text: &str, cli: &Command) -> Result<Vec<Table>> {
+    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let line = e
+            .span()
+            .map(|span| format!("line {}: ", text[..span.start].matches('\n').count() + 1))
+            .unwrap_or_default();
+        bad(
+            file,
+            format!("not valid TOML: {line}{}", e.message().trim()),
+        )
+    })?;
+    let mut tables = Vec::new();
+    for (name, value) in doc {
+        let (Some(cmd), true) = (cli.find_subcommand(&name), TABLES.contains(&name.as_str()))
+        else {
+            return Err(bad(
+                file,
+                format!("unknown table `{name}` (tables: [{}])", TABLES.join("], [")),
+            ));
+        };
+        let toml::Value::Table(table) = value else {
+            return Err(bad(
+                file,
+                format!(
+                    "`{name}` must be a table ([{name}]), not {} {}",
+                    article(value.type_str()),
+                    value.type_str()
+                ),
+            ));
+        };
+        let mut settings = Vec::new();
+        for (key, value) in table {
+            let arg = option(cmd, &key).ok_or_else(|| {
+                bad(
+                    file,
+                    format!(
+                        "[{name}] unknown key `{key}` (keys are the long options of `sbx {name}`)"
+                    ),
+                )
+            })?;
+            let setting = setting(arg, &value).map_err(|expected| {
+                bad(
+                    file,
+                    format!(
+                        "[{name}] {key}: expected {expected}, found {} {}",
+                        article(value.type_str()),
+                        value.type_str()
+                    ),
+                )
+            })?;
+            settings.push((key, setting));
+        }
+        tables.push((name, settings));
+    }
+    Ok(tables)
+}
+
+/// The option of `cmd` whose long name is `key`, if it may be a key.
+fn option<'a>(cmd: &'a Command, key: &str) -> Option<&'a Arg> {
+    cmd.get_arguments().find(|arg| {
+        arg.get_long() == Some(key)
+            && key != CONFIG
+            && !arg.is_positional()
+            && matches!(
+                arg.get_action(),
+                ArgAction::Set | ArgAction::Append | ArgAction::SetTrue | ArgAction::SetFalse
+            )
+    })
+}
+
+/// `value` as a setting of `arg`, or what was expected instead.
+fn setting(arg: &Arg, value: &toml::Value) -> std::result::Result<Setting, &'static str> {
+    let scalar = |value: &toml::Value| match value {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        _ => None,
+    };
+    match arg.get_action() {
+        ArgAction::SetTrue | ArgAction::SetFalse => match value {
+            toml::Value::Boolean(b) => Ok(Setting::Flag(*b)),
+            _ => Err("true or false"),
+        },
+        ArgAction::Append => {
+            const EXPECTED: &str = "an array of strings or numbers";
+            match value {
+                toml::Value::Array(items) => items
+                    .iter()
+                    .map(|item| scalar(item).ok_or(EXPECTED))
+                    .collect::<std::result::Result<_, _>>()
+                    .map(Setting::Values),
+                other => scalar(other)
+                    .map(|v| Setting::Values(vec![v]))
+                    .ok_or(EXPECTED),
+            }
+        }
+        _ => scalar(value)
+            .map(|v| Setting::Values(vec![v]))
+            .ok_or("a string or a number"),
+    }
+}
+
+fn article(type_name: &str) -> &'static str {
+    if type_name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// One line for a value of the file that clap refused: which key, what clap
+/// said.
+fn refused(applied: &Applied, err: &clap::Error) -> Error {
+    let rendered = err.to_string();
+    let first = rendered.lines().next().unwrap_or_default();
+    let said = first.strip_prefix("error: ").unwrap_or(first);
+    let arg = match err.get(ContextKind::InvalidArg) {
+        Some(clap::error::ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let key = applied.keys.iter().find(|key| {
+        let long = format!("--{key}");
+        arg == long || arg.starts_with(&format!("{long} ")) || arg.starts_with(&format!("{long}="))
+    });
+    match key {
+        Some(key) => bad(&applied.file, format!("[{}] {key}: {said}", applied.table)),
+        None => bad(&applied.file, format!("[{}]: {said}", applied.table)),
+    }
+}
+
+fn bad(file: &Path, message: String) -> Error {
+    Error::Settings {
+        path: file.to_path_buf(),
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked(text: &str) -> Result<Vec<Table>> {
+        let mut cli = Cli::command();
+        cli.build();
+        check(Path::new("sbx.toml"), text, &cli)
+    }
+
+    fn line(err: Error) -> String {
+        err.to_line()
+    }
+
+    #[test]
+    fn keys_are_long_options_typed_by_their_kind() {
+        let tables = checked(
+            "[eval]\ntasks = \"t.json\"\njobs = 3\nrel-tol = 1e-3\nno-cache = true\nk = [1, 5]\nengine = \"default\"\n[run]\ntimeout = 2.5\n",
+        )
+        .unwrap();
+        let values = |v: &[&str]| Setting::Values(v.iter().map(|s| s.to_string()).collect());
+        assert_eq!(
+            tables,
+            [
+                (
+                    "eval".to_string(),
+                    // In key order (the file's order does not matter).
+                    vec![
+                        ("engine".to_string(), values(&["default"])),
+                        ("jobs".to_string(), values(&["3"])),
+                        ("k".to_string(), values(&["1", "5"])),
+                        ("no-cache".to_string(), Setting::Flag(true)),
+                        ("rel-tol".to_string(), values(&["0.001"])),
+                        ("tasks".to_string(), values(&["t.json"])),
+                    ]
+                ),
+                (
+                    "run".to_string(),
+                    vec![("timeout".to_string(), values(&["2.5"]))]
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_files_name_the_file_and_the_key() {
+        let cases = [
+            ("[eval]\njbos = 2\n", "sbx: config file `sbx.toml`: [eval] unknown key `jbos` (keys are the long options of `sbx eval`)"),
+            ("[eval]\njobs = true\n", "sbx: config file `sbx.toml`: [eval] jobs: expected a string or a number, found a boolean"),
+            ("[eval]\nno-cache = \"yes\"\n", "sbx: config file `sbx.toml`: [eval] no-cache: expected true or false, found a string"),
+            ("[eval]\nk = [1, [2]]\n", "sbx: config file `sbx.toml`: [eval] k: expected an array of strings or numbers, found an array"),
+            ("[eval]\ntasks = [\"a\"]\n", "sbx: config file `sbx.toml`: [eval] tasks: expected a string or a number, found an array"),
+            ("[gc]\nrun = \"x\"\n", "sbx: config file `sbx.toml`: unknown table `gc` (tables: [eval], [run], [doctor])"),
+            ("[evil]\n", "sbx: config file `sbx.toml`: unknown table `evil` (tables: [eval], [run], [doctor])"),
+            ("eval = 1\n", "sbx: config file `sbx.toml`: `eval` must be a table ([eval]), not an integer"),
+            ("[eval]\nconfig = \"x\"\n", "sbx: config file `sbx.toml`: [eval] unknown key `config` (keys are the long options of `sbx eval`)"),
+            ("[eval]\nhelp = true\n", "sbx: config file `sbx.toml`: [eval] unknown key `help` (keys are the long options of `sbx eval`)"),
+            ("[run]\nfile = \"x\"\n", "sbx: config file `sbx.toml`: [run] unknown key `file` (keys are the long options of `sbx run`)"),
+            ("[eval]\njobs = \n", "sbx: config file `sbx.toml`: not valid TOML: line 2: string values must be quoted, expected literal string"),
+        ];
+        for (text, expected) in cases {
+            let got = line(checked(text).unwrap_err());
+            assert!(!got.contains('\n'), "{got}");
+            assert_eq!(got, expected, "for {text:?}");
+        }
+    }
+}

