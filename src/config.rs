@@ -21,7 +21,7 @@ use crate::report;
 use crate::session::{self, Sandbox};
 use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
-    Hardening, Limits, Profile, STRICT_USER,
+    Hardening, IsolateMode, Limits, Profile, STRICT_USER,
 };
 
 /// A validated `sbx run` request.
@@ -141,6 +141,16 @@ impl EvalRequest {
                 "invalid --k `{k}`: expected at least 1"
             )));
         }
+        if args.cpu_limit == Some(0) {
+            return Err(Error::Usage(
+                "invalid --cpu-limit `0`: expected at least 1 second".into(),
+            ));
+        }
+        if args.cpu_limit.is_some() && args.isolate == IsolateMode::Case {
+            return Err(Error::Usage(
+                "--cpu-limit needs the runner: --isolate candidate or worker".into(),
+            ));
+        }
         let (tasks, human_eval) = match (args.problems, args.samples) {
             (Some(problems), Some(samples)) => {
                 let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
@@ -197,6 +207,8 @@ impl EvalRequest {
                 timeout: spec::parse_timeout(&args.compile_timeout)?,
                 memory: spec::parse_size("--compile-memory", &args.compile_memory)?,
             },
+            isolate: args.isolate,
+            cpu_limit: args.cpu_limit,
             sandbox,
             human_eval,
         })

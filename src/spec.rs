@@ -100,6 +100,30 @@ pub enum DeliverChoice {
     Image,
 }
 
+/// Where candidates are isolated from each other (`eval --isolate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum IsolateMode {
+    /// A fresh container for every case (no runner).
+    Case,
+    /// A fresh runner container for every candidate; its cases run inside,
+    /// each a fresh process, with a reset between them.
+    Candidate,
+    /// Each worker keeps one runner container and judges candidates in it
+    /// one after another, with the full reset between them.
+    Worker,
+}
+
+impl IsolateMode {
+    /// The word of the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            IsolateMode::Case => "case",
+            IsolateMode::Candidate => "candidate",
+            IsolateMode::Worker => "worker",
+        }
+    }
+}
+
 /// A named set of hardening defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Profile {

@@ -44,7 +44,7 @@ const DOCTOR_LIMIT: Duration = Duration::from_secs(120);
 const GC_LIMIT: Duration = Duration::from_secs(60);
 
 /// The doctor's checks, in the order it reports them.
-const CHECKS: [&str; 12] = [
+const CHECKS: [&str; 15] = [
     "engine",
     "image",
     "network",
@@ -56,6 +56,9 @@ const CHECKS: [&str; 12] = [
     "timeout",
     "output cap",
     "languages",
+    "isolate modes",
+    "runner reset",
+    "runner ptrace",
     "nothing left",
 ];
 
@@ -249,12 +252,18 @@ fn doctor_python_every_check_holds() {
     assert_eq!(d.report["ok"], true, "{d:?}");
     assert_eq!(
         d.report["checks"].as_array().map(Vec::len),
-        Some(12),
+        Some(15),
         "{d:?}"
     );
     d.assert_states(&[], &[]);
-    assert_eq!(d.report["summary"], "12 ok, 0 failed, 0 skipped", "{d:?}");
+    assert_eq!(d.report["summary"], "15 ok, 0 failed, 0 skipped", "{d:?}");
     d.assert_detail_is("network", "interfaces in /sys/class/net: lo");
+    d.assert_detail_has(
+        "runner reset",
+        "a background process, a /tmp file, a /dev/shm file",
+    );
+    d.assert_detail_has("runner reset", "the next saw none");
+    d.assert_detail_has("runner ptrace", "refused (errno 1)");
     d.assert_detail_has("memory cap", "reported as oom");
     d.assert_detail_has("pids cap", "pids.max 64 (--pids-limit 64)");
     assert!(d.detail("output cap").ends_with("log driver none"), "{d:?}");
@@ -273,15 +282,23 @@ fn doctor_busybox_skips_memory_without_python3() {
     let d = doctor(&id, &[], &["--image", BUSYBOX]);
     assert_eq!(d.code, 1, "a skip fails without --allow-skips: {d:?}");
     assert_eq!(d.report["ok"], false, "{d:?}");
-    d.assert_states(&[("memory cap", "skipped")], &[]);
+    d.assert_states(
+        &[("memory cap", "skipped"), ("runner ptrace", "skipped")],
+        &[],
+    );
     d.assert_detail_is("memory cap", "image has no python3");
-    assert_eq!(d.report["summary"], "11 ok, 0 failed, 1 skipped", "{d:?}");
+    d.assert_detail_is("runner ptrace", "image has no python3");
+    d.assert_detail_has("runner reset", "the next saw none");
+    assert_eq!(d.report["summary"], "13 ok, 0 failed, 2 skipped", "{d:?}");
     d.assert_nothing_left(&id);
 
     let d = doctor(&id, &[], &["--image", BUSYBOX, "--allow-skips"]);
     assert_eq!(d.code, 0, "--allow-skips accepts the skip: {d:?}");
     assert_eq!(d.report["ok"], true, "{d:?}");
-    d.assert_states(&[("memory cap", "skipped")], &[]);
+    d.assert_states(
+        &[("memory cap", "skipped"), ("runner ptrace", "skipped")],
+        &[],
+    );
     d.assert_detail_is("memory cap", "image has no python3");
     d.assert_nothing_left(&id);
     guard.finish();

@@ -879,6 +879,8 @@ fn pull_never_refuses_an_absent_image_without_pulling() {
         calls.lines().all(|c| c.starts_with("image inspect ")
             // where the current context's engine is (bind mount or image)
             || c.starts_with("context inspect ")
+            // the engine's architecture (can sbx be the runner there)
+            || c.starts_with("version ")
             || c.starts_with("ps ")
             || c.starts_with("rm ")
             || c.starts_with("events ")),
@@ -1143,7 +1145,12 @@ fn a_cut_client_connection_runs_the_task_again() {
     let run = Run::new("cut-client");
     run.file("gen/slow_ok.sh", "sleep 2\necho ok\n", 0o644);
     let tasks = json!([{"id": "slow_ok", "stdin": "", "expect": "ok\n", "timeout": 30}]);
-    let eval = start(run.eval_cmd(&tasks, &run.path("gen"), BUSYBOX, &[]), None);
+    // Case mode's path: a container per case, confirmed by the engine's
+    // record (a lost runner is tested in isolate.rs).
+    let eval = start(
+        run.eval_cmd(&tasks, &run.path("gen"), BUSYBOX, &["--isolate", "case"]),
+        None,
+    );
     let pattern = format!("start -a -i -- sbx-{}-0$", run.id);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

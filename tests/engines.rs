@@ -199,6 +199,86 @@ fn two_engines_give_the_same_report_as_one() {
 }
 
 #[test]
+fn the_three_isolate_modes_on_two_engines_judge_alike() {
+    let run = Run::new("isolate-modes");
+    let tasks = mixed_suite(&run);
+    for mode in ["case", "candidate", "worker"] {
+        let two = run.eval(
+            &tasks,
+            &[
+                "--isolate",
+                mode,
+                "--engine",
+                "default,jobs=2",
+                "--engine",
+                &format!("{},jobs=2", run.e2),
+            ],
+        );
+        assert_eq!(two.code(), 1, "{mode}: {two:?}");
+        assert!(!two.stderr.contains("instead of"), "no fallback: {two:?}");
+        let two = report(&two);
+        assert_eq!(short(&verdicts(&two)), expected_mixed(), "{mode}: {two:#?}");
+        assert_eq!(verdicts(&two)[3].3, 3, "{mode}: exit code of `exit`");
+        let engines: Vec<&str> = two.iter().filter_map(|e| e["engine"].as_str()).collect();
+        assert!(engines.contains(&"default"), "{mode}: {engines:?}");
+        assert!(engines.contains(&run.e2.as_str()), "{mode}: {engines:?}");
+        for e in two.iter().filter(|e| e["status"] != "missing") {
+            assert_eq!(e.get("cpu_ms").is_some(), mode != "case", "{mode}: {e}");
+        }
+    }
+    run.assert_clean();
+}
+
+#[test]
+fn runner_images_hold_only_the_runner() {
+    let run = Run::new("runner-image");
+    let tasks = mixed_suite(&run);
+    let log = run.dir.path().join("calls.log");
+    let shim = run.file(
+        "docker-shim",
+        &format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec docker \"$@\"\n",
+            log.display()
+        ),
+    );
+    fs::set_permissions(&shim, fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = run.eval_with(
+        Some(&shim),
+        &tasks,
+        &[
+            "--isolate",
+            "worker",
+            "--engine",
+            &format!("{},jobs=2", run.e2),
+            "--deliver",
+            "image",
+        ],
+    );
+    assert_eq!(out.code(), 1, "{out:?}");
+    assert_eq!(short(&verdicts(&report(&out))), expected_mixed());
+    let calls = fs::read_to_string(&log).expect("calls log");
+    let creates: Vec<&str> = calls.lines().filter(|l| l.contains(" create ")).collect();
+    // Two workers, each one container per image (busybox, python) at most.
+    assert!(!creates.is_empty() && creates.len() <= 4, "{calls}");
+    for create in &creates {
+        assert!(!create.contains(" -v "), "{create}");
+        assert!(create.contains("--entrypoint /.sbx/sbx"), "{create}");
+        assert!(
+            create.contains(&format!(" -- sbx-deliver:{}-", run.id)),
+            "{create}"
+        );
+    }
+    // Each build's context is the runner's own directory: its Dockerfile
+    // copies the runner and nothing else (no candidate reaches an image).
+    let builds: Vec<&str> = calls.lines().filter(|l| l.contains(" build ")).collect();
+    assert_eq!(builds.len(), 2, "{calls}");
+    for build in builds {
+        assert!(build.ends_with("/runner"), "{build}");
+    }
+    run.assert_clean();
+}
+
+#[test]
 fn deliver_image_runs_without_a_bind_mount_and_judges_alike() {
     let run = Run::new("deliver-image");
     let tasks = mixed_suite(&run);

@@ -136,7 +136,11 @@ case "$1" in
 version)
   daemon_down
   dead
-  echo 20.10.fake
+  # FAKE_ARCH: the engine's architecture (`--format {{.Server.Arch}}`).
+  case "$*" in
+    *Server.Arch*) echo "${FAKE_ARCH:-fake}" ;;
+    *) echo 20.10.fake ;;
+  esac
   exit 0 ;;
 context)
   echo unix:///var/run/docker.sock
@@ -451,9 +455,12 @@ impl Fake {
         cmd
     }
 
-    /// `sbx eval` (assert_cmd) over `tasks`, candidates in `<tmp>/gen`.
+    /// `sbx eval --isolate case` (assert_cmd) over `tasks`, candidates in
+    /// `<tmp>/gen`: the fake engine runs containers, not sbx's runner.
     fn eval(&self, run_id: &str, tasks: &Value) -> Command {
-        bounded(self.eval_std(run_id, tasks))
+        let mut cmd = self.eval_std(run_id, tasks);
+        cmd.args(["--isolate", "case"]);
+        bounded(cmd)
     }
 
     /// Where a spawned sbx writes its stderr (see [`Fake::stderr_file`]).
@@ -563,7 +570,7 @@ fn bounded(cmd: std::process::Command) -> Command {
 }
 
 /// The fake's switches: never inherited from the environment of the tests.
-const FAKE_VARS: [&str; 15] = [
+const FAKE_VARS: [&str; 16] = [
     "FAKE_FAIL_ALL",
     "FAKE_PS",
     "FAKE_IMAGES",
@@ -579,6 +586,7 @@ const FAKE_VARS: [&str; 15] = [
     "FAKE_OOM",
     "FAKE_CREATE_SLEEP",
     "FAKE_START_FAIL",
+    "FAKE_ARCH",
 ];
 
 fn show(out: &Output) -> String {
@@ -1447,6 +1455,54 @@ fn run_sigint_kills_client_removes_container_exits_130() {
 
 fn task(id: &str, stdin: &str, expect: &str) -> Value {
     json!({"id": id, "prompt": "p", "stdin": stdin, "expect": expect})
+}
+
+#[test]
+fn eval_falls_back_to_case_mode_on_an_engine_of_another_architecture_and_says_so() {
+    let fake = Fake::new();
+    fake.candidate("echo", "exec cat\n");
+    fake.candidate("wrong", "echo nope\n");
+    let tasks = json!([task("echo", "hi\n", "hi\n"), task("wrong", "", "yes\n")]);
+    for (mode, arch) in [("worker", "arm64"), ("candidate", "s390x")] {
+        let out = bounded(fake.eval_std(&format!("t-arch-{mode}"), &tasks))
+            .args(["--isolate", mode])
+            .env("FAKE_ARCH", arch)
+            .output()
+            .expect("run sbx");
+        assert_exit(&out, 1);
+        let results = report(&out);
+        let statuses: Vec<(&str, &str)> = results
+            .iter()
+            .map(|r| (field(r, "status"), field(r, "reason")))
+            .collect();
+        assert_eq!(statuses, [("pass", ""), ("fail", "wrong_output")]);
+        // Case mode's entries: no runner fields.
+        assert!(
+            results.iter().all(|r| r.get("cpu_ms").is_none()),
+            "{results:?}"
+        );
+        let err = stderr(&out);
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("--isolate case"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        assert!(
+            lines[0].contains(&format!("the engine runs {arch}"))
+                && lines[0].contains(&format!("instead of {mode}")),
+            "{err}"
+        );
+        // The containers were the case mode's (`/work/task`, no runner).
+        let calls = fake.calls();
+        assert!(!calls_of(&calls, "create").is_empty());
+        assert!(!calls
+            .iter()
+            .any(|c| c.iter().any(|a| a.contains("__runner"))));
+    }
+    // `--isolate case` never asks for the architecture.
+    let out = fake.eval("t-arch-case", &tasks).output().expect("run sbx");
+    assert_exit(&out, 1);
+    assert!(!stderr(&out).contains("--isolate case"));
 }
 
 #[test]

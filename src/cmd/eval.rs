@@ -20,6 +20,7 @@ use crate::eval::attempt::{run_unit, Step, MAX_ATTEMPTS};
 use crate::eval::cache::Cache;
 use crate::eval::candidates;
 use crate::eval::humaneval::{self, Outcome};
+use crate::eval::isolate::Slot;
 use crate::eval::plan::{combine, plan, plan_samples, Plan};
 use crate::eval::queue::{lock, take, Queue, Taken, Tally};
 use crate::eval::request::{EvalRequest, HumanEvalFiles};
@@ -27,9 +28,11 @@ use crate::eval::tasks::Task;
 use crate::exit;
 use crate::limits;
 use crate::report::{self, Requeue, TaskResult};
-use crate::session::{Session, Staged};
+use crate::runner::host::runner_unsupported;
+use crate::runner::pid1::MAX_OUTPUT;
+use crate::session::{Delivery, Session, Staged};
 use crate::signals;
-use crate::spec::ReportFormat;
+use crate::spec::{IsolateMode, ReportFormat};
 
 /// Runs the eval and returns the exit code. The report goes to stdout.
 pub fn eval(req: EvalRequest) -> Result<i32> {
@@ -61,6 +64,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         &distinct,
         session.sandbox.pull,
     )?;
+    choose_isolation(&req, &session, &mut setups)?;
     let images = combine(&distinct, &setups, explicit);
     let (plans, units, places) = match &req.human_eval {
         Some(files) => plan_samples(&req, &files.problems, &files.samples, &images, &session)?,
@@ -125,6 +129,8 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         for member in &members {
             for _ in 0..member.jobs.min(total) {
                 scope.spawn(|| {
+                    // This worker's runner container (`--isolate worker`).
+                    let mut slot = Slot::default();
                     while let Some(i) = take(&queue, &wake, member, image_of) {
                         // Gives the unit back (or marks it done) however this
                         // iteration ends, a panic included.
@@ -141,6 +147,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                             &images,
                             (&units[i], &staged[i]),
                             member,
+                            &mut slot,
                         );
                         let mut tally = lock(&tallies[i]);
                         let moved = |tally: &mut Tally, reason: String| {
@@ -191,6 +198,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
                             ));
                         }
                     }
+                    slot.close();
                 });
             }
         }
@@ -344,7 +352,11 @@ fn write_sample_results(
 fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<()> {
     let baking = setups.iter_mut().filter(|s| s.left_out.is_none());
     let results = pool::at_once(baking, |s| {
-        bake::bake(session, &mut s.member, &mut s.refused)
+        let payload = match s.member.isolate {
+            IsolateMode::Case => bake::Payload::Candidates,
+            _ => bake::Payload::Runner,
+        };
+        bake::bake(session, &mut s.member, &mut s.refused, payload)
     });
     for result in results {
         result.map_err(|message| Error::Panicked {
@@ -358,6 +370,48 @@ fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<(
                 console::note(&format!("sbx: engine `{}`: {why}", setup.member.label));
             }
         }
+    }
+    Ok(())
+}
+
+/// Sets each engine's `--isolate` mode: the one asked for, or `case` where
+/// sbx cannot be the runner (another architecture, not a static
+/// executable, a `--max-output` the protocol cannot carry), said in one
+/// line per such engine. Stages the runner when some engine uses it.
+fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) -> Result<()> {
+    let mut staged = false;
+    for setup in setups.iter_mut().filter(|s| s.left_out.is_none()) {
+        let member = &mut setup.member;
+        member.isolate = IsolateMode::Case;
+        if req.isolate == IsolateMode::Case {
+            continue;
+        }
+        let functions = req.tasks.iter().any(|t| t.function.is_some());
+        let why = if functions && member.delivery != Delivery::Bind {
+            Some(
+                "function tests are judged --isolate case's way, which needs the candidates baked"
+                    .to_string(),
+            )
+        } else if req.max_output as u64 > MAX_OUTPUT {
+            Some(format!(
+                "--max-output above {MAX_OUTPUT} bytes is more than the runner carries"
+            ))
+        } else {
+            runner_unsupported(&member.docker)
+        };
+        if let Some(why) = why {
+            console::note(&format!(
+                "sbx: engine `{}`: {why}; judging there with --isolate case instead of {}",
+                member.label,
+                req.isolate.name()
+            ));
+            continue;
+        }
+        if !staged {
+            session.stage_runner()?;
+            staged = true;
+        }
+        member.isolate = req.isolate;
     }
     Ok(())
 }

@@ -115,7 +115,7 @@ impl Target {
         }
         // Checked (and pulled if allowed) before the clock, then baked.
         let id = control::ensure_image(&docker, &req.image, session.sandbox.pull)?;
-        let tag = bake::bake_image(session, &docker, &id)?;
+        let tag = bake::bake_image(session, &docker, &id, bake::Payload::Candidates)?;
         let delivery = Delivery::Image(BTreeMap::from([(req.image.clone(), tag.clone())]));
         Ok(Target {
             docker,

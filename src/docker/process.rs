@@ -639,6 +639,21 @@ impl Duplex {
         }
     }
 
+    /// Waits at most `timeout` for the client to exit: whether it exited 0
+    /// (a container of `--rm` whose program exited 0 is then gone).
+    pub fn wait_success(&mut self, timeout: Duration) -> bool {
+        if self.guard.reaped {
+            return false;
+        }
+        match self.guard.child.wait_timeout(timeout) {
+            Ok(Some(status)) => {
+                self.guard.reaped = true;
+                status.success()
+            }
+            _ => false,
+        }
+    }
+
     /// Kills and reaps the client, then takes the first bytes of its stderr.
     pub fn kill(&mut self) -> Captured {
         self.guard.kill_and_reap();

@@ -15,13 +15,24 @@ use crate::signals;
 /// How long building a baked image may take.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
+/// What a baked image adds to its task image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload {
+    /// Every staged candidate, under `BAKED_DIR` (`--isolate case`).
+    Candidates,
+    /// Only the runner, at `argv::RUNNER_PATH` (runner modes: candidates
+    /// travel over the protocol, so no candidate can read another's code).
+    Runner,
+}
+
 /// Bakes, for an engine that gets images, one image per task image it has:
-/// that exact image plus every staged candidate (see `bake_image`). An image that cannot be
+/// that exact image plus `payload` (see `bake_image`). An image that cannot be
 /// baked is dropped from the engine's images, with the reason.
 pub fn bake(
     session: &Session,
     member: &mut Member,
     refused: &mut BTreeMap<String, Refusal>,
+    payload: Payload,
 ) -> Result<()> {
     let Delivery::Image(baked) = &mut member.delivery else {
         return Ok(());
@@ -32,7 +43,7 @@ pub fn bake(
         .map(|(image, id)| (image.clone(), id.clone()))
         .collect();
     for (image, id) in images {
-        match bake_image(session, &member.docker, &id) {
+        match bake_image(session, &member.docker, &id, payload) {
             Ok(tag) => {
                 baked.insert(image, tag);
             }
@@ -43,7 +54,14 @@ pub fn bake(
                     image.clone(),
                     (
                         "bake_failed".into(),
-                        format!("could not bake the candidates into `{image}`: {e}"),
+                        match payload {
+                            Payload::Candidates => {
+                                format!("could not bake the candidates into `{image}`: {e}")
+                            }
+                            Payload::Runner => {
+                                format!("could not bake the runner into `{image}`: {e}")
+                            }
+                        },
                     ),
                 );
             }
@@ -53,13 +71,19 @@ pub fn bake(
 }
 
 /// Builds `sbx-deliver:<run id>-<k>` on the engine: the image `id` plus
-/// every candidate staged so far, under `/work/tasks/`. Returns the tag.
+/// every candidate staged so far, under `/work/tasks/`, or only the runner
+/// (with a build context that holds nothing else). Returns the tag.
 ///
 /// The build starts `FROM` a tag of sbx's own on that image ID (BuildKit
 /// reads a bare `sha256:` ID as a repository name), removed again after the
 /// build; with `--network none`, and refused for an image with `ONBUILD`
 /// triggers, which a build would run outside the sandbox.
-pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String> {
+pub fn bake_image(
+    session: &Session,
+    docker: &Docker,
+    id: &str,
+    payload: Payload,
+) -> Result<String> {
     let k = session.next_bake();
     let tag = format!("{BAKED_REPOSITORY}:{}-{k}", session.run_id);
     let base = format!("{BAKED_REPOSITORY}:{}{BASE_TAG_MARK}-{k}", session.run_id);
@@ -94,11 +118,17 @@ pub fn bake_image(session: &Session, docker: &Docker, id: &str) -> Result<String
     if !tagged.success() {
         return refuse(format!("`docker tag`: {}", tagged.stderr_line()));
     }
-    let dockerfile = session.dockerfile(k, &base);
+    let (dockerfile, context) = match payload {
+        Payload::Candidates => (
+            session.dockerfile(k, &base),
+            session.stage_dir().to_path_buf(),
+        ),
+        Payload::Runner => (session.runner_dockerfile(k, &base), session.runner_dir()),
+    };
     // Not interruptible: an engine finishes (and tags) a build whose client
     // was killed, after any removal sbx could try; a Ctrl-C waits for it.
     let built = dockerfile.and_then(|dockerfile| {
-        let args = argv::build_args(&tag, &session.run_id, &dockerfile, session.stage_dir());
+        let args = argv::build_args(&tag, &session.run_id, &dockerfile, &context);
         process::control(docker, &args, BUILD_TIMEOUT)
     });
     let built = match (built, signals::received()) {

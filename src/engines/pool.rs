@@ -16,7 +16,7 @@ use crate::docker::process::{self, CONTROL_TIMEOUT};
 use crate::docker::{Docker, Endpoint};
 use crate::error::{Error, Result};
 use crate::session::Delivery;
-use crate::spec::{DeliverChoice, Pull};
+use crate::spec::{DeliverChoice, IsolateMode, Pull};
 
 /// How long an engine may take to answer "are you there" after a run that
 /// did not pass.
@@ -66,6 +66,9 @@ pub struct Member {
     pub delivery: Delivery,
     /// Task image -> its ID on this engine, for the images it can run.
     pub images: BTreeMap<String, String>,
+    /// What one of its containers holds: `--isolate`, or `Case` where the
+    /// runner cannot run on it (set by eval after set-up).
+    pub isolate: IsolateMode,
     /// Its event stream, started before its first container (see
     /// `docker::events`).
     pub events: Option<EventStream>,
@@ -161,6 +164,7 @@ pub fn set_up(
             jobs: spec.and_then(|s| s.jobs).unwrap_or(default_jobs),
             delivery: Delivery::Bind,
             images: BTreeMap::new(),
+            isolate: IsolateMode::Case,
             events: None,
             down: Mutex::new(None),
         },

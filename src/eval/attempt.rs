@@ -5,13 +5,15 @@
 use std::collections::BTreeMap;
 
 use super::cache::{Cache, KeyInput};
+use super::isolate::{judge_in_runner, Judged, Slot};
 use super::judge::{judge, ENGINE_LOST};
 use super::plan::{ImageCheck, Unit};
 use super::request::EvalRequest;
 use crate::docker::events::EventStream;
 use crate::engines::pool::{Member, Ping};
 use crate::report::{Status, TaskResult};
-use crate::session::{Session, Staged};
+use crate::session::{Delivery, Session, Staged};
+use crate::spec::IsolateMode;
 
 /// Runs of one unit at most when its engine keeps answering but its runs
 /// keep losing the connection.
@@ -40,7 +42,14 @@ pub fn run_unit(
     images: &BTreeMap<&str, ImageCheck>,
     (unit, staged): (&Unit, &Staged),
     member: &Member,
+    slot: &mut Slot,
 ) -> Step {
+    // Function tests (human-eval's) are judged `case`'s way for now.
+    // A compiled candidate runs a container per case (its build volume is
+    // mounted at each one's creation): not in a runner yet.
+    let runner = member.isolate != IsolateMode::Case
+        && req.tasks[unit.task].function.is_none()
+        && unit.language.is_none();
     let task = &req.tasks[unit.task];
     let key = cache.and_then(|cache| {
         // Hashed from the staged copy, in a stream; a copy that cannot be
@@ -70,7 +79,12 @@ pub fn run_unit(
             &session.sandbox,
             req.max_output,
             req.fail_fast,
-        )
+        );
+        let key = if runner {
+            key.in_runner(req.cpu_limit)
+        } else {
+            key
+        }
         .key();
         Some(key)
     });
@@ -79,7 +93,25 @@ pub fn run_unit(
             return Step::Judged(Box::new(hit));
         }
     }
-    let Some(result) = judge(session, req, task, unit, staged, member) else {
+    let judged = if runner {
+        match judge_in_runner(session, req, task, unit, staged, member, slot) {
+            Judged::Result(result) => Some(*result),
+            Judged::Interrupted => None,
+            // A candidate the runner cannot start (an executable that cannot
+            // run from a noexec /tmp) runs the `case` way where it can.
+            Judged::Refused(_) if member.delivery == Delivery::Bind => {
+                judge(session, req, task, unit, staged, member)
+            }
+            Judged::Refused(why) => Some(TaskResult::error(
+                &task.id,
+                "runner_refused",
+                format!("{why}; with --deliver image only --isolate case can run it"),
+            )),
+        }
+    } else {
+        judge(session, req, task, unit, staged, member)
+    };
+    let Some(result) = judged else {
         return Step::Interrupted;
     };
     if result.status != Status::Pass {

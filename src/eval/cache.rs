@@ -56,6 +56,18 @@ pub struct KeyInput<'a> {
     pub max_output: usize,
     pub limits: String,
     pub hardening: String,
+    /// Runner modes only (absent for `--isolate case`, whose keys are as
+    /// before): their entries carry `cpu_ms` and `max_rss_kib`, and
+    /// `--cpu-limit` can stop a case. `candidate` and `worker` share keys:
+    /// the same runner, reset and limits give the same verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runner: Option<RunnerKey>,
+}
+
+/// The part of a key that only runner modes have.
+#[derive(Debug, Serialize)]
+pub struct RunnerKey {
+    pub cpu_limit_s: Option<u64>,
 }
 
 impl<'a> KeyInput<'a> {
@@ -96,6 +108,15 @@ impl<'a> KeyInput<'a> {
             max_output,
             limits: format!("{:?}", sandbox.limits),
             hardening: format!("{:?}", sandbox.hardening),
+            runner: None,
+        }
+    }
+
+    /// The same input for a runner mode (`--isolate candidate|worker`).
+    pub fn in_runner(self, cpu_limit_s: Option<u64>) -> KeyInput<'a> {
+        KeyInput {
+            runner: Some(RunnerKey { cpu_limit_s }),
+            ..self
         }
     }
 
@@ -439,6 +460,34 @@ mod tests {
         )
         .key();
         assert_ne!(key(single, true), other_build);
+    }
+
+    #[test]
+    fn runner_modes_and_cpu_limit_have_their_own_keys() {
+        let py = vec!["python3".to_string()];
+        let input = || {
+            KeyInput::new(
+                "build",
+                &task(r#"[{"id": "a", "stdin": "1", "expect": "2"}]"#),
+                "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
+                &py,
+                "sha256:1",
+                &sandbox("256m"),
+                1024,
+                true,
+            )
+        };
+        let case = input().key();
+        // `--isolate case` serializes exactly as before the runner existed.
+        assert!(!String::from_utf8(serde_json::to_vec(&input()).unwrap())
+            .unwrap()
+            .contains("runner"));
+        let runner = input().in_runner(None).key();
+        let limited = input().in_runner(Some(2)).key();
+        assert_ne!(case, runner);
+        assert_ne!(runner, limited);
+        assert_ne!(limited, input().in_runner(Some(3)).key());
+        assert_eq!(runner, input().in_runner(None).key());
     }
 
     #[test]

@@ -83,23 +83,41 @@ pub fn judge(
         judge_case(session, req, task, &candidate, member, case, built.as_ref())
     };
     let compile_ms = built.as_ref().map(|b| b.compile_ms);
-    let with_compile = |mut result: TaskResult| {
+    over_cases(req, task, run_case).map(|mut result| {
         result.compile_ms = compile_ms;
         result
-    };
+    })
+}
+
+/// A task's entry from its cases, each judged by `run_case` (`None` when
+/// the eval was interrupted). A single case is the entry. Several cases:
+/// the task passes when every case passes; the entry carries the first
+/// failing case's details; an `error` in any case makes the task an
+/// `error` (sbx could not judge it); with fail-fast, the first failure
+/// ends it. Runner modes' `cpu_ms` add up and `max_rss_kib` is the largest.
+pub fn over_cases(
+    req: &EvalRequest,
+    task: &Task,
+    mut run_case: impl FnMut(&Case) -> Option<TaskResult>,
+) -> Option<TaskResult> {
     if !task.multi_case {
-        return run_case(&task.cases[0]).map(with_compile);
+        return run_case(&task.cases[0]);
     }
-    // Several cases: the task passes when every case passes. The entry
-    // carries the first failing case's details; an `error` in any case
-    // makes the task an `error` (sbx could not judge it).
     let mut passed = 0;
     let mut duration_ms = 0;
+    let mut cpu_ms: Option<u64> = None;
+    let mut max_rss_kib: Option<u64> = None;
     let mut first_failure: Option<TaskResult> = None;
     let mut last_pass: Option<TaskResult> = None;
     for (k, case) in task.cases.iter().enumerate() {
         let mut result = run_case(case)?;
         duration_ms += result.duration_ms;
+        if let Some(ms) = result.cpu_ms {
+            cpu_ms = Some(cpu_ms.unwrap_or(0) + ms);
+        }
+        if let Some(kib) = result.max_rss_kib {
+            max_rss_kib = Some(max_rss_kib.unwrap_or(0).max(kib));
+        }
         result.case = Some(k + 1);
         match result.status {
             Status::Pass => {
@@ -128,7 +146,11 @@ pub fn judge(
     result.cases_passed = Some(passed);
     result.cases_total = Some(task.cases.len());
     result.duration_ms = duration_ms;
-    Some(with_compile(result))
+    if result.status != Status::Error {
+        result.cpu_ms = cpu_ms;
+        result.max_rss_kib = max_rss_kib;
+    }
+    Some(result)
 }
 
 /// Runs a function test's program (the unit's bytes) in its own container,

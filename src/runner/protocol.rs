@@ -118,6 +118,10 @@ pub enum Status {
     /// The container's memory cgroup counted an OOM kill during the case
     /// (any end but an output limit).
     Oom = 6,
+    /// The interpreter could not be executed (missing: exit code 127, not
+    /// executable: 126): nothing of the candidate ran. As `docker start`
+    /// failing in `case` mode, this is the task's set-up, not the candidate.
+    NotStarted = 7,
 }
 
 impl Status {
@@ -130,6 +134,7 @@ impl Status {
             4 => Status::OutputLimit,
             5 => Status::CpuLimit,
             6 => Status::Oom,
+            7 => Status::NotStarted,
             _ => return None,
         })
     }
@@ -144,6 +149,7 @@ impl Status {
             Status::OutputLimit => "OL",
             Status::CpuLimit => "CL",
             Status::Oom => "OM",
+            Status::NotStarted => "NS",
         }
     }
 }
@@ -685,7 +691,7 @@ mod tests {
             stderr_tail: Vec::new(),
             stderr_truncated: false,
         }));
-        f[10] = 7;
+        f[10] = 8;
         assert!(matches!(
             read_message(&mut &f[..]),
             Err(FrameError::Malformed("status"))

@@ -189,6 +189,40 @@ impl Session {
         Ok(path)
     }
 
+    /// Stages a copy of the running sbx as the runner (`runner/sbx-runner`,
+    /// mode 0755, in a directory of its own: the build context of a runner
+    /// image holds nothing else) and returns its path.
+    pub fn stage_runner(&self) -> Result<PathBuf> {
+        let dir = self.runner_dir();
+        fs::create_dir_all(&dir)
+            .and_then(|()| fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)))
+            .and_then(|()| crate::runner::host::stage_runner(&dir))
+            .map_err(|source| Error::Setup {
+                what: format!("stage the runner in `{}`", dir.display()),
+                source,
+            })
+    }
+
+    /// The directory `stage_runner` fills.
+    pub fn runner_dir(&self) -> PathBuf {
+        self.stage.path().join("runner")
+    }
+
+    /// Writes the Dockerfile of a runner image built from `base`: only the
+    /// runner is added, at `/.sbx/sbx`. Its build context is `runner_dir()`.
+    pub fn runner_dockerfile(&self, index: usize, base: &str) -> Result<PathBuf> {
+        let path = self.runner_dir().join(format!("Dockerfile.{index}"));
+        let text = format!(
+            "FROM {base}\nCOPY sbx-runner {}\n",
+            crate::docker::argv::RUNNER_PATH
+        );
+        fs::write(&path, text).map_err(|source| Error::Setup {
+            what: format!("write `{}`", path.display()),
+            source,
+        })?;
+        Ok(path)
+    }
+
     pub fn stage_dir(&self) -> &Path {
         self.stage.path()
     }

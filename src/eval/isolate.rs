@@ -1,0 +1,346 @@
+//! Judging in sbx's runner (`--isolate candidate|worker`): a candidate is
+//! loaded over the protocol into a runner container, each case is a fresh
+//! process, and a reset comes before every next case (and, in `worker`
+//! mode, before every next candidate). A worker's `Slot` holds its runner
+//! container between units in `worker` mode.
+//!
+//! Faults of the runner (it died, a frame broke, the engine did not answer,
+//! the container was killed) are never the candidate's: what the runner
+//! reported stands, the container is discarded, and the unfinished cases
+//! run again in a fresh one; after `MAX_LOST` such losses in one candidate
+//! its entry is an `error` with reason `runner_lost`. A reset that is not
+//! clean after a case keeps that case's result and only replaces the
+//! container.
+
+use std::fs;
+
+use super::plan::Unit;
+use super::request::EvalRequest;
+use super::tasks::{Case, Task};
+use crate::docker::argv::{runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH};
+use crate::engines::pool::Member;
+use crate::report::result::{tail, STDERR_TAIL_CHARS};
+use crate::report::{Status, TaskResult};
+use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession};
+use crate::runner::pid1::SUBCOMMAND;
+use crate::runner::protocol::{self, CaseResult};
+use crate::session::{Delivery, Session, Staged};
+use crate::signals;
+use crate::spec::IsolateMode;
+
+/// Runner losses within one candidate before it is an `error`.
+pub const MAX_LOST: usize = 3;
+
+/// The `reason` of a candidate whose runner kept getting lost.
+pub const RUNNER_LOST: &str = "runner_lost";
+
+/// The name of the program inside the container (`/tmp/sbx-N/task`).
+const FILE_NAME: &str = "task";
+
+/// One worker's runner container, if it holds one.
+#[derive(Debug, Default)]
+pub struct Slot {
+    held: Option<Held>,
+}
+
+#[derive(Debug)]
+struct Held {
+    /// The task image it was started from.
+    image: String,
+    session: RunnerSession,
+    /// A case ran since the last clean reset.
+    dirty: bool,
+}
+
+impl Slot {
+    /// Closes the container it holds, if any.
+    pub fn close(&mut self) {
+        if let Some(held) = self.held.take() {
+            held.session.close();
+        }
+    }
+
+    /// Drops the container it holds (removed by name), if any.
+    fn discard(&mut self) {
+        self.held = None;
+    }
+}
+
+/// How one unit went in the runner.
+#[derive(Debug)]
+pub enum Judged {
+    Result(Box<TaskResult>),
+    /// The runner cannot run this candidate (no `#!` line it can follow,
+    /// an executable that cannot run from a noexec `/tmp`): the caller
+    /// judges it in `case` mode where it can.
+    Refused(String),
+    Interrupted,
+}
+
+/// Judges one candidate in `member`'s runner, reusing the container in
+/// `slot` in `worker` mode. On return, in `candidate` mode the slot is
+/// empty; in `worker` mode it holds a clean container or none.
+pub fn judge_in_runner(
+    session: &Session,
+    req: &EvalRequest,
+    task: &Task,
+    unit: &Unit,
+    staged: &Staged,
+    member: &Member,
+    slot: &mut Slot,
+) -> Judged {
+    let program = match fs::read(&staged.path) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return Judged::Result(Box::new(TaskResult::error(
+                &task.id,
+                "unreadable_candidate",
+                format!("cannot read the staged candidate: {e}"),
+            )))
+        }
+    };
+    let candidate = protocol::Candidate {
+        file_name: FILE_NAME.into(),
+        program,
+        interpreter: (!unit.interpreter.is_empty()).then(|| unit.interpreter.clone()),
+    };
+    let mut run = Run {
+        session,
+        req,
+        task,
+        member,
+        slot,
+        candidate: &candidate,
+        loaded: false,
+        lost: 0,
+        refused: None,
+    };
+    let judged = super::judge::over_cases(req, task, |case| run.case(case));
+    let refused = run.refused.take();
+    // Between candidates: a fresh container (`candidate`), or the same one
+    // after a clean reset (`worker`).
+    match member.isolate {
+        IsolateMode::Worker => run.settle(),
+        _ => slot.close(),
+    }
+    match (refused, judged) {
+        (Some(why), _) => Judged::Refused(why),
+        (None, Some(result)) => Judged::Result(Box::new(result)),
+        (None, None) => Judged::Interrupted,
+    }
+}
+
+/// One candidate's cases in the runner.
+struct Run<'a> {
+    session: &'a Session,
+    req: &'a EvalRequest,
+    task: &'a Task,
+    member: &'a Member,
+    slot: &'a mut Slot,
+    candidate: &'a protocol::Candidate,
+    /// The candidate is loaded in the slot's container.
+    loaded: bool,
+    /// Runner losses so far.
+    lost: usize,
+    refused: Option<String>,
+}
+
+impl Run<'_> {
+    /// Runs one case: `None` when interrupted (or refused, see `refused`).
+    fn case(&mut self, case: &Case) -> Option<TaskResult> {
+        let request = protocol::Case {
+            stdin: case.stdin.to_vec(),
+            wall_ms: u64::try_from(self.task.timeout.as_millis()).unwrap_or(u64::MAX),
+            max_output: self.req.max_output as u64,
+            cpu_limit_s: self.req.cpu_limit,
+        };
+        let mut last_error = String::new();
+        while self.lost < MAX_LOST {
+            if signals::received().is_some() {
+                return None;
+            }
+            match self.ready() {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => {
+                    if matches!(e, RunnerError::Interrupted(_)) {
+                        return None;
+                    }
+                    last_error = e.to_string();
+                    self.lose();
+                    continue;
+                }
+            }
+            let held = self.slot.held.as_mut().expect("ready() leaves a container");
+            held.dirty = true;
+            match held.session.run_case(&request) {
+                Ok(result) => return Some(to_result(&self.task.id, &result, case)),
+                Err(RunnerError::Interrupted(_)) => return None,
+                Err(RunnerError::Request(message)) => {
+                    // Nothing a fresh container would change.
+                    self.slot.discard();
+                    return Some(TaskResult::error(&self.task.id, "runner_request", message));
+                }
+                Err(e) => {
+                    last_error = e.to_string();
+                    self.lose();
+                }
+            }
+        }
+        Some(TaskResult::error(
+            &self.task.id,
+            RUNNER_LOST,
+            format!("the runner was lost {MAX_LOST} times; last: {last_error}"),
+        ))
+    }
+
+    /// A runner loss: the container goes, the candidate must be loaded again.
+    fn lose(&mut self) {
+        self.lost += 1;
+        self.slot.discard();
+        self.loaded = false;
+    }
+
+    /// Makes the slot hold a clean container with the candidate loaded.
+    /// `Ok(false)`: the runner refused the candidate.
+    fn ready(&mut self) -> Result<bool, RunnerError> {
+        // A container from another image (worker mode) is not reused.
+        if self
+            .slot
+            .held
+            .as_ref()
+            .is_some_and(|h| h.image != self.task.image)
+        {
+            self.slot.close();
+            self.loaded = false;
+        }
+        if let Some(held) = self.slot.held.as_mut() {
+            if held.dirty {
+                match held.session.reset()? {
+                    ResetOutcome::Clean => held.dirty = false,
+                    ResetOutcome::Dirty(_) => {
+                        // The results so far stand; only the container goes.
+                        self.slot.discard();
+                        self.loaded = false;
+                    }
+                }
+            }
+        }
+        if self.slot.held.is_none() {
+            self.slot.held = Some(Held {
+                image: self.task.image.clone(),
+                session: start(self.session, self.member, &self.task.image)?,
+                dirty: false,
+            });
+            self.loaded = false;
+        }
+        if !self.loaded {
+            let held = self.slot.held.as_mut().expect("a container was started");
+            match held.session.load(self.candidate)? {
+                Loaded::Ready => self.loaded = true,
+                Loaded::Refused(why) => {
+                    self.refused = Some(why);
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// `worker` mode, after the candidate: the container is kept only after
+    /// a clean reset; anything else discards it.
+    fn settle(&mut self) {
+        let Some(held) = self.slot.held.as_mut() else {
+            return;
+        };
+        if self.refused.is_some() || held.dirty {
+            match held.session.reset() {
+                Ok(ResetOutcome::Clean) => held.dirty = false,
+                _ => self.slot.discard(),
+            }
+        }
+    }
+}
+
+/// Starts a runner container of `image` on `member`, with the runner bound
+/// from the staging directory or baked into the image.
+fn start(session: &Session, member: &Member, image: &str) -> Result<RunnerSession, RunnerError> {
+    let name = format!(
+        "{NAME_PREFIX}{}-{}",
+        session.run_id,
+        session.next_container()
+    );
+    let runner = session.runner_dir().join("sbx-runner");
+    let (image, mount) = match &member.delivery {
+        Delivery::Bind => (image, Mount::Bind(&runner)),
+        Delivery::Image(baked) => match baked.get(image) {
+            Some(baked) => (baked.as_str(), Mount::InImage(RUNNER_PATH)),
+            None => {
+                return Err(RunnerError::Request(format!(
+                    "no runner image was baked from `{image}` for this engine"
+                )))
+            }
+        },
+    };
+    let args = runner_create_args(
+        &Container {
+            name: &name,
+            run_id: &session.run_id,
+            interactive: true,
+            mount,
+            image,
+            limits: &session.sandbox.limits,
+            hardening: &session.sandbox.hardening,
+            interpreter: &[],
+        },
+        SUBCOMMAND,
+    );
+    RunnerSession::start(&member.docker, &args, &name)
+}
+
+/// A case's result as the same entry `case` mode makes: the same statuses,
+/// reasons and matchers, plus `cpu_ms` and `max_rss_kib`.
+pub fn to_result(id: &str, r: &CaseResult, case: &Case) -> TaskResult {
+    use protocol::Status as S;
+    if r.status == S::NotStarted {
+        // As `docker start` failing in `case` mode: never the candidate's.
+        let line = String::from_utf8_lossy(&r.stderr_tail).trim().to_string();
+        return TaskResult::error(id, "start_failed", line);
+    }
+    // A death by signal reads as the container's exit code would (128+N).
+    let exit_code = match r.status {
+        S::Timeout | S::OutputLimit => None,
+        _ => r.exit_code.or(r.signal.map(|s| 128 + s)),
+    };
+    let mut result = TaskResult {
+        stderr_tail: tail(&String::from_utf8_lossy(&r.stderr_tail), STDERR_TAIL_CHARS),
+        exit_code,
+        duration_ms: r.wall_ms,
+        cpu_ms: Some(r.cpu_ms),
+        max_rss_kib: Some(r.max_rss_kib),
+        ..TaskResult::bare(id, Status::Fail)
+    };
+    let oom = r.oom || r.status == S::Oom;
+    let reason = match r.status {
+        S::OutputLimit => "output_limit",
+        _ if oom => "oom",
+        S::Timeout => "timeout",
+        S::CpuLimit => "cpu_limit",
+        S::Oom => "oom",
+        S::NotStarted => unreachable!("handled above"),
+        S::RuntimeError | S::Signal => "exit_code",
+        S::Ok => match case.matcher.mismatch(&r.stdout) {
+            None => {
+                result.status = Status::Pass;
+                result.stderr_tail.clear();
+                return result;
+            }
+            Some(diff) => {
+                result.diff = Some(diff);
+                "wrong_output"
+            }
+        },
+    };
+    result.reason = Some(reason.into());
+    result
+}
