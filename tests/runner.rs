@@ -622,6 +622,33 @@ print('stopped' if state in ('T', 't') else 'running')
     b.check_clean("ptrace");
 }
 
+/// Core dumps stay off: the hard limit is 0, so a candidate cannot turn
+/// them back on (on a host that pipes cores to a program, a crash would
+/// make the host work).
+#[test]
+fn core_dumps_cannot_be_turned_on() {
+    let mut b = open("core", PYTHON);
+    let r = b.py(
+        "core.py",
+        r#"
+import resource
+print(resource.getrlimit(resource.RLIMIT_CORE))
+try:
+    resource.setrlimit(resource.RLIMIT_CORE, (1 << 20, 1 << 20))
+    print('raised')
+except (ValueError, OSError):
+    print('refused')
+"#,
+        case(b"", 30_000),
+    );
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "(0, 0)\nrefused\n"),
+        "{r:?}"
+    );
+    b.check_clean("core");
+}
+
 #[test]
 fn forged_records_cannot_reach_the_protocol() {
     let mut b = open("forge", PYTHON);

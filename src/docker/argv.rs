@@ -277,6 +277,10 @@ pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> 
         args.push("--sysctl".into());
         args.push(RUNNER_NET_SYSCTL.into());
     }
+    // No core dumps, and none a candidate could turn back on: on a host
+    // that pipes cores to a program, a crash would make the host work.
+    args.push("--ulimit".into());
+    args.push("core=0:0".into());
     if let Some(volume) = volume {
         args.push("-v".into());
         args.push(volume);

@@ -529,6 +529,8 @@ mod tests {
                 "fs.mqueue.queues_max=0",
                 "--sysctl",
                 "net.ipv4.tcp_max_tw_buckets=0",
+                "--ulimit",
+                "core=0:0",
                 "-v",
                 "/tmp/sbx-x/sbx-runner:/.sbx/sbx:ro",
                 "--entrypoint",
