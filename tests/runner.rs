@@ -1056,9 +1056,11 @@ fn the_program_not_the_runner_is_the_oom_killers_choice_root_or_not() {
     for (name, hardening) in [("adj", Hardening::default()), ("adj-strict", strict)] {
         let mut b = open_with(name, PYTHON, &hardening);
         // The program and the children it forks score 1000; the runner keeps 0.
+        // The runner writes the score right after the program starts, so the
+        // program looks a moment later (it raced the write under load).
         let r = b.py(
             "s.py",
-            "import os, subprocess\nprint(open('/proc/self/oom_score_adj').read().strip(), subprocess.run(['cat', '/proc/self/oom_score_adj'], capture_output=True).stdout.decode().strip(), open('/proc/1/oom_score_adj').read().strip())\n",
+            "import os, subprocess, time\ntime.sleep(0.5)\nprint(open('/proc/self/oom_score_adj').read().strip(), subprocess.run(['cat', '/proc/self/oom_score_adj'], capture_output=True).stdout.decode().strip(), open('/proc/1/oom_score_adj').read().strip())\n",
             case(b"", 30_000),
         );
         assert_eq!(text(&r.stdout), "1000 1000 0\n", "{name}: {r:?}");
