@@ -145,6 +145,17 @@ fn case(stdin: &[u8], wall_ms: u64) -> Case {
     }
 }
 
+/// The case ended with `status` and printed exactly `stdout`; its stderr
+/// tail explains a mismatch.
+fn assert_ended(r: &CaseResult, status: Status, stdout: &str) {
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (status, stdout),
+        "{}",
+        text(&r.stderr_tail)
+    );
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -338,23 +349,13 @@ fn a_chmod_in_dev_pts_is_put_back() {
         "import os\nos.chmod('/dev/pts/ptmx', 0)\nprint('locked')\n",
         case(b"", 30_000),
     );
-    assert_eq!(
-        (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "locked\n"),
-        "{}",
-        text(&r.stderr_tail)
-    );
+    assert_ended(&r, Status::Ok, "locked\n");
     let r = b.py(
         "pty.py",
         "import os\nm, s = os.openpty()\nprint('pty', os.isatty(s))\n",
         case(b"", 30_000),
     );
-    assert_eq!(
-        (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "pty True\n"),
-        "{}",
-        text(&r.stderr_tail)
-    );
+    assert_ended(&r, Status::Ok, "pty True\n");
     b.check_clean("a chmod in /dev/pts");
 }
 
@@ -375,12 +376,7 @@ print('set')
 "#,
         case(b"", 30_000),
     );
-    assert_eq!(
-        (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "set\n"),
-        "{}",
-        text(&r.stderr_tail)
-    );
+    assert_ended(&r, Status::Ok, "set\n");
     let r = b.py(
         "get.py",
         r#"
@@ -427,12 +423,7 @@ print('set')
 "#,
         case(b"", 30_000),
     );
-    assert_eq!(
-        (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "set\n"),
-        "{}",
-        text(&r.stderr_tail)
-    );
+    assert_ended(&r, Status::Ok, "set\n");
     let after = b.py("probe.py", probe, case(b"", 30_000));
     assert_eq!(text(&after.stdout), text(&before.stdout));
     let r = b.py(
@@ -748,12 +739,7 @@ os._exit(0)
 "#,
         case(b"", 30_000),
     );
-    assert_eq!(
-        (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "sent\n"),
-        "{}",
-        text(&r.stderr_tail)
-    );
+    assert_ended(&r, Status::Ok, "sent\n");
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "{:?}",
@@ -874,12 +860,7 @@ print('changed')
 "#,
         case(b"", 30_000),
     );
-    assert_eq!(
-        (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "changed\n"),
-        "{}",
-        text(&r.stderr_tail)
-    );
+    assert_ended(&r, Status::Ok, "changed\n");
     let after = b.py("p.py", POSTURE, case(b"", 30_000));
     assert_eq!(text(&after.stdout), text(&before.stdout));
     b.check_clean("the runner's posture changed");
@@ -910,12 +891,7 @@ print(os.getuid())
 "#,
         case(b"", 30_000),
     );
-    assert_eq!(
-        (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "oom_score_adj 13\n65534\n"),
-        "{}",
-        text(&r.stderr_tail)
-    );
+    assert_ended(&r, Status::Ok, "oom_score_adj 13\n65534\n");
     let after = b.py("p.py", POSTURE, case(b"", 30_000));
     assert_eq!(text(&after.stdout), text(&before.stdout));
     b.check_clean("a non-root candidate's prlimit on PID 1");
@@ -975,24 +951,14 @@ print('closed')
 "#,
         case(b"", 30_000),
     );
-    assert_eq!(
-        (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "closed\n"),
-        "{}",
-        text(&r.stderr_tail)
-    );
+    assert_ended(&r, Status::Ok, "closed\n");
     // A plain server, as a candidate writes it: no SO_REUSEADDR.
     let r = b.py(
         "server.py",
         "import socket\ns = socket.socket()\ns.bind(('127.0.0.1', 8080))\nprint('bound')\n",
         case(b"", 30_000),
     );
-    assert_eq!(
-        (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "bound\n"),
-        "{}",
-        text(&r.stderr_tail)
-    );
+    assert_ended(&r, Status::Ok, "bound\n");
     b.check_clean("a loopback connection");
 }
 
