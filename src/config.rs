@@ -4,7 +4,6 @@
 use std::env;
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
-use std::thread;
 use std::time::Duration;
 
 use crate::cli::{DoctorArgs, EvalArgs, GcArgs, RunArgs, SandboxArgs};
@@ -29,7 +28,8 @@ use crate::spec::{
 pub struct RunRequest {
     pub file: PathBuf,
     pub image: String,
-    pub timeout: Duration,
+    /// `None`: no limit (TIMEOUT `0`, `inf`, as GNU timeout).
+    pub timeout: Option<Duration>,
     pub interpreter: Vec<String>,
     pub print_argv: bool,
     /// `--engine`, if given.
@@ -49,10 +49,19 @@ impl RunRequest {
             args.timeout_opt,
             spec::DEFAULT_TIMEOUT,
         )?;
+        let timeout = match spec::parse_gnu_timeout(&timeout) {
+            Ok(timeout) => timeout,
+            Err(message) => {
+                // The script checks FILE before `timeout` reads TIMEOUT: a
+                // missing file is still 64.
+                session::read_header(&args.file)?;
+                return Err(Error::TimeoutRefused(format!("invalid TIMEOUT: {message}")));
+            }
+        };
         Ok(RunRequest {
             file: args.file,
             image: spec::parse_image(&image)?,
-            timeout: spec::parse_timeout(&timeout)?,
+            timeout,
             interpreter: args
                 .interpreter
                 .as_deref()
@@ -72,13 +81,15 @@ impl RunRequest {
 }
 
 /// A value given as a positional, an option, or neither; both must agree.
+/// An empty value is not given, as the script's `${2:-...}` reads it.
 fn pick(
     what: &str,
     positional: Option<String>,
     option: Option<String>,
     default: &str,
 ) -> Result<String> {
-    match (positional, option) {
+    let given = |v: Option<String>| v.filter(|v| !v.is_empty());
+    match (given(positional), given(option)) {
         (Some(p), Some(o)) if p != o => Err(Error::Usage(format!(
             "{what} given twice with different values ({} and {})",
             crate::console::quote(&p),
@@ -243,11 +254,7 @@ fn human_eval_tasks(
     Ok((tasks, files))
 }
 
-/// What the machine can take: the engine saturates at a few container starts
-/// at once, and each container is capped at half a core by default.
-pub fn default_jobs() -> usize {
-    thread::available_parallelism().map_or(2, |n| n.get()) * 2
-}
+pub use crate::spec::default_jobs;
 
 /// A validated `sbx gc` request.
 #[derive(Debug, Clone)]
