@@ -321,6 +321,11 @@ fn hardening(args: &SandboxArgs, limits: &Limits) -> Result<Hardening> {
         .iter()
         .map(|o| parse_security_opt(o))
         .collect::<Result<Vec<_>>>()?;
+    for opt in &security_opts {
+        if let Some(profile) = opt.strip_prefix("seccomp=") {
+            check_seccomp_profile(Path::new(profile))?;
+        }
+    }
     let env = args
         .env
         .iter()
@@ -335,6 +340,71 @@ fn hardening(args: &SandboxArgs, limits: &Limits) -> Result<Hardening> {
         memory_swap: strict.then(|| limits.memory.clone()),
         env,
     })
+}
+
+/// The most of a seccomp profile read (docker's default one is 20 KB).
+const SECCOMP_PROFILE_LIMIT: u64 = 1 << 20;
+
+/// A `--security-opt seccomp=FILE` profile, read as the docker CLI will
+/// read it (from the current directory): refused when it is unreadable,
+/// not a JSON object, or as unconfined as `seccomp=unconfined`: a default
+/// action that lets every other call through (`SCMP_ACT_ALLOW`,
+/// `SCMP_ACT_LOG`), or none with no rules (docker then installs no filter).
+/// `SCMP_ACT_TRACE` with no tracer, `ERRNO`, `KILL*`, `TRAP` and `NOTIFY`
+/// with no listener all deny. Go's JSON matches keys without regard to
+/// case, so every spelling of `defaultAction` counts, and two are refused.
+fn check_seccomp_profile(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let bad = |why: String| {
+        Error::Usage(format!(
+            "invalid --security-opt seccomp={}: {why}",
+            path.display()
+        ))
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(SECCOMP_PROFILE_LIMIT + 1).read_to_end(&mut bytes))
+        .map_err(|e| bad(format!("cannot read the profile: {e}")))?;
+    if bytes.len() as u64 > SECCOMP_PROFILE_LIMIT {
+        return Err(bad(format!(
+            "the profile is larger than {SECCOMP_PROFILE_LIMIT} bytes"
+        )));
+    }
+    let profile: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| bad(format!("the profile is not valid JSON: {e}")))?;
+    let serde_json::Value::Object(fields) = profile else {
+        return Err(bad("the profile is not a JSON object".into()));
+    };
+    let field = |name: &str| -> Result<Option<&serde_json::Value>> {
+        let mut found = fields.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name));
+        let first = found.next().map(|(_, v)| v);
+        if found.next().is_some() {
+            return Err(bad(format!("the profile sets `{name}` twice")));
+        }
+        Ok(first)
+    };
+    let unconfined = || {
+        bad("its default action allows every system call, as seccomp=unconfined does; unconfined profiles are refused".into())
+    };
+    let rules = field("syscalls")?
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|rules| !rules.is_empty());
+    match field("defaultAction")? {
+        None | Some(serde_json::Value::Null) if !rules => Err(unconfined()),
+        Some(serde_json::Value::String(action)) if action.is_empty() && !rules => Err(unconfined()),
+        Some(serde_json::Value::String(action))
+            if ["SCMP_ACT_ALLOW", "SCMP_ACT_LOG"]
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(action)) =>
+        {
+            Err(unconfined())
+        }
+        Some(serde_json::Value::String(_)) => Ok(()),
+        None | Some(serde_json::Value::Null) => {
+            Err(bad("the profile has rules but no defaultAction".into()))
+        }
+        Some(_) => Err(bad("its defaultAction is not a string".into())),
+    }
 }
 
 #[cfg(test)]
@@ -392,6 +462,60 @@ mod tests {
         assert!(parse_runtime("runsc").is_ok());
         assert!(parse_runtime("--x").is_err());
         assert!(parse_security_opt("seccomp=/etc/profile.json").is_ok());
+        let dir = tempfile::tempdir().unwrap();
+        let profile = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            let opt = format!("seccomp={}", path.display());
+            sandbox(sandbox_args(&["--security-opt", &opt]))
+        };
+        for ok in [
+            r#"{"defaultAction": "SCMP_ACT_ERRNO"}"#,
+            r#"{"defaultAction": "SCMP_ACT_KILL_PROCESS", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]}"#,
+            r#"{"defaultAction": "SCMP_ACT_TRACE"}"#,
+        ] {
+            assert!(profile("ok.json", ok).is_ok(), "{ok}");
+        }
+        for (text, says) in [
+            (
+                r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#,
+                "as seccomp=unconfined",
+            ),
+            (
+                r#"{"defaultAction": "SCMP_ACT_LOG"}"#,
+                "as seccomp=unconfined",
+            ),
+            (
+                r#"{"DEFAULTACTION": "scmp_act_allow"}"#,
+                "as seccomp=unconfined",
+            ),
+            (
+                r#"{"defaultAction": "", "syscalls": []}"#,
+                "as seccomp=unconfined",
+            ),
+            ("{}", "as seccomp=unconfined"),
+            (
+                r#"{"defaultAction": "SCMP_ACT_ERRNO", "defaultaction": "SCMP_ACT_ALLOW"}"#,
+                "twice",
+            ),
+            (r#"{"defaultAction": 1}"#, "not a string"),
+            ("[]", "not a JSON object"),
+            ("{", "not valid JSON"),
+        ] {
+            let err = profile("bad.json", text).unwrap_err();
+            let line = err.to_line();
+            assert_eq!(err.exit_code(), 2, "{line}");
+            assert!(!line.contains('\n'), "{line}");
+            assert!(line.contains(says), "{text}: {line}");
+        }
+        let missing = sandbox(sandbox_args(&[
+            "--security-opt",
+            "seccomp=/nonexistent.json",
+        ]));
+        assert!(missing
+            .unwrap_err()
+            .to_line()
+            .contains("cannot read the profile"));
         assert!(parse_security_opt("apparmor=docker-default").is_ok());
         for bad in [
             "label=type:spc_t",

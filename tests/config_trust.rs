@@ -201,3 +201,54 @@ fn a_found_file_can_tighten_and_the_user_can_loosen() {
     // --print-argv never ran the evil script either.
     assert!(!dir.path().join("evil.log").exists());
 }
+
+/// `--security-opt seccomp=FILE` whose default action lets every call
+/// through is as unconfined as `seccomp=unconfined`, and refused the same
+/// way; an unreadable or malformed profile is one line, exit 2.
+#[test]
+fn an_allow_everything_seccomp_profile_is_unconfined() {
+    let dir = tree();
+    let write = |name: &str, text: &str| fs::write(dir.path().join(name), text).expect("write");
+    write("allow.json", r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#);
+    write(
+        "log.json",
+        r#"{"defaultAction": "SCMP_ACT_LOG", "syscalls": []}"#,
+    );
+    write("upper.json", r#"{"DefaultAction": "SCMP_ACT_ALLOW"}"#);
+    write("empty.json", "{}");
+    write("broken.json", "{\"defaultAction\": ");
+    write("errno.json", r#"{"defaultAction": "SCMP_ACT_ERRNO"}"#);
+    for (profile, says) in [
+        ("allow.json", "as seccomp=unconfined"),
+        ("log.json", "as seccomp=unconfined"),
+        ("upper.json", "as seccomp=unconfined"),
+        ("empty.json", "as seccomp=unconfined"),
+        ("broken.json", "not valid JSON"),
+        ("absent.json", "cannot read the profile"),
+    ] {
+        let opt = format!("seccomp={profile}");
+        let out = sbx(
+            dir.path(),
+            &["run", "--print-argv", "--security-opt", &opt, "f.sh"],
+        );
+        assert_eq!(out.status.code(), Some(2), "{profile}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("sbx: invalid --security-opt seccomp={profile}: ")),
+            "{stderr}"
+        );
+        assert!(stderr.contains(says), "{profile}: {stderr}");
+    }
+    let out = sbx(
+        dir.path(),
+        &[
+            "run",
+            "--print-argv",
+            "--security-opt",
+            "seccomp=errno.json",
+            "f.sh",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
