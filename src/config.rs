@@ -162,6 +162,17 @@ impl EvalRequest {
                 "--cpu-limit needs the runner: --isolate candidate or worker".into(),
             ));
         }
+        // Every file the eval will write, checked before anything is
+        // judged: a results file beside `--samples <(...)` (in /dev/fd)
+        // cannot be, and saying so after an hour of judging helps nobody.
+        if let Some(samples) = &args.samples {
+            writable("the results file", &humaneval::results_path(samples))?;
+        }
+        for (what, path) in [("-o", &args.output), ("--junit", &args.junit)] {
+            if let Some(path) = path {
+                writable(what, path)?;
+            }
+        }
         let (tasks, human_eval) = match (args.problems, args.samples) {
             (Some(problems), Some(samples)) => {
                 let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
@@ -223,6 +234,43 @@ impl EvalRequest {
             sandbox,
             human_eval,
         })
+    }
+}
+
+/// Whether sbx can write `path` (named by `what`) when the eval is over:
+/// not a directory, and a file can be created in its folder (a probe file,
+/// removed at once: permission bits say nothing for root, nor for
+/// /dev/fd). A path that exists and is not a regular file (`/dev/stdout`,
+/// a FIFO) is written in place and not probed.
+fn writable(what: &str, path: &Path) -> Result<()> {
+    let refuse = |why: String| {
+        Err(Error::Usage(format!(
+            "cannot write {what} `{}`: {why}; nothing was judged",
+            path.display()
+        )))
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => return refuse("it is a directory".into()),
+        Ok(meta) if !meta.is_file() => return Ok(()),
+        _ => {}
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match tempfile::Builder::new()
+        .prefix(".sbx-probe-")
+        .tempfile_in(folder)
+    {
+        Ok(probe) => {
+            drop(probe);
+            Ok(())
+        }
+        Err(e) => refuse(format!(
+            "no file can be created in `{}` ({})",
+            folder.display(),
+            e.kind()
+        )),
     }
 }
 
