@@ -231,7 +231,7 @@ pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>>
                 return Err(bad(
                     &file,
                     format!(
-                        "[{name}] {key}: refused from a file sbx found on its own ({why}); to allow it on purpose, name the file with --config {}, or give --{key} on the command line",
+                        "[{name}] {key}: refused from a file sbx found on its own ({why}); to allow it on purpose, name the file with --config {} (or one of your own outside the tree), or give --{key} on the command line",
                         file.display()
                     ),
                 ));

@@ -252,3 +252,50 @@ fn an_allow_everything_seccomp_profile_is_unconfined() {
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
+
+/// An empty IMAGE or TIMEOUT positional is not given (the script's
+/// `${2:-...}`): the file's value applies, as with no positional.
+#[test]
+fn an_empty_positional_leaves_the_files_value() {
+    let dir = tree();
+    fs::write(dir.path().join("sbx.toml"), "[run]\nimage = \"conf:1\"\n").expect("write");
+    let out = sbx(dir.path(), &["run", "--print-argv", "f.sh", "", ""]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let argv: Vec<String> = serde_json::from_slice(&out.stdout).expect("a JSON list");
+    assert_eq!(argv.last().map(String::as_str), Some("/work/task"));
+    assert_eq!(argv[argv.len() - 2], "conf:1", "{argv:?}");
+}
+
+/// At a terminal, sbx says which file and keys it applied (run under
+/// `script`, which gives sbx a terminal as stderr).
+#[test]
+fn at_a_terminal_the_applied_keys_are_printed() {
+    let dir = tree();
+    fs::write(
+        dir.path().join("sbx.toml"),
+        "[run]\nmemory = \"128m\"\npids-limit = 32\n",
+    )
+    .expect("write");
+    let sbx_bin = env!("CARGO_BIN_EXE_sbx");
+    let out = Command::new("script")
+        .current_dir(dir.path())
+        .env("TMPDIR", dir.path().join("tmp"))
+        .env_remove("SBX_DOCKER")
+        .args([
+            "-qec",
+            &format!("{sbx_bin} run --print-argv f.sh"),
+            "/dev/null",
+        ])
+        .timeout(LIMIT)
+        .output()
+        .expect("run script");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("sbx: options from `sbx.toml`: [run] memory, pids-limit"),
+        "{text}"
+    );
+    // Not a terminal: nothing but the argv.
+    let out = sbx(dir.path(), &["run", "--print-argv", "f.sh"]);
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
