@@ -149,8 +149,8 @@ pub struct RunArgs {
     /// The image to run it in [default: python:3.12-slim].
     #[arg(value_name = "IMAGE")]
     pub image_arg: Option<String>,
-    /// Wall-clock limit in seconds (GNU timeout syntax) [default: 10].
-    #[arg(value_name = "TIMEOUT")]
+    /// Wall-clock limit in seconds (GNU timeout syntax; 0 or inf: none) [default: 10].
+    #[arg(value_name = "TIMEOUT", allow_negative_numbers = true)]
     pub timeout_arg: Option<String>,
     /// Same as the IMAGE argument.
     #[arg(long = "image", value_name = "IMAGE")]
@@ -209,7 +209,7 @@ pub struct EvalArgs {
     #[arg(long, default_value_t = 1e-9, value_name = "X")]
     pub abs_tol: f64,
     /// Bytes kept of each of stdout and stderr; more stops the candidate.
-    #[arg(long, default_value = "1MiB", value_name = "BYTES")]
+    #[arg(long, default_value = spec::DEFAULT_MAX_OUTPUT, value_name = "BYTES")]
     pub max_output: String,
     /// Run every case of a multi-case task, not only up to its first failure.
     #[arg(long)]

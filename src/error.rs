@@ -44,6 +44,9 @@ pub enum Error {
     /// The settings file (`sbx.toml`, `--config`) is unreadable or has an
     /// unknown table or key, or a bad value (exit 2).
     Settings { path: PathBuf, message: String },
+    /// `run`: TIMEOUT is one GNU `timeout` refuses (exit 125, as the seed
+    /// script's `timeout` exits).
+    TimeoutRefused(String),
     /// SIGINT, SIGTERM, SIGHUP or SIGQUIT arrived before any program started
     /// (exit 128 + the signal: 130, 143, 129, 131).
     Interrupted(i32),
@@ -72,6 +75,7 @@ impl Error {
             | Error::EngineTimeout(_)
             | Error::Setup { .. }
             | Error::Panicked { .. } => exit::ENGINE,
+            Error::TimeoutRefused(_) => exit::TIMEOUT_REFUSED,
         }
     }
 
@@ -95,6 +99,7 @@ impl Error {
             Error::Write { .. } => "write",
             Error::Report { .. } => "report",
             Error::Settings { .. } => "settings",
+            Error::TimeoutRefused(_) => "timeout_refused",
             Error::Interrupted(_) => "interrupted",
         }
     }
@@ -156,6 +161,7 @@ impl fmt::Display for Error {
             Error::Settings { path, message } => {
                 write!(f, "config file `{}`: {message}", path.display())
             }
+            Error::TimeoutRefused(message) => write!(f, "{message} (as GNU timeout)"),
             Error::Interrupted(signal) => write!(
                 f,
                 "interrupted by signal {signal} before any program started; nothing is left running"

@@ -21,6 +21,9 @@ pub const TIMEOUT: i32 = 124;
 /// The engine could not run the container: daemon unreachable, image
 /// missing, docker refused the request.
 pub const ENGINE: i32 = 125;
+/// `run`: TIMEOUT is one GNU `timeout` refuses (its own code, as the seed
+/// script exits); the same number as [`ENGINE`].
+pub const TIMEOUT_REFUSED: i32 = 125;
 /// The command in the container could not be executed.
 pub const CANNOT_EXECUTE: i32 = 126;
 /// The docker CLI itself was not found (or the command in the container).

@@ -11,7 +11,7 @@
 
 use std::ffi::OsString;
 use std::fs;
-use std::io;
+use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 
 use clap::error::ContextKind;
@@ -55,6 +55,49 @@ pub struct Applied {
     pub keys: Vec<String>,
 }
 
+/// Options that a file sbx found on its own may never set: they run a
+/// program on this host or choose where candidates go. (key, why)
+const NEVER_FOUND: &[(&str, &str)] = &[
+    ("docker", "it names a program sbx would run on this host"),
+    (
+        "engine",
+        "it chooses the engine that candidates are sent to",
+    ),
+    (
+        "security-opt",
+        "it replaces the container's confinement profiles",
+    ),
+    (
+        "runtime",
+        "it chooses the runtime that confines the container",
+    ),
+];
+
+/// Limits on the sandbox that a found file may lower, never raise above
+/// the built-in default: (subcommand, key, default).
+const LIMITS: &[(&str, &str, &str)] = &[
+    ("", "memory", crate::spec::DEFAULT_MEMORY),
+    ("", "tmpfs-size", crate::spec::DEFAULT_TMPFS_SIZE),
+    ("", "cpus", crate::spec::DEFAULT_CPUS),
+    ("", "pids-limit", crate::spec::DEFAULT_PIDS_LIMIT),
+    ("", "timeout", crate::spec::DEFAULT_TIMEOUT),
+    ("eval", "max-output", crate::spec::DEFAULT_MAX_OUTPUT),
+    (
+        "eval",
+        "compile-timeout",
+        crate::spec::languages::DEFAULT_COMPILE_TIMEOUT,
+    ),
+    (
+        "eval",
+        "compile-memory",
+        crate::spec::languages::DEFAULT_COMPILE_MEMORY,
+    ),
+];
+
+/// Options naming a file or folder sbx writes (`samples`: its results go
+/// beside it): from a found file, inside the file's folder only.
+const WRITTEN: &[&str] = &["output", "junit", "cache", "samples"];
+
 /// A table of the file: its name and its keys' settings, in key order.
 type Table = (String, Vec<(String, Setting)>);
 
@@ -81,7 +124,19 @@ pub fn parse_command_line(
             .map(|cli| (cli, None))
             .map_err(|e| Ok(e.format(&mut Cli::command()))),
         Some(applied) => match Cli::try_parse_from(&applied.argv) {
-            Ok(cli) => Ok((cli, Some(applied))),
+            Ok(cli) => {
+                // At a terminal, say what the file changed: nobody should
+                // run with a setting they have not seen.
+                if std::io::stderr().is_terminal() {
+                    crate::console::note(&format!(
+                        "sbx: options from `{}`: [{}] {}",
+                        applied.file.display(),
+                        applied.table,
+                        applied.keys.join(", ")
+                    ));
+                }
+                Ok((cli, Some(applied)))
+            }
             Err(e) => Err(Err(refused(&applied, &e))),
         },
     }
@@ -120,15 +175,17 @@ pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>>
     if !TABLES.contains(&name) {
         return Ok(None);
     }
-    let (file, text) = match sub.get_one::<PathBuf>(CONFIG) {
+    // A file named with --config is the user's choice; one found in the
+    // current directory may be the tree's, as untrusted as a candidate.
+    let (file, text, found) = match sub.get_one::<PathBuf>(CONFIG) {
         Some(path) => match fs::read_to_string(path) {
-            Ok(text) => (path.clone(), text),
+            Ok(text) => (path.clone(), text, false),
             Err(e) => return Err(bad(path, format!("cannot read it: {e}"))),
         },
         None => {
             let path = PathBuf::from(FILE_NAME);
             match fs::read_to_string(&path) {
-                Ok(text) => (path, text),
+                Ok(text) => (path, text, true),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
                 Err(e) => return Err(bad(&path, format!("cannot read it: {e}"))),
             }
@@ -153,15 +210,32 @@ pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>>
     let mut keys = Vec::new();
     for (key, setting) in settings {
         let arg = option(cmd, &key).expect("checked keys are options");
-        let twin_given = TWINS
-            .iter()
-            .any(|&(s, k, positional)| s == name && k == key && given(positional));
+        // An empty positional is not given (the script's `${2:-...}`).
+        let twin_given = TWINS.iter().any(|&(s, k, positional)| {
+            s == name
+                && k == key
+                && given(positional)
+                && sub
+                    .get_one::<String>(positional)
+                    .is_some_and(|v| !v.is_empty())
+        });
         let conflict_given = cmd
             .get_arg_conflicts_with(arg)
             .iter()
             .any(|other| given(other.get_id().as_str()));
         if given(arg.get_id().as_str()) || twin_given || conflict_given {
             continue;
+        }
+        if found {
+            if let Some(why) = untrusted(name, &key, &setting) {
+                return Err(bad(
+                    &file,
+                    format!(
+                        "[{name}] {key}: refused from a file sbx found on its own ({why}); to allow it on purpose, name the file with --config {} (or one of your own outside the tree), or give --{key} on the command line",
+                        file.display()
+                    ),
+                ));
+            }
         }
         match setting {
             Setting::Flag(true) => options.push(format!("--{key}").into()),
@@ -196,6 +270,145 @@ pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>>
         table: name.to_string(),
         keys,
     }))
+}
+
+/// Why a found file may not set `key` of `[table]` to `setting`, if it
+/// may not: the keys of [`NEVER_FOUND`], a network other than `none`,
+/// root as the user, a limit above its default, the worker mode (one
+/// container shared by many candidates), and a written path that leaves
+/// the file's folder. A value that does not parse is left to the option's
+/// own check, which refuses it anyway.
+fn untrusted(table: &str, key: &str, setting: &Setting) -> Option<String> {
+    use crate::spec;
+    if let Some((_, why)) = NEVER_FOUND.iter().find(|(k, _)| *k == key) {
+        return Some((*why).to_string());
+    }
+    let Setting::Values(values) = setting else {
+        return None;
+    };
+    let value = values.first().map(String::as_str).unwrap_or_default();
+    match key {
+        "network" if values.iter().any(|v| v != spec::DEFAULT_NETWORK) => {
+            return Some("it opens the container's network; only `none` is taken".into())
+        }
+        "user" if values.iter().any(|v| is_root(v)) => {
+            return Some("it runs the program as root (uid or gid 0)".into())
+        }
+        "isolate" if value == "worker" => {
+            return Some(
+                "it shares one container among candidates, weaker than the default `candidate`"
+                    .into(),
+            )
+        }
+        "jobs"
+            if value
+                .parse::<usize>()
+                .is_ok_and(|n| n > spec::default_jobs()) =>
+        {
+            return Some(format!(
+                "it raises the number of containers at once above the default, {}",
+                spec::default_jobs()
+            ))
+        }
+        _ => {}
+    }
+    if let Some((_, _, default)) = LIMITS
+        .iter()
+        .find(|(t, k, _)| *k == key && (t.is_empty() || *t == table))
+    {
+        if above(key, value, default) {
+            return Some(format!(
+                "it raises a limit of the sandbox above its default, {default}"
+            ));
+        }
+    }
+    if WRITTEN.contains(&key) {
+        let path = Path::new(value);
+        let mut why = outside(path);
+        if why.is_none() && key == "samples" {
+            let mut results = path.as_os_str().to_owned();
+            results.push("_results.jsonl");
+            why = outside(Path::new(&results));
+        }
+        return why.map(|why| format!("it writes {why}"));
+    }
+    None
+}
+
+/// Whether `USER[:GROUP]` names uid or gid 0.
+fn is_root(user: &str) -> bool {
+    user.split(':')
+        .any(|id| !id.is_empty() && id.bytes().all(|b| b == b'0'))
+}
+
+/// Whether `value` of the limit `key` is above `default` (no limit at all
+/// included); `false` when it does not parse.
+fn above(key: &str, value: &str, default: &str) -> bool {
+    use crate::spec;
+    match key {
+        "memory" | "tmpfs-size" | "compile-memory" => {
+            spec::parse_size(key, value).is_ok()
+                && spec::size_in_bytes(value) > spec::size_in_bytes(default)
+        }
+        "cpus" => match (value.parse::<f64>(), default.parse::<f64>()) {
+            (Ok(v), Ok(d)) => v > d,
+            _ => false,
+        },
+        "pids-limit" => match (value.parse::<u64>(), default.parse::<u64>()) {
+            (Ok(v), Ok(d)) => v > d,
+            _ => false,
+        },
+        "max-output" => match (
+            spec::parse_bytes(key, value),
+            spec::parse_bytes(key, default),
+        ) {
+            (Ok(v), Ok(d)) => v > d,
+            _ => false,
+        },
+        // Timeouts as `sbx run` reads them: `0` and `inf` are no limit.
+        _ => match (
+            spec::parse_gnu_timeout(value),
+            spec::parse_gnu_timeout(default),
+        ) {
+            (Ok(None), _) => true,
+            (Ok(Some(v)), Ok(Some(d))) => v > d,
+            _ => false,
+        },
+    }
+}
+
+/// Where a path written from a found file would leave the file's folder
+/// (the current directory): an absolute path, a `..`, or a symlink on the
+/// way (the file itself included), each read now.
+fn outside(path: &Path) -> Option<String> {
+    use std::path::Component;
+    let shown = crate::console::quote(&path.to_string_lossy());
+    if path.as_os_str().is_empty() {
+        return None;
+    }
+    let mut walked = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::Normal(name) => walked.push(name),
+            Component::CurDir => continue,
+            Component::ParentDir => return Some(format!("outside its folder ({shown} has `..`)")),
+            Component::RootDir | Component::Prefix(_) => {
+                return Some(format!("outside its folder ({shown} is absolute)"))
+            }
+        }
+        match fs::symlink_metadata(&walked) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Some(format!(
+                    "through a symlink (`{}`), which may lead outside its folder",
+                    walked.display()
+                ))
+            }
+            Ok(_) => {}
+            // Not there yet: nothing below it can be a symlink now.
+            Err(_) => break,
+        }
+    }
+    None
 }
 
 /// Checks the whole file against the command line's definition: every

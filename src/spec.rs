@@ -21,6 +21,8 @@ pub const DEFAULT_CPUS: &str = "0.5";
 pub const DEFAULT_PIDS_LIMIT: &str = "64";
 pub const DEFAULT_TMPFS_SIZE: &str = "64m";
 pub const DEFAULT_NETWORK: &str = "none";
+/// `sbx eval --max-output`'s default.
+pub const DEFAULT_MAX_OUTPUT: &str = "1MiB";
 
 /// Resource and isolation limits of one container, already validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -311,6 +313,12 @@ fn parse_network(value: &str) -> Result<String> {
     )
 }
 
+/// `sbx eval`'s default `-j`: the engine saturates at a few container
+/// starts at once, and each container is capped at half a core by default.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
+}
+
 /// A byte count: digits with an optional binary unit (K, KiB, M, MiB, G, GiB).
 pub fn parse_bytes(option: &str, value: &str) -> Result<usize> {
     let digits = value.trim_end_matches(|c: char| c.is_ascii_alphabetic());
@@ -364,6 +372,118 @@ pub fn parse_timeout(value: &str) -> Result<Duration> {
         return Err(bad());
     }
     Ok(timeout)
+}
+
+/// The longest limit `sbx run` keeps as a limit (about 100 years): a
+/// longer one, like `inf` or `0`, is no limit at all.
+pub const NO_LIMIT: Duration = Duration::from_secs(100 * 365 * 86_400);
+
+/// `sbx run`'s TIMEOUT as GNU `timeout` reads it (`cl_strtod`, then one
+/// optional unit `s`, `m`, `h` or `d`): leading blanks, a `+`, decimal or
+/// hexadecimal floats (`1e9`, `0x1p3`), `inf` and `infinity` are accepted;
+/// `0`, an infinite value or one longer than [`NO_LIMIT`] mean no limit
+/// (`None`); a positive value too small to count rounds up to a nanosecond,
+/// as `timeout` does. What `timeout` refuses (`-1`, `nan`, `1x`, `1 `, ``)
+/// is `Err` with timeout's own words.
+pub fn parse_gnu_timeout(value: &str) -> std::result::Result<Option<Duration>, String> {
+    let refused = || format!("invalid time interval {}", crate::console::quote(value));
+    let rest = value.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+    let rest = rest.strip_prefix('+').unwrap_or(rest);
+    if rest.starts_with('-') {
+        // `timeout` reads a leading `-` as an option of its own and refuses
+        // the call (125), and strtod's negative values are refused too.
+        return Err(refused());
+    }
+    let (seconds, unit) = strtod_prefix(rest).ok_or_else(refused)?;
+    let scale = match unit {
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86_400.0,
+        _ => return Err(refused()),
+    };
+    let seconds = seconds * scale;
+    if seconds.is_nan() || seconds < 0.0 {
+        return Err(refused());
+    }
+    if seconds == 0.0 || seconds >= NO_LIMIT.as_secs_f64() {
+        return Ok(None);
+    }
+    Ok(Some(
+        Duration::from_secs_f64(seconds).max(Duration::from_nanos(1)),
+    ))
+}
+
+/// The longest prefix of `text` that C's `strtod` reads (no sign, no
+/// leading blanks: the caller took them), and what follows it; `None`
+/// when no number starts `text`. `nan` is not read: `timeout` refuses it.
+fn strtod_prefix(text: &str) -> Option<(f64, &str)> {
+    let lower = text.to_ascii_lowercase();
+    for word in ["infinity", "inf"] {
+        if lower.starts_with(word) {
+            return Some((f64::INFINITY, &text[word.len()..]));
+        }
+    }
+    let bytes = text.as_bytes();
+    let count =
+        |from: usize, digit: fn(&u8) -> bool| bytes[from..].iter().take_while(|b| digit(b)).count();
+    let hex = lower.starts_with("0x");
+    let digit: fn(&u8) -> bool = if hex {
+        u8::is_ascii_hexdigit
+    } else {
+        u8::is_ascii_digit
+    };
+    let start = if hex { 2 } else { 0 };
+    let int = count(start, digit);
+    let mut end = start + int;
+    let mut frac = 0;
+    if bytes.get(end) == Some(&b'.') {
+        frac = count(end + 1, digit);
+        end += 1 + frac;
+    }
+    if int + frac == 0 {
+        // `0x` alone is strtod's `0` followed by `x`; `.` alone is nothing.
+        return if hex { Some((0.0, &text[1..])) } else { None };
+    }
+    let mantissa = &text[start..end];
+    // The exponent (`e` decimal, `p` binary) counts only with digits.
+    let mark = if hex { b'p' } else { b'e' };
+    let mut exponent: i32 = 0;
+    if bytes.get(end).map(u8::to_ascii_lowercase) == Some(mark) {
+        let mut at = end + 1;
+        let negative = bytes.get(at) == Some(&b'-');
+        if matches!(bytes.get(at), Some(b'+' | b'-')) {
+            at += 1;
+        }
+        let digits = count(at, u8::is_ascii_digit);
+        if digits > 0 {
+            let value: i32 = text[at..at + digits].chars().fold(0i32, |n, c| {
+                n.saturating_mul(10)
+                    .saturating_add(c.to_digit(10).map_or(0, |d| d as i32))
+            });
+            exponent = if negative { -value } else { value };
+            end = at + digits;
+        }
+    }
+    let value = if hex {
+        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let mut v = 0.0f64;
+        for c in whole.chars().chain(fraction.chars()) {
+            v = v * 16.0 + f64::from(c.to_digit(16).unwrap_or(0));
+        }
+        let shift = exponent.saturating_sub(4 * i32::try_from(fraction.len()).unwrap_or(i32::MAX));
+        v * 2f64.powi(shift)
+    } else {
+        let mut number = mantissa.to_string();
+        if number.ends_with('.') {
+            number.push('0');
+        }
+        if number.starts_with('.') {
+            number.insert(0, '0');
+        }
+        format!("{number}e{exponent}").parse::<f64>().ok()?
+    };
+    Some((value, &text[end..]))
 }
 
 /// A docker image reference (`[registry[:port]/]path[:tag][@digest]`) or an
@@ -493,6 +613,51 @@ mod tests {
             "0.0000000001",
         ] {
             assert!(parse_timeout(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn gnu_timeouts_as_coreutils_reads_them() {
+        let secs = |v: &str| parse_gnu_timeout(v).unwrap().map(|d| d.as_secs_f64());
+        for (value, seconds) in [
+            ("10", 10.0),
+            ("2.5", 2.5),
+            ("1.5m", 90.0),
+            ("2h", 7200.0),
+            ("1d", 86_400.0),
+            ("1s", 1.0),
+            (" 1", 1.0),
+            ("+1", 1.0),
+            ("1e3s", 1000.0),
+            (".5", 0.5),
+            ("5.", 5.0),
+            ("0x10", 16.0),
+            ("0x1p3", 8.0),
+            ("0x1d", 29.0),
+            ("0x.8", 0.5),
+            ("1e9", 1e9),
+            ("0.0001", 0.0001),
+        ] {
+            assert_eq!(secs(value), Some(seconds), "{value:?}");
+        }
+        // Too small to count: a nanosecond, as timeout rounds up.
+        assert_eq!(
+            parse_gnu_timeout("1e-10").unwrap(),
+            Some(Duration::from_nanos(1))
+        );
+        for none in [
+            "0", "0.0", "0s", "inf", "INF", "infinity", "1e300", "+0", "0x0",
+        ] {
+            assert_eq!(parse_gnu_timeout(none).unwrap(), None, "{none:?}");
+        }
+        for refused in [
+            "", "-1", "-0", "1x", "1 ", "nan", "abc", "1,5", "1e", "0x", "1ss", "s", ".", "--",
+        ] {
+            let err = parse_gnu_timeout(refused).unwrap_err();
+            assert!(
+                err.starts_with("invalid time interval"),
+                "{refused:?}: {err}"
+            );
         }
     }
 

@@ -828,7 +828,9 @@ fn gc_keeps_live_runs_and_removes_them_once_their_sbx_is_killed() {
         "expected the orphan to remain"
     );
     let (out, err) = gc(&["--run", &id]);
-    assert_eq!(listed(&out, "removing").len(), 1, "{out}\n{err}");
+    // The container, and the staging directory the killed sbx left.
+    assert_eq!(listed(&out, "removing").len(), 2, "{out}\n{err}");
+    assert_eq!(out.matches("(staging directory, ").count(), 1, "{out}");
     assert!(
         common::labelled(&id).is_empty(),
         "gc left the orphan: {out}\n{err}"
@@ -890,8 +892,9 @@ fn gc_removes_a_lone_base_tag_and_keeps_a_last_one() {
         err.contains("it is the last tag of its image"),
         "{out}\n{err}"
     );
+    // Nothing to remove: the kept tag is not counted.
     assert!(
-        err.contains("0 container(s) and 0 baked image(s) removed"),
+        err.contains("0 container(s) and 0 baked image(s) (and 0 build volume(s)) to remove"),
         "{out}\n{err}"
     );
     docker(&["rmi", "--", &last]);

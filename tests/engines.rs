@@ -409,7 +409,15 @@ fn gc_engine_cleans_that_engine_only() {
     at(
         &run.e2,
         &[
-            "build", "--quiet", "--label", &label, "--tag", &tag, ctx_str,
+            "build",
+            "--quiet",
+            "--label",
+            &label,
+            "--label",
+            &format!("sbx.bake={tag}"),
+            "--tag",
+            &tag,
+            ctx_str,
         ],
     );
     assert_eq!(baked_at(&run.e2, &run.id), std::slice::from_ref(&tag));

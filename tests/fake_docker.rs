@@ -1260,11 +1260,6 @@ fn run_refuses_bad_arguments_before_running_anything() {
     let cases: Vec<Vec<&str>> = vec![
         vec!["run", f, "--", "--privileged"],
         vec!["run", f, "--privileged"],
-        vec!["run", f, "python:3.12-slim", "0"],
-        vec!["run", f, "python:3.12-slim", "-1"],
-        vec!["run", f, "python:3.12-slim", "abc"],
-        vec!["run", f, "--timeout", "0"],
-        vec!["run", "--timeout=-1", f],
         vec!["run", "--memory", "1g,exec", f],
         vec!["run", "--tmpfs-size", "64m,exec", f],
         vec!["run", "--network", "container:x", f],
@@ -1281,6 +1276,16 @@ fn run_refuses_bad_arguments_before_running_anything() {
             "{args:?} called docker: {:?}",
             fake.calls()
         );
+    }
+    // A TIMEOUT that GNU timeout refuses: its code, 125, as the script.
+    for args in [
+        vec!["run", f, "python:3.12-slim", "-1"],
+        vec!["run", f, "python:3.12-slim", "abc"],
+        vec!["run", "--timeout=-1", f],
+    ] {
+        let out = fake.sbx("t-bad").args(&args).output().expect("run sbx");
+        assert_eq!(out.status.code(), Some(125), "{args:?}: {}", show(&out));
+        assert!(fake.calls().is_empty(), "{args:?}: {:?}", fake.calls());
     }
 }
 
@@ -2755,8 +2760,12 @@ fn error_lines_cut_huge_values() {
     // Options and the run id (an argument is at most 128 KiB).
     let file = fake.file("prog.sh", PRINTS_RAN);
     let big = huge(100_000);
+    // A TIMEOUT GNU timeout refuses exits 125, as the script does.
+    let out = fake.run("t-huge", &file, &["--timeout", big.as_str()]);
+    assert_exit(&out, 125);
+    let line = one_line_error(&out);
+    assert!(line.len() < 1000 && line.contains("bytes in all"), "{line}");
     for args in [
-        vec!["--timeout", big.as_str()],
         vec!["--image", big.as_str()],
         vec!["--memory", big.as_str()],
         vec!["--engine", &format!("{big}:,x")],

@@ -121,20 +121,32 @@ fn flags_beat_the_file_which_beats_the_defaults() {
         dir.path(),
         "[run]\nmemory = \"512m\"\nimage = \"conf:1\"\npids-limit = 32\ninterpreter = \"sh\"\n[eval]\njobs = 3\n",
     );
-    let from_file = argv(dir.path(), &["f.sh"]);
+    // Named with --config: a file the user chose may raise limits.
+    let from_file = argv(dir.path(), &["--config", "sbx.toml", "f.sh"]);
     assert_eq!(after(&from_file, "--memory"), "512m");
     assert_eq!(after(&from_file, "--pids-limit"), "32");
     assert_eq!(image(&from_file), "conf:1");
     assert_eq!(from_file.last().map(String::as_str), Some("/work/task"));
     assert_eq!(from_file[from_file.len() - 2], "sh");
     // A flag wins over the file, key by key.
-    let flagged = argv(dir.path(), &["f.sh", "--memory", "1g", "--image", "opt:1"]);
+    let flagged = argv(
+        dir.path(),
+        &[
+            "f.sh", "--memory", "1g", "--image", "opt:1", "--config", "sbx.toml",
+        ],
+    );
     assert_eq!(after(&flagged, "--memory"), "1g");
     assert_eq!(after(&flagged, "--pids-limit"), "32");
     assert_eq!(image(&flagged), "opt:1");
     // So does the positional IMAGE of the drop-in form, without a clash
     // with the file's `image`.
-    assert_eq!(image(&argv(dir.path(), &["f.sh", "pos:1"])), "pos:1");
+    assert_eq!(
+        image(&argv(
+            dir.path(),
+            &["--config", "sbx.toml", "f.sh", "pos:1"]
+        )),
+        "pos:1"
+    );
     // --config reads another file instead of ./sbx.toml.
     fs::write(dir.path().join("other.toml"), "[run]\ncpus = \"0.25\"\n").expect("write");
     let other = argv(dir.path(), &["--config", "other.toml", "f.sh"]);
@@ -146,12 +158,15 @@ fn flags_beat_the_file_which_beats_the_defaults() {
 fn environment_beats_the_file() {
     let dir = scratch();
     toml(dir.path(), "[run]\ndocker = \"from-file\"\n");
-    assert_eq!(argv(dir.path(), &["f.sh"])[0], "from-file");
+    assert_eq!(
+        argv(dir.path(), &["--config", "sbx.toml", "f.sh"])[0],
+        "from-file"
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_sbx"))
         .current_dir(dir.path())
         .env("TMPDIR", dir.path().join("tmp"))
         .env("SBX_DOCKER", "from-env")
-        .args(["run", "--print-argv", "f.sh"])
+        .args(["run", "--print-argv", "--config", "sbx.toml", "f.sh"])
         .timeout(LIMIT)
         .output()
         .expect("run sbx");

@@ -75,14 +75,17 @@ pub fn parse_baked_line(line: &str) -> Option<Leftover> {
     let (run_id, n) = tag.rsplit_once('-')?;
     // `<run>-FROM-<k>`: the tag a bake puts on its base image for a moment
     // (upper case: never part of a run id).
-    let run_id = run_id.strip_suffix(BASE_TAG_MARK).unwrap_or(run_id);
+    let (run_id, name) = match run_id.strip_suffix(BASE_TAG_MARK) {
+        Some(run_id) => (run_id, "base tag"),
+        None => (run_id, "baked image"),
+    };
     if run_id.is_empty() || n.parse::<usize>().is_err() {
         return None;
     }
     let created_text = created_text.trim().to_string();
     Some(Leftover {
         id: image.trim().to_string(),
-        name: "baked image".into(),
+        name: name.into(),
         run_id: run_id.to_string(),
         created: parse_created_at(&created_text),
         created_text,
@@ -181,23 +184,23 @@ pub fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Re
     };
     if engines.is_empty() {
         elsewhere(None, "the current context")?;
+        gc_staging(filter)?;
         return gc_one(docker_cli, "", filter);
     }
     let mut first_error = None;
     for spec in engines {
         elsewhere(Some(spec), &spec.label)?;
     }
+    gc_staging(filter)?;
     for spec in engines {
         let prefix = format!("engine {}: ", spec.label);
         if let Err(e) = gc_one(&docker_cli.at(&spec.endpoint), &prefix, filter) {
+            // Reported here, once, with its engine: not again by the caller.
             console::note(&format!("sbx gc: {prefix}{e}"));
             first_error.get_or_insert(e);
         }
     }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(exit::SUCCESS),
-    }
+    Ok(first_error.map_or(exit::SUCCESS, |e| e.exit_code()))
 }
 
 fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> {
@@ -243,8 +246,36 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         chosen
     };
     let containers = pick(containers);
-    let mut images = pick(images);
+    let images = pick(images);
     let volumes = pick(volumes);
+    // A baked image is sbx's only if it carries its own tag as its bake
+    // label and the run of its tag as its run label: a name alone (a
+    // `docker commit` or `docker tag` to `sbx-deliver:...`) never counts.
+    let (bases, baked): (Vec<Leftover>, Vec<Leftover>) = images
+        .into_iter()
+        .partition(|l| l.id.contains(BASE_TAG_MARK));
+    let baked = ours(docker_cli, prefix, baked)?;
+    // A `-FROM-` tag sits on a task image, which is not sbx's: it is only
+    // untagged (plain `rmi`), and kept when it is that image's last name.
+    // Decided before the listing, so that a dry run says the same.
+    let mut untag = Vec::new();
+    for base in bases {
+        let count = process::control(docker_cli, &argv::tag_count_args(&base.id), CONTROL_TIMEOUT)?;
+        if count.success() && count.stdout.trim().parse::<usize>().is_ok_and(|n| n > 1) {
+            untag.push(base);
+        } else {
+            let verb = if filter.dry_run {
+                "would keep"
+            } else {
+                "keeping"
+            };
+            console::note(&format!(
+                "sbx gc: {prefix}{verb} {}: it is the last tag of its image, which is not sbx's; `docker rmi {}` if that image is not wanted",
+                base.id, base.id
+            ));
+        }
+    }
+    let images: Vec<Leftover> = baked.into_iter().chain(untag).collect();
     let verb = if filter.dry_run {
         "would remove"
     } else {
@@ -255,9 +286,15 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         .chain(&images)
         .chain(&volumes)
         .map(|l| {
+            // A base tag's image carries no label of sbx's: say whose tag.
+            let run = if l.id.contains(BASE_TAG_MARK) {
+                format!("tag of run {}", l.run_id)
+            } else {
+                format!("{RUN_LABEL}={}", l.run_id)
+            };
             format!(
-                "{prefix}{verb} {} ({} {}={}, created {})\n",
-                l.id, l.name, RUN_LABEL, l.run_id, l.created_text
+                "{prefix}{verb} {} ({} {run}, created {})\n",
+                l.id, l.name, l.created_text
             )
         })
         .collect();
@@ -298,26 +335,11 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
             )));
         }
     }
-    // Baked images go with `rmi -f`; a `-FROM-` tag sits on a task image
-    // and goes with a plain `rmi`, and not at all when it is that image's
-    // last tag (the image would go with it).
-    let (bases, baked): (Vec<&Leftover>, Vec<&Leftover>) =
-        images.iter().partition(|l| l.id.contains(BASE_TAG_MARK));
-    let mut tags: Vec<String> = baked.iter().map(|l| l.id.clone()).collect();
-    let mut untag = Vec::new();
-    let mut kept = Vec::new();
-    for base in bases {
-        let count = process::control(docker_cli, &argv::tag_count_args(&base.id), CONTROL_TIMEOUT)?;
-        if count.success() && count.stdout.trim().parse::<usize>().is_ok_and(|n| n > 1) {
-            untag.push(base.id.clone());
-        } else {
-            console::note(&format!(
-                "sbx gc: {prefix}keeping {}: it is the last tag of its image, which is not sbx's; `docker rmi {}` if that image is not wanted",
-                base.id, base.id
-            ));
-            kept.push(base.id.clone());
-        }
-    }
+    // Baked images go with `rmi -f`; a `-FROM-` tag with a plain `rmi`.
+    let (untag, tags): (Vec<String>, Vec<String>) = images
+        .iter()
+        .map(|l| l.id.clone())
+        .partition(|id| id.contains(BASE_TAG_MARK));
     // (A lone `rmi -- TAG` is three words: an empty list is what is skipped.)
     for (list, args, what) in [
         (&tags, argv::remove_images_args(&tags), "rmi -f"),
@@ -334,8 +356,6 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
             )));
         }
     }
-    tags.append(&mut untag);
-    images.retain(|l| !kept.contains(&l.id));
     for l in containers.iter().chain(&images).chain(&volumes) {
         session::forget_run(&l.run_id);
     }
@@ -346,6 +366,117 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         volumes.len()
     ));
     Ok(exit::SUCCESS)
+}
+
+/// The baked images of `listed` that are sbx's: their bake label is their
+/// own tag and their run label the run of that tag (one `docker image
+/// inspect` for all). The others are reported and kept.
+fn ours(docker_cli: &Docker, prefix: &str, listed: Vec<Leftover>) -> Result<Vec<Leftover>> {
+    if listed.is_empty() {
+        return Ok(listed);
+    }
+    let tags: Vec<String> = listed.iter().map(|l| l.id.clone()).collect();
+    // An image removed meanwhile fails the inspect but prints the others:
+    // its lines, not its status, say which are sbx's.
+    let inspected = process::control(docker_cli, &argv::baked_labels_args(&tags), CONTROL_TIMEOUT)?;
+    let labelled: Vec<(&str, &str)> = inspected
+        .stdout
+        .lines()
+        .filter_map(|line| line.split_once('\t'))
+        .collect();
+    let (ours, theirs): (Vec<Leftover>, Vec<Leftover>) = listed.into_iter().partition(|l| {
+        labelled
+            .iter()
+            .any(|&(bake, run)| bake == l.id && run == l.run_id)
+    });
+    for l in &theirs {
+        console::note(&format!(
+            "sbx gc: {prefix}skipping {}: it does not carry the labels of an image sbx baked ({}={}, {RUN_LABEL}={}), whatever its name",
+            l.id, argv::BAKE_LABEL, l.id, l.run_id
+        ));
+    }
+    Ok(ours)
+}
+
+/// Removes (or, dry, lists) this user's staging directories
+/// (`$TMPDIR/sbx-<run>-stage-XXXXXX`, see `session::staging`) whose run is
+/// gone: its sbx no longer holds its run lock (a SIGKILLed sbx cannot
+/// remove its own). Only real directories owned by this user, of a valid
+/// run id, of the `--run` asked for, old enough for `--older-than` (by
+/// modification time).
+fn gc_staging(filter: Filter<'_>) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = std::env::temp_dir();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    let me = rustix::process::geteuid().as_raw();
+    let now = SystemTime::now();
+    let mut found: Vec<(std::path::PathBuf, String)> = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(run_id) = name.to_str().and_then(session::staging_run_id) else {
+            continue;
+        };
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let old_enough = filter.older_than.is_none_or(|age| {
+            meta.modified()
+                .ok()
+                .and_then(|m| now.duration_since(m).ok())
+                .is_some_and(|d| d >= age)
+        });
+        if !meta.file_type().is_dir()
+            || meta.uid() != me
+            || filter.run_id.is_some_and(|id| id != run_id)
+            || !old_enough
+            || session::run_is_live(&run_id)
+        {
+            continue;
+        }
+        found.push((path, run_id));
+    }
+    found.sort();
+    let verb = if filter.dry_run {
+        "would remove"
+    } else {
+        "removing"
+    };
+    let mut removed = 0;
+    for (path, run_id) in &found {
+        console::out(
+            &format!(
+                "{verb} {} (staging directory, {RUN_LABEL}={run_id})\n",
+                path.display()
+            ),
+            "the list of leftovers",
+        )?;
+        if filter.dry_run {
+            continue;
+        }
+        match std::fs::remove_dir_all(path) {
+            Ok(()) => removed += 1,
+            Err(e) => console::note(&format!(
+                "sbx gc: could not remove the staging directory `{}`: {e}",
+                path.display()
+            )),
+        }
+    }
+    if filter.dry_run && !found.is_empty() {
+        console::note(&format!(
+            "sbx gc: {} staging director{} would be removed",
+            found.len(),
+            if found.len() == 1 { "y" } else { "ies" }
+        ));
+    } else if removed > 0 {
+        console::note(&format!(
+            "sbx gc: {removed} staging director{} removed",
+            if removed == 1 { "y" } else { "ies" }
+        ));
+    }
+    Ok(())
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).

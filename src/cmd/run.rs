@@ -13,7 +13,7 @@ use crate::engines::{bake, pool};
 use crate::error::{Error, Result};
 use crate::judge::outcome;
 use crate::session::{self, Candidate, Delivery, Session};
-use crate::spec::DeliverChoice;
+use crate::spec::{self, DeliverChoice};
 
 /// Runs the request and returns sbx's exit code.
 pub fn run(req: RunRequest) -> Result<i32> {
@@ -22,6 +22,9 @@ pub fn run(req: RunRequest) -> Result<i32> {
         return Err(Error::NotExecutable(req.file));
     }
     let interactive = !std::io::stdin().is_terminal();
+    if req.timeout.is_none() && !req.print_argv {
+        console::note("sbx: TIMEOUT means no time limit here (as GNU timeout reads it); the program runs until it ends");
+    }
     let session = Session::new(req.sandbox.clone())?;
     let staged = session.stage_file(&req.file)?;
     let target = Target::choose(&session, &req)?;
@@ -64,11 +67,12 @@ pub fn run(req: RunRequest) -> Result<i32> {
     let name = prepared.name.clone();
     // From before the container exists: the engine's record of its start.
     let events = EventStream::start(docker, &session.run_id)?;
-    let finished = session.execute(docker, prepared, stdin, OutputSink::Stream, req.timeout)?;
+    let limit = req.timeout.unwrap_or(spec::NO_LIMIT);
+    let finished = session.execute(docker, prepared, stdin, OutputSink::Stream, limit)?;
     match finished.ended {
         Ended::TimedOut => console::note(&format!(
             "sbx: timed out after {} s; the program was killed and its container removed",
-            req.timeout.as_secs_f64()
+            limit.as_secs_f64()
         )),
         Ended::Interrupted(signal) => console::note(&format!(
             "sbx: interrupted by signal {signal}; the program was killed and its container removed"

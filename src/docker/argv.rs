@@ -357,9 +357,15 @@ pub fn events_stream_args(run_id: &str, since: f64) -> Vec<OsString> {
 /// machine's files; the tag is `<run id>-<n>`.
 pub const BAKED_REPOSITORY: &str = "sbx-deliver";
 
+/// The label of a baked image: its own tag, so that `sbx gc` removes only
+/// images sbx built under that very name (a label is inherited by images
+/// built or committed from it, a tag's value is not theirs).
+pub const BAKE_LABEL: &str = "sbx.bake";
+
 /// `docker build` of a baked image: the task image plus every staged
-/// candidate, labelled with the run id so that it can always be found; its
-/// intermediate containers are removed even when the build fails.
+/// candidate, labelled with the run id so that it can always be found and
+/// with its own tag ([`BAKE_LABEL`]); its intermediate containers are
+/// removed even when the build fails.
 pub fn build_args(tag: &str, run_id: &str, dockerfile: &Path, context: &Path) -> Vec<OsString> {
     let mut args = to_os(&[
         "build",
@@ -369,6 +375,8 @@ pub fn build_args(tag: &str, run_id: &str, dockerfile: &Path, context: &Path) ->
         "none",
         "--label",
         &format!("{RUN_LABEL}={run_id}"),
+        "--label",
+        &format!("{BAKE_LABEL}={tag}"),
         "--tag",
         tag,
         "--file",
@@ -431,6 +439,23 @@ pub fn rmi_args(images: &[String]) -> Vec<OsString> {
 pub fn remove_images_args(images: &[String]) -> Vec<OsString> {
     let mut args = to_os(&["rmi", "-f", "--"]);
     args.extend(images.iter().map(OsString::from));
+    args
+}
+
+/// `docker image inspect` of the labels that make a baked image sbx's,
+/// one line per image found: its [`BAKE_LABEL`] (its own tag when sbx
+/// baked it) and its `sbx.run` label, tab-separated.
+pub fn baked_labels_args(tags: &[String]) -> Vec<OsString> {
+    let mut args = to_os(&[
+        "image",
+        "inspect",
+        "--format",
+        &format!(
+            "{{{{index .Config.Labels \"{BAKE_LABEL}\"}}}}\t{{{{index .Config.Labels \"{RUN_LABEL}\"}}}}"
+        ),
+        "--",
+    ]);
+    args.extend(tags.iter().map(OsString::from));
     args
 }
 
@@ -675,6 +700,52 @@ fn to_os(args: &[&str]) -> Vec<OsString> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn baked_images_carry_their_own_tag_and_gc_reads_it() {
+        let args = build_args(
+            "sbx-deliver:r1-0",
+            "r1",
+            Path::new("/s/Dockerfile"),
+            Path::new("/s"),
+        );
+        assert_eq!(
+            strings(&args),
+            [
+                "build",
+                "--quiet",
+                "--force-rm",
+                "--network",
+                "none",
+                "--label",
+                "sbx.run=r1",
+                "--label",
+                "sbx.bake=sbx-deliver:r1-0",
+                "--tag",
+                "sbx-deliver:r1-0",
+                "--file",
+                "/s/Dockerfile",
+                "--",
+                "/s"
+            ]
+        );
+        assert_eq!(
+            strings(&baked_labels_args(&[
+                "sbx-deliver:r1-0".into(),
+                "sbx-deliver:r1-1".into()
+            ])),
+            [
+                "image",
+                "inspect",
+                "--format",
+                "{{index .Config.Labels \"sbx.bake\"}}\t{{index .Config.Labels \"sbx.run\"}}",
+                "--",
+                "sbx-deliver:r1-0",
+                "sbx-deliver:r1-1"
+            ]
+        );
+    }
+
     use super::*;
 
     fn strings(args: &[OsString]) -> Vec<String> {

@@ -59,14 +59,42 @@ impl Staged {
     }
 }
 
+/// What separates the run id from the random part in a staging
+/// directory's name: `sbx-<run>-stage-XXXXXXXX`.
+const STAGE_MARK: &str = "-stage-";
+/// The random part's length (letters and digits).
+const STAGE_RANDOM: usize = 8;
+
+/// The run id of a staging directory's name (`sbx-<run>-stage-XXXXXXXX`),
+/// if it is one: the random part has no `-`, so the last mark ends the id.
+pub fn staging_run_id(name: &str) -> Option<String> {
+    let (run_id, random) = name.strip_prefix("sbx-")?.rsplit_once(STAGE_MARK)?;
+    let random_ok =
+        random.len() == STAGE_RANDOM && random.bytes().all(|b| b.is_ascii_alphanumeric());
+    (random_ok && validate_run_id(run_id).is_ok()).then(|| run_id.to_string())
+}
+
 /// Where baked images hold the candidates (one file per staged candidate).
 pub const BAKED_DIR: &str = "/work/tasks";
 
 impl Session {
-    /// Creates the session's private staging directory.
+    /// Takes the run's lock, then creates the session's private staging
+    /// directory, named after the run (see [`staging_run_id`]), so that
+    /// `sbx gc` can tell when its run is gone.
     pub fn new(sandbox: Sandbox) -> Result<Session> {
+        let run_id = match std::env::var(RUN_ID_ENV) {
+            Ok(id) => validate_run_id(&id)?,
+            Err(_) => {
+                let mut hasher = RandomState::new().build_hasher();
+                hasher.write_u32(std::process::id());
+                format!("{:016x}", hasher.finish())
+            }
+        };
+        // Before the directory: a live run always holds its lock.
+        let lock = RunLock::take(&run_id)?;
         let stage = tempfile::Builder::new()
-            .prefix("sbx-")
+            .prefix(&format!("sbx-{run_id}{STAGE_MARK}"))
+            .rand_bytes(STAGE_RANDOM)
             .tempdir()
             .map_err(|source| {
                 // The temporary directory is the caller's setting: exit 2.
@@ -98,17 +126,9 @@ impl Session {
                 stage.path().display()
             )));
         }
-        let run_id = match std::env::var(RUN_ID_ENV) {
-            Ok(id) => validate_run_id(&id)?,
-            Err(_) => {
-                let mut hasher = RandomState::new().build_hasher();
-                hasher.write_u32(std::process::id());
-                format!("{:016x}", hasher.finish())
-            }
-        };
         Ok(Session {
             sandbox,
-            _lock: RunLock::take(&run_id)?,
+            _lock: lock,
             run_id,
             stage,
             counter: AtomicUsize::new(0),
@@ -274,6 +294,29 @@ pub fn is_directly_executable(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn staging_names_carry_their_run() {
+        assert_eq!(
+            staging_run_id("sbx-r1-stage-aB3dE5gH").as_deref(),
+            Some("r1")
+        );
+        assert_eq!(
+            staging_run_id("sbx-a-stage-b-stage-aB3dE5gH").as_deref(),
+            Some("a-stage-b")
+        );
+        for other in [
+            "sbx-runs-1000",
+            "sbx-r1-stage-short",
+            "sbx-r1-stage-aB3dE5g-",
+            "sbx-R1-stage-aB3dE5gH",
+            "sbx--stage-aB3dE5gH",
+            "x-r1-stage-aB3dE5gH",
+            "sbx-abc123",
+        ] {
+            assert_eq!(staging_run_id(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn executable_headers() {

@@ -1,0 +1,301 @@
+//! An `sbx.toml` that sbx found on its own (in the current directory, not
+//! named with `--config`) may be the tree's, as untrusted as a candidate:
+//! it may tighten the sandbox, never loosen it or reach out of it. Each
+//! refused key is one line naming the file and the key, exit 2, before any
+//! docker call; the same key from `--config FILE` or the command line is
+//! taken. A hostile `docker = "./evil.sh"` must never run: its log file is
+//! never created. Nothing here starts a container.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// A tree with a candidate, a tasks file, the `evil.sh` that logs its
+/// arguments to `evil.log` then runs docker, and `tmp/` for TMPDIR.
+fn tree() -> TempDir {
+    let dir = tempfile::tempdir().expect("scratch");
+    let write = |rel: &str, text: &str| fs::write(dir.path().join(rel), text).expect("write");
+    write("f.sh", "#!/bin/sh\necho hi\n");
+    write(
+        "tasks.json",
+        r#"[{"id": "f", "stdin": "", "expect": "hi\n"}]"#,
+    );
+    fs::create_dir(dir.path().join("gen")).expect("mkdir");
+    write("gen/f.sh", "echo hi\n");
+    let evil = dir.path().join("evil.sh");
+    fs::write(
+        &evil,
+        "#!/bin/sh\necho \"$@\" >> \"$(dirname \"$0\")/evil.log\"\nexec docker \"$@\"\n",
+    )
+    .expect("write evil.sh");
+    fs::set_permissions(&evil, fs::Permissions::from_mode(0o755)).expect("chmod");
+    fs::create_dir(dir.path().join("tmp")).expect("mkdir tmp");
+    dir
+}
+
+fn sbx(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_sbx"))
+        .current_dir(dir)
+        .env("TMPDIR", dir.join("tmp"))
+        .env_remove("SBX_DOCKER")
+        .env_remove("SBX_RUN_ID")
+        .args(args)
+        .timeout(LIMIT)
+        .output()
+        .expect("run sbx")
+}
+
+/// The one line of a refusal: exit 2, nothing on stdout, naming the file
+/// and the key, and saying how to allow it.
+fn refused(out: &std::process::Output, table: &str, key: &str) {
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let prefix = format!(
+        "sbx: config file `sbx.toml`: [{table}] {key}: refused from a file sbx found on its own ("
+    );
+    assert!(stderr.starts_with(&prefix), "{stderr}");
+    assert!(
+        stderr.contains("--config sbx.toml")
+            && stderr.contains(&format!("--{key} on the command line")),
+        "{stderr}"
+    );
+}
+
+/// Every key that runs a program, chooses the engine, opens the sandbox,
+/// raises a limit or writes outside the folder, in `[run]` and `[eval]`.
+#[test]
+fn a_found_file_cannot_loosen_the_sandbox() {
+    let dir = tree();
+    fs::write(
+        dir.path().join("allow.json"),
+        r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#,
+    )
+    .expect("write");
+    let outside = tempfile::tempdir().expect("outside");
+    std::os::unix::fs::symlink(
+        outside.path().join("victim"),
+        dir.path().join("report.json"),
+    )
+    .expect("symlink");
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).expect("symlink");
+    let shared: &[(&str, &str)] = &[
+        ("docker", "\"./evil.sh\""),
+        ("network", "\"host\""),
+        ("network", "\"bridge\""),
+        ("security-opt", "\"seccomp=allow.json\""),
+        ("security-opt", "[\"apparmor=docker-default\"]"),
+        ("runtime", "\"runc\""),
+        ("user", "\"0\""),
+        ("user", "\"0:0\""),
+        ("user", "\"1000:0\""),
+        ("memory", "\"100g\""),
+        ("memory", "\"257m\""),
+        ("pids-limit", "100000"),
+        ("tmpfs-size", "\"100g\""),
+        ("cpus", "4"),
+        ("timeout", "100"),
+        ("timeout", "\"1h\""),
+        ("timeout", "0"),
+        ("timeout", "\"inf\""),
+    ];
+    let run_only: &[(&str, &str)] = &[("engine", "\"tcp://127.0.0.1:9\"")];
+    let eval_only: &[(&str, &str)] = &[
+        ("engine", "[\"tcp://127.0.0.1:9\"]"),
+        ("jobs", "100000"),
+        ("max-output", "\"1GiB\""),
+        ("compile-timeout", "3600"),
+        ("compile-memory", "\"100g\""),
+        ("isolate", "\"worker\""),
+        ("output", "\"report.json\""),
+        ("output", "\"../x.json\""),
+        ("output", "\"/tmp/x.json\""),
+        ("junit", "\"../x.xml\""),
+        ("junit", "\"out/x.xml\""),
+        ("cache", "\"../cache\""),
+        ("cache", "\"out\""),
+    ];
+    let cases = shared
+        .iter()
+        .map(|kv| ("run", kv))
+        .chain(shared.iter().map(|kv| ("eval", kv)))
+        .chain(run_only.iter().map(|kv| ("run", kv)))
+        .chain(eval_only.iter().map(|kv| ("eval", kv)));
+    for (table, (key, value)) in cases {
+        fs::write(
+            dir.path().join("sbx.toml"),
+            format!("[{table}]\n{key} = {value}\n"),
+        )
+        .expect("write sbx.toml");
+        let args: &[&str] = if table == "run" {
+            &["run", "--print-argv", "f.sh"]
+        } else {
+            &["eval"]
+        };
+        let out = sbx(dir.path(), args);
+        refused(&out, table, key);
+    }
+    assert!(
+        !dir.path().join("evil.log").exists(),
+        "evil.sh ran: {:?}",
+        fs::read_to_string(dir.path().join("evil.log"))
+    );
+    assert!(!outside.path().join("victim").exists());
+    assert_eq!(fs::read_dir(outside.path()).expect("ls").count(), 0);
+}
+
+/// A found file may tighten: lower limits, `none`, a non-root user, paths
+/// inside its folder; and the refused keys are taken from the command
+/// line or from a file named with `--config`.
+#[test]
+fn a_found_file_can_tighten_and_the_user_can_loosen() {
+    let dir = tree();
+    fs::write(
+        dir.path().join("sbx.toml"),
+        "[run]\nmemory = \"128m\"\npids-limit = 32\ncpus = \"0.25\"\nnetwork = \"none\"\nuser = \"1000:1000\"\ntimeout = 5\ntmpfs-size = \"16m\"\n",
+    )
+    .expect("write");
+    let out = sbx(dir.path(), &["run", "--print-argv", "f.sh"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let argv = String::from_utf8_lossy(&out.stdout);
+    assert!(argv.contains("\"--memory\",\"128m\""), "{argv}");
+    // The same file named with --config may set what a found one may not.
+    fs::write(
+        dir.path().join("sbx.toml"),
+        "[run]\nmemory = \"1g\"\ndocker = \"./evil.sh\"\n",
+    )
+    .expect("write");
+    let out = sbx(
+        dir.path(),
+        &["run", "--print-argv", "--config", "sbx.toml", "f.sh"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let argv = String::from_utf8_lossy(&out.stdout);
+    assert!(argv.contains("\"--memory\",\"1g\""), "{argv}");
+    assert!(argv.contains("evil.sh"), "{argv}");
+    // Given on the command line, the file's key is not used, so not refused.
+    fs::write(dir.path().join("sbx.toml"), "[run]\nmemory = \"1g\"\n").expect("write");
+    let out = sbx(
+        dir.path(),
+        &["run", "--print-argv", "--memory", "2g", "f.sh"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"--memory\",\"2g\""));
+    // A written path inside the folder is taken (the eval then stops at
+    // the missing docker, past the settings).
+    fs::write(
+        dir.path().join("sbx.toml"),
+        "[eval]\noutput = \"reports/r.json\"\njunit = \"./j.xml\"\ncache = \".sbx-cache\"\n",
+    )
+    .expect("write");
+    let out = sbx(dir.path(), &["eval", "--docker", "/nonexistent/docker"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("refused from a file"), "{stderr}");
+    // --print-argv never ran the evil script either.
+    assert!(!dir.path().join("evil.log").exists());
+}
+
+/// `--security-opt seccomp=FILE` whose default action lets every call
+/// through is as unconfined as `seccomp=unconfined`, and refused the same
+/// way; an unreadable or malformed profile is one line, exit 2.
+#[test]
+fn an_allow_everything_seccomp_profile_is_unconfined() {
+    let dir = tree();
+    let write = |name: &str, text: &str| fs::write(dir.path().join(name), text).expect("write");
+    write("allow.json", r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#);
+    write(
+        "log.json",
+        r#"{"defaultAction": "SCMP_ACT_LOG", "syscalls": []}"#,
+    );
+    write("upper.json", r#"{"DefaultAction": "SCMP_ACT_ALLOW"}"#);
+    write("empty.json", "{}");
+    write("broken.json", "{\"defaultAction\": ");
+    write("errno.json", r#"{"defaultAction": "SCMP_ACT_ERRNO"}"#);
+    for (profile, says) in [
+        ("allow.json", "as seccomp=unconfined"),
+        ("log.json", "as seccomp=unconfined"),
+        ("upper.json", "as seccomp=unconfined"),
+        ("empty.json", "as seccomp=unconfined"),
+        ("broken.json", "not valid JSON"),
+        ("absent.json", "cannot read the profile"),
+    ] {
+        let opt = format!("seccomp={profile}");
+        let out = sbx(
+            dir.path(),
+            &["run", "--print-argv", "--security-opt", &opt, "f.sh"],
+        );
+        assert_eq!(out.status.code(), Some(2), "{profile}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("sbx: invalid --security-opt seccomp={profile}: ")),
+            "{stderr}"
+        );
+        assert!(stderr.contains(says), "{profile}: {stderr}");
+    }
+    let out = sbx(
+        dir.path(),
+        &[
+            "run",
+            "--print-argv",
+            "--security-opt",
+            "seccomp=errno.json",
+            "f.sh",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+/// An empty IMAGE or TIMEOUT positional is not given (the script's
+/// `${2:-...}`): the file's value applies, as with no positional.
+#[test]
+fn an_empty_positional_leaves_the_files_value() {
+    let dir = tree();
+    fs::write(dir.path().join("sbx.toml"), "[run]\nimage = \"conf:1\"\n").expect("write");
+    let out = sbx(dir.path(), &["run", "--print-argv", "f.sh", "", ""]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let argv: Vec<String> = serde_json::from_slice(&out.stdout).expect("a JSON list");
+    assert_eq!(argv.last().map(String::as_str), Some("/work/task"));
+    assert_eq!(argv[argv.len() - 2], "conf:1", "{argv:?}");
+}
+
+/// At a terminal, sbx says which file and keys it applied (run under
+/// `script`, which gives sbx a terminal as stderr).
+#[test]
+fn at_a_terminal_the_applied_keys_are_printed() {
+    let dir = tree();
+    fs::write(
+        dir.path().join("sbx.toml"),
+        "[run]\nmemory = \"128m\"\npids-limit = 32\n",
+    )
+    .expect("write");
+    let sbx_bin = env!("CARGO_BIN_EXE_sbx");
+    let out = Command::new("script")
+        .current_dir(dir.path())
+        .env("TMPDIR", dir.path().join("tmp"))
+        .env_remove("SBX_DOCKER")
+        .args([
+            "-qec",
+            &format!("{sbx_bin} run --print-argv f.sh"),
+            "/dev/null",
+        ])
+        .timeout(LIMIT)
+        .output()
+        .expect("run script");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("sbx: options from `sbx.toml`: [run] memory, pids-limit"),
+        "{text}"
+    );
+    // Not a terminal: nothing but the argv.
+    let out = sbx(dir.path(), &["run", "--print-argv", "f.sh"]);
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
