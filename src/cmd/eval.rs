@@ -333,7 +333,7 @@ fn python_only(tasks: &[Task], gen_root: &Path) -> Result<()> {
             return Err(Error::Usage(format!(
                 "task `{}` has a function test, which runs Python only; its candidate `{}` is not a .py file",
                 task.id,
-                path.display()
+                crate::escape::path(&path)
             )));
         }
     }
