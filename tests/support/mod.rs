@@ -19,7 +19,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 /// Upper bound for any one sbx invocation.
-pub const LIMIT: Duration = Duration::from_secs(60);
+pub const LIMIT: Duration = Duration::from_secs(120);
 
 const FAKE_DOCKER: &str = include_str!("fake_docker.sh");
 
