@@ -109,7 +109,9 @@ impl Error {
     pub fn to_line(&self) -> String {
         match self {
             Error::NoSuchFile(_) => self.to_string(),
-            _ => format!("sbx: {self}"),
+            // One line, whatever a name in it holds (a newline, a bidi
+            // control): see `escape`.
+            _ => format!("sbx: {}", crate::escape::line(&self.to_string())),
         }
     }
 }

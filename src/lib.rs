@@ -3,8 +3,9 @@
 //!
 //! The modules are layers; each imports only from layers below it
 //! (`tests/layers.rs` holds this order and checks it). From the bottom:
-//! `exit`, `signals`, `limits` (the open-file limit), `error`, `console`
-//! (plumbing); `spec` (validated values and the command line's plain
+//! `exit`, `signals`, `limits` (the open-file limit), `escape` (outside
+//! text made safe for a terminal), `error`, `console`, `files` (private
+//! directories, bounded reads, files written whole) (plumbing); `spec` (validated values and the command line's plain
 //! choices); `cli` (clap types, no I/O); `settings` (option defaults from
 //! `sbx.toml`, spliced into the command line); `docker` (`argv`: pure
 //! argument vectors; `process`: the only place that spawns, waits, kills
@@ -21,7 +22,9 @@
 
 pub mod console;
 pub mod error;
+pub mod escape;
 pub mod exit;
+pub mod files;
 pub mod limits;
 pub mod signals;
 

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 /// before it, never from its own rank's others or from later ones. A new
 /// module must be placed here.
 const LAYERS: &[&[&str]] = &[
-    &["exit", "signals", "limits"],
+    &["exit", "signals", "limits", "escape"],
     &["error"],
     &["console"],
+    &["files"],
     &["spec"],
     &["cli"],
     &["settings"],

@@ -677,7 +677,7 @@ pub fn clean(s: &str, max: usize) -> String {
             out.push('…');
             break;
         }
-        if ch.is_control() {
+        if crate::escape::is_unsafe(ch) {
             out.extend(ch.escape_default());
         } else {
             out.push(ch);
@@ -825,7 +825,8 @@ pub fn diff(old: &Path, new: &Path, json: bool) -> Result<i32> {
     let old_entries = load(old)?;
     let new_entries = load(new)?;
     let cmp = compare_reports(&old_entries, &new_entries);
-    let (old_name, new_name) = (old.display().to_string(), new.display().to_string());
+    let name = |p: &Path| crate::escape::os_name(p.as_os_str());
+    let (old_name, new_name) = (name(old), name(new));
     let text = if json {
         cmp.to_json(&old_name, &new_name)?
     } else {

@@ -293,17 +293,35 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         ReportFormat::Json => report::json::write_json(&results)?,
         ReportFormat::Text => report::text::write_text(&results, &line, req.color)?,
     }
-    if let Some(path) = &req.output {
+    // Each file is written whole (a temporary file renamed into place). A
+    // signal from here on stops before the next file (the results file
+    // stops mid-write and is left as it was), and sbx ends with 128 + it
+    // once every file is consistent: the old one or the new one.
+    if let Some(path) = req
+        .output
+        .as_ref()
+        .filter(|_| signals::received().is_none())
+    {
         report::json::write_json_file(path, &results)?;
     }
-    if let Some(path) = &req.junit {
+    if let Some(path) = req.junit.as_ref().filter(|_| signals::received().is_none()) {
         report::junit::write_junit(path, &results, clock.elapsed())?;
     }
-    if let Some(files) = &req.human_eval {
+    if let Some(files) = req
+        .human_eval
+        .as_ref()
+        .filter(|_| signals::received().is_none())
+    {
         write_sample_results(files, &results, &places)?;
     }
     if req.format == ReportFormat::Json {
         console::note(&line);
+    }
+    if let Some(signal) = signals::received() {
+        console::note(
+            "sbx: interrupted while writing the reports; every file is whole: written, or left as it was",
+        );
+        return Ok(exit::for_signal(signal));
     }
     Ok(summary.exit_code())
 }
@@ -315,7 +333,7 @@ fn python_only(tasks: &[Task], gen_root: &Path) -> Result<()> {
             return Err(Error::Usage(format!(
                 "task `{}` has a function test, which runs Python only; its candidate `{}` is not a .py file",
                 task.id,
-                path.display()
+                crate::escape::path(&path)
             )));
         }
     }
@@ -341,10 +359,14 @@ fn write_sample_results(
         })
         .collect();
     let path = humaneval::results_path(&files.samples_path);
-    humaneval::write_results(&path, &files.samples, &outcomes).map_err(|source| Error::Write {
-        what: format!("the results file `{}`", path.display()),
-        source,
-    })
+    match humaneval::write_results(&path, &files.samples, &outcomes) {
+        // The caller sees the signal and ends with its code.
+        Ok(()) | Err(crate::files::WriteStop::Interrupted(_)) => Ok(()),
+        Err(stop) => Err(Error::Write {
+            what: format!("the results file `{}`", crate::escape::path(&path)),
+            source: crate::files::stop_error(stop),
+        }),
+    }
 }
 
 /// Bakes the candidates into a throwaway image on every engine that gets

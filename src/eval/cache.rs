@@ -1,17 +1,19 @@
 //! The result cache: each judged candidate's result, stored under a key
 //! that covers everything that could change it, so that a second run re-runs
 //! only what changed. A key is the SHA-256 of: this sbx build (version,
-//! executable size and modification time, schema number), the candidate's bytes and
+//! the SHA-256 of the executable, memoised per build; schema number), the candidate's bytes and
 //! interpreter, the task's cases (stdin and expectation with its comparison
 //! mode and tolerances) or function test, timeout (and fail-fast for multi-case tasks), the
 //! image ID (not its name), `--max-output`, and every limit and hardening
-//! option that shapes the argv. `error` results are never stored.
+//! option that shapes the argv. `error` results are never stored. The
+//! directory must be private (ours, writable by nobody else); each entry
+//! holds its key and is used only if it matches, is a small regular file
+//! (never followed through a symlink) and is a result this build could
+//! have stored; anything else is judged again.
 
 use std::fs;
-use std::io::Read;
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
@@ -24,7 +26,7 @@ use crate::report::{Status, TaskResult};
 use crate::session::Sandbox;
 
 /// Bumped whenever what a cached result means changes.
-const SCHEMA: u32 = 1;
+const SCHEMA: u32 = 2;
 
 /// A cache directory.
 #[derive(Debug)]
@@ -145,37 +147,130 @@ fn cacheable(result: &TaskResult) -> bool {
     result.status != Status::Error
 }
 
-/// This build's identity: sbx's version and the size and modification time
-/// of the running executable (a rebuild or reinstall changes them; reading
-/// the whole executable to hash it costs too much per run).
-fn build_id() -> String {
-    let stamp = std::env::current_exe()
-        .and_then(fs::metadata)
-        .map(|m| {
-            let modified = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            format!("{}-{modified}", m.len())
-        })
-        .unwrap_or_default();
-    format!("{SCHEMA}-{}-{stamp}", env!("CARGO_PKG_VERSION"))
+/// The largest entry read: far above any real one (a result keeps a
+/// stderr tail of 300 characters and a short diff), so a planted huge file
+/// costs nothing.
+const ENTRY_MAX: u64 = 1 << 20;
+
+/// One stored entry: the key it was stored under, and the result.
+#[derive(Debug, Serialize, serde::Deserialize)]
+struct Entry {
+    key: String,
+    result: TaskResult,
+}
+
+/// Why a stored entry is not used, or `None` if its result is one this
+/// build could have stored: a single candidate's judged verdict (never an
+/// `error`, never a multi-sample entry), whose counts agree.
+fn inconsistent(result: &TaskResult) -> Option<&'static str> {
+    if !cacheable(result) {
+        return Some("an `error` is never stored");
+    }
+    if result.samples.is_some()
+        || result.n.is_some()
+        || result.c.is_some()
+        || result.errors.is_some()
+        || !result.pass_at.is_empty()
+        || result.sample.is_some()
+    {
+        return Some("it holds sample counts, which one candidate's result never has");
+    }
+    match (result.status, result.reason.as_deref()) {
+        (Status::Pass, None) => {}
+        (Status::Pass, Some(_)) => return Some("a pass with a failure reason"),
+        (Status::Fail | Status::Missing, _) => {}
+        (Status::Error, _) => return Some("an `error` is never stored"),
+    }
+    if let Some(total) = result.cases_total {
+        let passed = result.cases_passed.unwrap_or(0);
+        let bad_case = result.case.is_some_and(|c| c == 0 || c > total);
+        if passed > total || bad_case || (result.status == Status::Pass && passed != total) {
+            return Some("its case counts do not add up");
+        }
+    } else if result.cases_passed.is_some() || result.case.is_some() {
+        return Some("its case counts do not add up");
+    }
+    None
+}
+
+/// The memo of this build's identity: the files `<cache>/builds/<dev>-<ino>-
+/// <size>-<mtime>-<ctime>`, each holding the SHA-256 of the executable with
+/// that identity. The change time cannot be set back by `touch` or `cp -p`,
+/// and any write to the file changes it.
+const MEMO_DIR: &str = "builds";
+
+/// This build's identity: the schema, sbx's version and the SHA-256 of the
+/// running executable (read through `/proc/self/exe`, the very file that
+/// runs), memoised in the private cache directory under the executable's
+/// device, inode, size and times, so it is hashed once per build. Size
+/// and time alone are never the identity: two builds can share them.
+fn build_id(dir: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::MetadataExt;
+    let exe = match fs::File::open("/proc/self/exe") {
+        Ok(file) => file,
+        Err(_) => fs::File::open(std::env::current_exe()?)?,
+    };
+    let stamp = |m: &fs::Metadata| {
+        format!(
+            "{}-{}-{}-{}.{}-{}.{}",
+            m.dev(),
+            m.ino(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec()
+        )
+    };
+    let before = stamp(&exe.metadata()?);
+    let memo_dir = dir.join(MEMO_DIR);
+    let memo = memo_dir.join(&before);
+    // The memo is in the private directory; it is still read as a small
+    // regular file and used only if it is a SHA-256.
+    if let Ok(bytes) = crate::files::read_regular_bounded(&memo, 64) {
+        if bytes.len() == 64
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        {
+            let sha = String::from_utf8(bytes).expect("hex is ASCII");
+            return Ok(format!("{SCHEMA}-{}-{sha}", env!("CARGO_PKG_VERSION")));
+        }
+    }
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut &exe, &mut hasher)?;
+    let sha = hex(&hasher.finalize());
+    // Memoised only if the file did not change while it was read.
+    if stamp(&exe.metadata()?) == before {
+        let _ = fs::create_dir(&memo_dir);
+        let private = fs::symlink_metadata(&memo_dir).is_ok_and(|m| {
+            m.file_type().is_dir() && m.uid() == rustix::process::geteuid().as_raw()
+        });
+        if private {
+            let _ = crate::files::write_whole(&memo, |w| Ok(w.write_all(sha.as_bytes())?));
+        }
+    }
+    Ok(format!("{SCHEMA}-{}-{sha}", env!("CARGO_PKG_VERSION")))
 }
 
 impl Cache {
-    /// Opens (creating) the cache directory.
+    /// Opens (creating, mode 0700) the cache directory, which must be
+    /// private: ours, and writable by nobody else (exit 2 otherwise).
     pub fn open(dir: PathBuf) -> Result<Cache> {
-        // A --cache that cannot be a directory is a bad option (exit 2).
-        fs::create_dir_all(&dir).map_err(|source| {
+        crate::files::private_dir(
+            &dir,
+            "--cache directory",
+            crate::files::Private::Writes,
+            "the cache must be a directory of your own that nobody else can write to (`chmod go-w` it, or give another --cache)",
+        )?;
+        let build = build_id(&dir).map_err(|source| {
             Error::Usage(format!(
-                "--cache `{}` cannot be used as the cache directory: {source}",
-                dir.display()
+                "cannot read sbx's own executable to name this build in the cache: {source}; run without --cache"
             ))
         })?;
         Ok(Cache {
             dir,
-            build: build_id(),
+            build,
             warned: AtomicBool::new(false),
         })
     }
@@ -190,49 +285,72 @@ impl Cache {
     }
 
     /// The stored result for `key`, as task `id`'s and marked `cached`;
-    /// `None` on a miss or an unreadable entry (which then simply runs
-    /// again).
+    /// `None` on a miss. An entry that is not a small regular file, not
+    /// JSON, stored under another key, or not a result this build could have
+    /// stored is a miss too, with a note: the candidate is judged again and
+    /// the entry replaced.
     pub fn get(&self, key: &str, id: &str) -> Option<TaskResult> {
-        // Only a regular file is an entry: a FIFO planted there must not
-        // block the eval (it is a miss, and the candidate runs again).
-        let mut text = String::new();
-        crate::signals::open_regular(&self.path(key))
-            .and_then(|mut file| file.read_to_string(&mut text))
-            .ok()?;
-        let mut result: TaskResult = serde_json::from_str(&text).ok()?;
-        if !cacheable(&result) {
-            return None;
+        let path = self.path(key);
+        let ignored = |why: &str| {
+            console::note(&format!(
+                "sbx: ignoring the cache entry `{}` ({why}); judging task `{}` again",
+                crate::escape::path(&path),
+                crate::escape::line(id)
+            ));
+            None
+        };
+        let bytes = match crate::files::read_regular_bounded(&path, ENTRY_MAX) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => return ignored(&e.to_string()),
+        };
+        let Ok(entry) = serde_json::from_slice::<Entry>(&bytes) else {
+            return ignored("not an entry of this sbx");
+        };
+        if entry.key != key {
+            return ignored("it was stored under another key");
+        }
+        let mut result = entry.result;
+        if let Some(why) = inconsistent(&result) {
+            return ignored(why);
         }
         // The key leaves the id out (two tasks may share a result); the
-        // entry is this task's. A candidate's own result has no pass@k: any
-        // extra numeric field of another build is dropped, not reported.
+        // entry is this task's. The engine that ran it then is not one this
+        // run used: it is not shown.
         result.id = id.to_string();
-        result.pass_at.clear();
+        result.engine = None;
+        result.requeued.clear();
         result.cached = Some(true);
         Some(result)
     }
 
-    /// Stores a judged result (never an `error`), atomically;
+    /// Stores a judged result (never an `error`), atomically, with its key;
     /// says once when the directory cannot be written.
     pub fn put(&self, key: &str, result: &TaskResult) {
         if !cacheable(result) {
             return;
         }
-        let Ok(json) = serde_json::to_vec(result) else {
+        let mut result = result.clone();
+        result.engine = None;
+        result.requeued.clear();
+        result.cached = None;
+        let entry = Entry {
+            key: key.to_string(),
+            result,
+        };
+        let Ok(json) = serde_json::to_vec(&entry) else {
             return;
         };
-        let written = tempfile::NamedTempFile::new_in(&self.dir).and_then(|mut tmp| {
-            tmp.write_all(&json)?;
-            // Readable by other users sharing the cache, like any file.
-            fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o644))?;
-            tmp.persist(self.path(key)).map_err(|e| e.error)?;
-            Ok(())
-        });
+        let written = crate::files::write_whole(&self.path(key), |w| Ok(w.write_all(&json)?));
         if let Err(e) = written {
+            let e = match e {
+                crate::files::WriteStop::Io(e) => e.to_string(),
+                crate::files::WriteStop::Interrupted(_) => "interrupted".into(),
+            };
             if !self.warned.swap(true, Ordering::SeqCst) {
                 console::note(&format!(
                     "sbx: cannot write the cache `{}` ({e}); results are not cached",
-                    self.dir.display()
+                    crate::escape::path(&self.dir)
                 ));
             }
         }
@@ -508,5 +626,71 @@ mod tests {
 
         fs::write(dir.path().join("c/k4.json"), "garbage").unwrap();
         assert!(cache.get("k4", "a").is_none());
+    }
+
+    #[test]
+    fn entries_under_another_key_or_impossible_are_misses() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::open(dir.path().join("c")).unwrap();
+        let mut pass = TaskResult::missing("a");
+        pass.status = Status::Pass;
+        pass.reason = None;
+        pass.engine = Some("evil".into());
+        cache.put("good", &pass);
+        assert_eq!(cache.get("good", "a").unwrap().engine, None);
+        // A passing entry copied over another key's is not that key's.
+        fs::copy(
+            dir.path().join("c/good.json"),
+            dir.path().join("c/bad.json"),
+        )
+        .unwrap();
+        assert!(cache.get("bad", "a").is_none());
+        // Counts one candidate's result never has.
+        let mut counts = pass.clone();
+        counts.n = Some(3);
+        counts.c = Some(9);
+        let forged = serde_json::json!({"key": "forged", "result": counts});
+        fs::write(dir.path().join("c/forged.json"), forged.to_string()).unwrap();
+        assert!(cache.get("forged", "a").is_none());
+        let mut cases = pass.clone();
+        cases.cases_total = Some(3);
+        cases.cases_passed = Some(2);
+        let forged = serde_json::json!({"key": "cases", "result": cases});
+        fs::write(dir.path().join("c/cases.json"), forged.to_string()).unwrap();
+        assert!(cache.get("cases", "a").is_none());
+        // A symlink to a real entry is not read.
+        std::os::unix::fs::symlink(
+            dir.path().join("c/good.json"),
+            dir.path().join("c/link.json"),
+        )
+        .unwrap();
+        let linked = serde_json::json!({"key": "link", "result": pass});
+        fs::write(dir.path().join("c/good.json"), linked.to_string()).unwrap();
+        assert!(cache.get("link", "a").is_none());
+    }
+
+    #[test]
+    fn the_build_is_the_executables_hash_memoised() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Cache::open(dir.path().join("c")).unwrap();
+        let exe = fs::read("/proc/self/exe").unwrap();
+        assert!(
+            first.build().ends_with(&hex(&Sha256::digest(&exe))),
+            "{}",
+            first.build()
+        );
+        let memos: Vec<_> = fs::read_dir(dir.path().join("c/builds")).unwrap().collect();
+        assert_eq!(memos.len(), 1);
+        // A second open reads the memo; a memo that is not a hash is not used.
+        assert_eq!(
+            Cache::open(dir.path().join("c")).unwrap().build(),
+            first.build()
+        );
+        let memo = memos[0].as_ref().unwrap().path();
+        fs::write(&memo, "not a hash").unwrap();
+        assert_eq!(
+            Cache::open(dir.path().join("c")).unwrap().build(),
+            first.build()
+        );
     }
 }

@@ -62,7 +62,8 @@ pub fn samples_in(
     interpreter: Option<&Vec<String>>,
 ) -> Vec<(String, Found)> {
     // The real names: a name that is not UTF-8 is opened by its own bytes
-    // and only shown lossily (two such names must not become one file).
+    // and shown with those bytes escaped (`\xfe.py`), so two such names
+    // never become one file or look alike.
     let mut names: Vec<std::ffi::OsString> = match fs::read_dir(dir) {
         Ok(entries) => entries
             .filter_map(|e| e.ok())
@@ -83,7 +84,7 @@ pub fn samples_in(
         .into_iter()
         .map(|name| {
             let found = load(gen_root, &dir.join(&name), interpreter);
-            (name.to_string_lossy().into_owned(), found)
+            (crate::escape::os_name(&name), found)
         })
         .collect()
 }

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::files::{self, WriteStop};
 use crate::report::{Status, TaskResult};
+use crate::signals;
 
 /// The two bytes every gzip stream starts with (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -312,22 +314,31 @@ pub fn results_path(samples: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Writes the samples again, in order, each with `result` and `passed`.
+/// Writes the samples again, in order, each with `result` and `passed`,
+/// whole (a temporary file renamed into place: a concurrent run, a kill or
+/// a symlink at `path` never leaves half a file or writes elsewhere). A
+/// signal (SIGINT, SIGTERM...) stops the write and leaves the old file.
 pub fn write_results(
     path: &Path,
     samples: &[Sample],
     outcomes: &[Outcome],
-) -> Result<(), std::io::Error> {
+) -> Result<(), WriteStop> {
     assert_eq!(samples.len(), outcomes.len(), "one outcome per sample");
-    let mut out = std::io::BufWriter::new(fs::File::create(path)?);
-    for (sample, outcome) in samples.iter().zip(outcomes) {
-        let mut fields = sample.fields.clone();
-        fields.insert("result".into(), Value::String(outcome.text()));
-        fields.insert("passed".into(), Value::Bool(*outcome == Outcome::Passed));
-        serde_json::to_writer(&mut out, &fields)?;
-        out.write_all(b"\n")?;
-    }
-    out.flush()
+    files::write_whole(path, |out| {
+        for (i, (sample, outcome)) in samples.iter().zip(outcomes).enumerate() {
+            if i % 64 == 0 {
+                if let Some(signal) = signals::received() {
+                    return Err(WriteStop::Interrupted(signal));
+                }
+            }
+            let mut fields = sample.fields.clone();
+            fields.insert("result".into(), Value::String(outcome.text()));
+            fields.insert("passed".into(), Value::Bool(*outcome == Outcome::Passed));
+            serde_json::to_writer(&mut *out, &fields).map_err(std::io::Error::from)?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    })
 }
 
 fn read_maybe_gzipped(path: &Path) -> Result<String, String> {

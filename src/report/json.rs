@@ -1,12 +1,13 @@
 //! The JSON report, for machines: a pretty list, as the original printed
 //! it, on stdout (unless it is a terminal) and in the `-o` file.
 
-use std::fs;
+use std::io::Write;
 use std::path::Path;
 
 use super::result::TaskResult;
 use crate::console;
 use crate::error::{Error, Result};
+use crate::{escape, files};
 
 /// The report as the original printed it: a pretty JSON list.
 pub fn to_json(results: &[TaskResult]) -> String {
@@ -19,11 +20,14 @@ pub fn write_json(results: &[TaskResult]) -> Result<()> {
     console::out(&format!("{}\n", to_json(results)), "the report to stdout")
 }
 
-/// Writes the JSON report, exactly as stdout would get it, to `path`.
+/// Writes the JSON report, exactly as stdout would get it, to `path`,
+/// whole: a temporary file renamed into place (a symlink at `path` is
+/// replaced, never written through).
 pub fn write_json_file(path: &Path, results: &[TaskResult]) -> Result<()> {
-    fs::write(path, format!("{}\n", to_json(results))).map_err(|source| Error::Write {
-        what: format!("the JSON report `{}`", path.display()),
-        source,
+    let text = format!("{}\n", to_json(results));
+    files::write_whole(path, |w| Ok(w.write_all(text.as_bytes())?)).map_err(|stop| Error::Write {
+        what: format!("the JSON report `{}`", escape::path(path)),
+        source: files::stop_error(stop),
     })
 }
 

@@ -1,6 +1,6 @@
 //! The JUnit XML report (`--junit`): one testcase per task.
 
-use std::fs;
+use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -8,6 +8,7 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::result::{Status, TaskResult};
 use crate::error::{Error, Result};
+use crate::{escape, files};
 
 /// JUnit XML: one testcase per task; `fail` and `missing` are failures,
 /// `error` is an error.
@@ -70,10 +71,13 @@ fn xml_text(text: &str) -> String {
         .collect()
 }
 
+/// Writes the JUnit report to `path` whole: a temporary file renamed into
+/// place (a symlink at `path` is replaced, never written through).
 pub fn write_junit(path: &Path, results: &[TaskResult], elapsed: Duration) -> Result<()> {
-    fs::write(path, to_junit(results, elapsed)).map_err(|source| Error::Write {
-        what: format!("the JUnit report `{}`", path.display()),
-        source,
+    let xml = to_junit(results, elapsed);
+    files::write_whole(path, |w| Ok(w.write_all(xml.as_bytes())?)).map_err(|stop| Error::Write {
+        what: format!("the JUnit report `{}`", escape::path(path)),
+        source: files::stop_error(stop),
     })
 }
 

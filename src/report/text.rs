@@ -3,8 +3,10 @@
 //! went wrong right under each failure (the diff excerpt of a wrong output,
 //! the stderr tail of a crash), `case k/n` of multi-case tasks, `c/n` and
 //! pass@k of samples, then the summary. Colour as cargo does it. Everything
-//! a candidate wrote is shown with its control characters escaped, so that
-//! no output can move the cursor or recolour the terminal.
+//! a candidate wrote is shown with its control, bidi and separator
+//! characters escaped, so that no output can move the cursor or recolour
+//! the terminal; names (ids, sample file names, engines) have newlines and
+//! tabs escaped too, so none can forge a line (`crate::escape`).
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -75,7 +77,7 @@ pub fn to_text(results: &[TaskResult], summary: &str, color: bool) -> String {
     let paint = Paint { color };
     let width = results
         .iter()
-        .map(|r| shown(&r.id).chars().count())
+        .map(|r| name(&r.id).chars().count())
         .filter(|&w| w <= ID_WIDTH_MAX)
         .max()
         .unwrap_or(0);
@@ -106,7 +108,7 @@ fn task(out: &mut String, r: &TaskResult, width: usize, paint: Paint) {
         out,
         "{}  {:<width$}  {duration:>7}",
         paint.status(r.status, true),
-        shown(&r.id)
+        name(&r.id)
     );
     let what = headline(r);
     if !what.is_empty() {
@@ -125,7 +127,7 @@ fn task(out: &mut String, r: &TaskResult, width: usize, paint: Paint) {
                 let _ = writeln!(
                     out,
                     "{indent}{} {}  {}",
-                    shown(name),
+                    self::name(name),
                     paint.status(s.status, false),
                     headline(s)
                 );
@@ -159,7 +161,7 @@ fn headline(r: &TaskResult) -> String {
         }
     } else if r.status != Status::Pass {
         if let Some(reason) = &r.reason {
-            let mut reason = shown(reason);
+            let mut reason = self::name(reason);
             if reason == "exit_code" {
                 if let Some(code) = r.exit_code {
                     let _ = write!(reason, " {code}");
@@ -169,7 +171,7 @@ fn headline(r: &TaskResult) -> String {
                 let _ = write!(reason, " in case {case}/{total}");
             }
             if let Some(message) = &r.message {
-                let _ = write!(reason, ": {}", shown(message));
+                let _ = write!(reason, ": {}", self::name(message));
             }
             parts.push(reason);
         }
@@ -183,13 +185,13 @@ fn headline(r: &TaskResult) -> String {
         parts.push("(cached)".into());
     }
     if let Some(engine) = &r.engine {
-        parts.push(format!("on {}", shown(engine)));
+        parts.push(format!("on {}", name(engine)));
     }
     for moved in &r.requeued {
         parts.push(format!(
             "(moved off {}: {})",
-            shown(&moved.engine),
-            shown(&moved.reason)
+            name(&moved.engine),
+            name(&moved.reason)
         ));
     }
     parts.join("  ")
@@ -210,18 +212,18 @@ fn details(out: &mut String, r: &TaskResult, indent: &str) {
     }
 }
 
-/// `text` with its control characters escaped (`\u{1b}`), tabs and
-/// newlines aside: a candidate's output must not drive the terminal.
+/// `text` with its control, bidi and separator characters escaped
+/// (`\u{1b}`, `\u{202e}`), tabs and newlines aside: a candidate's output
+/// must not drive the terminal.
 fn shown(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() && c != '\t' && c != '\n' {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::escape::block(text)
+}
+
+/// A name (a task id, a sample's file name, an engine) or a one-line
+/// field: as [`shown`], newlines and tabs escaped too, so no name can
+/// forge a line of the report or look like another.
+fn name(text: &str) -> String {
+    crate::escape::line(text)
 }
 
 #[cfg(test)]

@@ -53,42 +53,15 @@ fn lock_dir() -> PathBuf {
 
 /// Creates (mode 0700) or checks this user's lock directory: a real
 /// directory (not a symlink), owned by us, that nobody else can write to or
-/// read.
+/// read (the check the result cache shares, in `files`).
 fn private_lock_dir() -> Result<PathBuf> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let dir = lock_dir();
-    match fs::DirBuilder::new().mode(0o700).create(&dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(source) => {
-            return Err(Error::Usage(format!(
-                "cannot create the run-lock directory `{}`: {source}; set TMPDIR to a writable directory",
-                dir.display()
-            )))
-        }
-    }
-    let unsafe_dir = |why: &str| {
-        Err(Error::Usage(format!(
-            "refusing the run-lock directory `{}`: {why}; remove it or set TMPDIR elsewhere",
-            dir.display()
-        )))
-    };
-    let meta = match fs::symlink_metadata(&dir) {
-        Ok(meta) => meta,
-        Err(e) => return unsafe_dir(&e.to_string()),
-    };
-    if !meta.file_type().is_dir() {
-        return unsafe_dir("it is not a directory");
-    }
-    if meta.uid() != rustix::process::geteuid().as_raw() {
-        return unsafe_dir(&format!("it is owned by uid {}, not by us", meta.uid()));
-    }
-    if meta.mode() & 0o077 != 0 {
-        return unsafe_dir(&format!(
-            "its mode is {:o}, open to other users (sbx creates it 0700)",
-            meta.mode() & 0o777
-        ));
-    }
+    crate::files::private_dir(
+        &dir,
+        "run-lock directory",
+        crate::files::Private::Whole,
+        "remove it or set TMPDIR elsewhere",
+    )?;
     Ok(dir)
 }
 

@@ -1,0 +1,205 @@
+//! A fake docker CLI for the tests of the cache and of the files sbx
+//! writes (`cache.rs`, `written.rs`): the script of `fake_docker.rs`
+//! (`fake_docker.sh`, the same engine: `create` records the staged file,
+//! `start` runs it with `/bin/sh`), a temp dir to hold it, and the `sbx`
+//! command wired to it. Nothing here talks to a real engine or the
+//! network; every run is bounded.
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// Upper bound for any one sbx invocation.
+pub const LIMIT: Duration = Duration::from_secs(120);
+
+const FAKE_DOCKER: &str = include_str!("fake_docker.sh");
+
+/// The fake's switches: never inherited from the tests' environment.
+const FAKE_VARS: [&str; 16] = [
+    "FAKE_FAIL_ALL",
+    "FAKE_PS",
+    "FAKE_IMAGES",
+    "FAKE_DIE",
+    "FAKE_HELPER",
+    "FAKE_EVENTS",
+    "FAKE_DEAD_ENGINE",
+    "FAKE_NO_IMAGE_ENGINE",
+    "FAKE_DAEMON",
+    "FAKE_IMAGE",
+    "FAKE_PULL",
+    "FAKE_PULL_SLEEP",
+    "FAKE_OOM",
+    "FAKE_CREATE_SLEEP",
+    "FAKE_START_FAIL",
+    "FAKE_ARCH",
+];
+
+/// One fake engine in a temp dir: the CLI, its log, sbx's TMPDIR.
+pub struct Fake {
+    dir: TempDir,
+}
+
+impl Fake {
+    pub fn new() -> Fake {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().to_str().expect("temp dir path is UTF-8");
+        assert!(!root.contains('\''), "temp dir path must not contain `'`");
+        fs::create_dir(dir.path().join("tmp")).expect("create tmp");
+        fs::create_dir(dir.path().join("gen")).expect("create gen");
+        let docker = dir.path().join("docker");
+        fs::write(&docker, FAKE_DOCKER.replace("@DIR@", root)).expect("write fake docker");
+        fs::set_permissions(&docker, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let fake = Fake { dir };
+        fake.wait_until_executable(&fake.docker());
+        fake
+    }
+
+    /// Until a child forked while our write fd was open execs, executing a
+    /// file we just wrote fails with ETXTBSY: wait until it runs.
+    pub fn wait_until_executable(&self, program: &Path) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match Command::new(program).arg("__probe").output() {
+                Ok(_) => return,
+                Err(e) if e.kind() == io::ErrorKind::ExecutableFileBusy => {
+                    assert!(
+                        Instant::now() < deadline,
+                        "{} stays busy",
+                        program.display()
+                    );
+                    thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => panic!("{} does not run: {e}", program.display()),
+            }
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn docker(&self) -> PathBuf {
+        self.root().join("docker")
+    }
+
+    pub fn gen(&self) -> PathBuf {
+        self.root().join("gen")
+    }
+
+    /// Writes `body` at `rel` (parents created) and returns the path.
+    pub fn file(&self, rel: impl AsRef<Path>, body: &[u8]) -> PathBuf {
+        let path = self.root().join(rel);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).expect("create parent");
+        }
+        fs::write(&path, body).expect("write file");
+        path
+    }
+
+    /// `program` (sbx, or a copy of it) wired to this fake, with a run id.
+    pub fn sbx_as(&self, program: &Path, run_id: &str) -> Command {
+        let mut cmd = Command::new(program);
+        for k in FAKE_VARS {
+            cmd.env_remove(k);
+        }
+        cmd.current_dir(self.root())
+            .env("SBX_DOCKER", self.docker())
+            .env("SBX_RUN_ID", run_id)
+            .env("TMPDIR", self.root().join("tmp"))
+            .env("NO_COLOR", "1");
+        cmd
+    }
+
+    pub fn sbx(&self, run_id: &str) -> Command {
+        self.sbx_as(Path::new(env!("CARGO_BIN_EXE_sbx")), run_id)
+    }
+
+    /// `sbx eval --isolate case` over `tasks` and `gen/`.
+    pub fn eval_as(&self, program: &Path, run_id: &str, tasks: &Value) -> Command {
+        let path = self.root().join("tasks.json");
+        fs::write(&path, serde_json::to_vec(tasks).expect("tasks")).expect("write tasks");
+        let mut cmd = self.sbx_as(program, run_id);
+        cmd.arg("eval")
+            .arg("--tasks")
+            .arg(&path)
+            .arg("--gen")
+            .arg(self.gen())
+            .args(["--isolate", "case"]);
+        cmd
+    }
+
+    pub fn eval(&self, run_id: &str, tasks: &Value) -> Command {
+        self.eval_as(Path::new(env!("CARGO_BIN_EXE_sbx")), run_id, tasks)
+    }
+
+    /// The docker commands the fake was called with (`create`, `start`...).
+    pub fn commands(&self) -> Vec<String> {
+        fs::read(self.root().join("log"))
+            .unwrap_or_default()
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                let first = l.split(|&b| b == 0x1f).next().unwrap_or_default();
+                String::from_utf8_lossy(first).into_owned()
+            })
+            .collect()
+    }
+}
+
+/// Runs `cmd` to its end within [`LIMIT`] (killed and failed otherwise).
+pub fn run(cmd: Command) -> Output {
+    let mut cmd = assert_cmd::Command::from_std(cmd);
+    cmd.timeout(LIMIT);
+    cmd.output().expect("run sbx")
+}
+
+pub fn show(out: &Output) -> String {
+    format!(
+        "status: {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(out.status.code(), Some(code), "{}", show(out));
+}
+
+/// The JSON report on stdout.
+pub fn report(out: &Output) -> Vec<Value> {
+    match serde_json::from_slice(&out.stdout) {
+        Ok(Value::Array(items)) => items,
+        other => panic!("no JSON report ({other:?}):\n{}", show(out)),
+    }
+}
+
+/// The entry of `id` in a report.
+pub fn entry<'a>(results: &'a [Value], id: &str) -> &'a Value {
+    results
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no entry {id}: {results:?}"))
+}
+
+/// A task reading `stdin` and expecting `expect`.
+pub fn task(id: &str, stdin: &str, expect: &str) -> Value {
+    serde_json::json!({"id": id, "stdin": stdin, "expect": expect})
+}
