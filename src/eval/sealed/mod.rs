@@ -388,6 +388,30 @@ mod tests {
         Value::Int(value::Int::from_i64(n))
     }
 
+    /// The serializer, run with the host's python3 (`codec_test.py`
+    /// asserts on its side), and its output read here.
+    #[test]
+    fn the_serializer_reads_builtins_through_their_own_methods() {
+        let script = concat!(include_str!("codec.py"), include_str!("codec_test.py"));
+        let out = std::process::Command::new("python3")
+            .args(["-c", script])
+            .output()
+            .expect("the host's python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+        let Value::List(items) = Value::from_json(&json).expect("a sealed value") else {
+            panic!("{json}")
+        };
+        assert!(items[0].py_eq(&items[1]) && items[1].py_eq(&items[2]));
+        assert!(!items[3].py_eq(&items[3]), "nan");
+        assert!(matches!(&items[4], Value::Dict(d) if matches!(d[0].1, Value::Tuple(_))));
+        assert!(matches!(&items[5], Value::Set(s) if s.len() == 2));
+    }
+
     #[test]
     fn a_frame_is_judged_check_by_check() {
         let plan = sealed(vec![Check::Eq(int(2)), Check::Truthy]);
