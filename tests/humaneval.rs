@@ -425,11 +425,20 @@ fn function_tests_in_a_tasks_file() {
         .iter()
         .map(|s| s["reason"].as_str().unwrap_or("pass"))
         .collect();
-    assert_eq!(reasons, ["no_completion", "pass", "exit_code"], "{inc:#}");
-    assert!(inc["samples"][2]["stderr_tail"]
-        .as_str()
-        .is_some_and(|t| t.ends_with("AssertionError\n")));
+    // Both tests have the sealed shape: a wrong value is a failed check.
+    assert_eq!(
+        reasons,
+        ["no_completion", "pass", "wrong_answer"],
+        "{inc:#}"
+    );
+    assert_eq!(inc["samples"][2]["message"], "check 1 failed", "{inc:#}");
     assert_eq!(results[1]["status"], "pass", "{out:?}");
+    assert_eq!(results[1]["judged"], "sealed", "{out:?}");
+    assert!(
+        out.stderr
+            .contains("function tests: 4 sealed, 0 in-process"),
+        "{out:?}"
+    );
     assert!(
         out.stderr
             .contains("mean pass@1 0.333 over 1 tasks; mean pass@2 0.667 over 1 tasks"),

@@ -24,7 +24,8 @@ use crate::eval::isolate::Slot;
 use crate::eval::plan::{combine, plan, plan_samples, Plan};
 use crate::eval::queue::{lock, take, Queue, Taken, Tally};
 use crate::eval::request::{EvalRequest, HumanEvalFiles};
-use crate::eval::tasks::Task;
+use crate::eval::sealed::{self, TestShape};
+use crate::eval::tasks::{Function, Task};
 use crate::exit;
 use crate::limits;
 use crate::report::{self, Requeue, TaskResult};
@@ -35,7 +36,7 @@ use crate::signals;
 use crate::spec::{IsolateMode, ReportFormat};
 
 /// Runs the eval and returns the exit code. The report goes to stdout.
-pub fn eval(req: EvalRequest) -> Result<i32> {
+pub fn eval(mut req: EvalRequest) -> Result<i32> {
     let clock = Instant::now();
     let gen_root = match &req.human_eval {
         Some(_) => PathBuf::new(),
@@ -49,12 +50,13 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     let cache = req.cache.clone().map(Cache::open).transpose()?;
     // Every engine is set up, and each image checked (and pulled if allowed)
     // on each, before any clock; an image's ID is part of every cache key.
-    let mut distinct: Vec<&str> = Vec::new();
+    let mut images_owned: Vec<String> = Vec::new();
     for task in &req.tasks {
-        if !distinct.contains(&task.image.as_str()) {
-            distinct.push(&task.image);
+        if !images_owned.contains(&task.image) {
+            images_owned.push(task.image.clone());
         }
     }
+    let distinct: Vec<&str> = images_owned.iter().map(String::as_str).collect();
     let explicit = !req.engines.is_empty();
     let mut setups = pool::set_up_all(
         &session.sandbox.docker,
@@ -66,6 +68,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     )?;
     choose_isolation(&req, &session, &mut setups)?;
     let images = combine(&distinct, &setups, explicit);
+    seal(&mut req, &session, &setups, &images_owned);
     let (plans, units, places) = match &req.human_eval {
         Some(files) => plan_samples(&req, &files.problems, &files.samples, &images, &session)?,
         None => {
@@ -324,6 +327,56 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         return Ok(exit::for_signal(signal));
     }
     Ok(summary.exit_code())
+}
+
+/// The sealed prepare step: once per image, before judging, the function
+/// tests of that image are read in one trusted container, and each one
+/// that has the shape is marked sealed. An image whose step fails judges
+/// its function tests in-process, with a note.
+fn seal(req: &mut EvalRequest, session: &Session, setups: &[Setup], images: &[String]) {
+    let python = req
+        .interpreter
+        .clone()
+        .unwrap_or_else(|| vec!["python3".to_string()]);
+    for image in images {
+        let Some(setup) = setups
+            .iter()
+            .find(|s| s.left_out.is_none() && s.member.images.contains_key(image.as_str()))
+        else {
+            continue;
+        };
+        let tasks: Vec<usize> = (0..req.tasks.len())
+            .filter(|&i| req.tasks[i].function.is_some() && req.tasks[i].image == *image)
+            .collect();
+        let shapes: Vec<TestShape<'_>> = tasks
+            .iter()
+            .filter_map(|&i| match (&req.tasks[i].function, &req.human_eval) {
+                (Some(Function::Test { test, entry_point }), _) => Some(match entry_point {
+                    Some(entry_point) => TestShape::Check { test, entry_point },
+                    None => TestShape::Module { test },
+                }),
+                (Some(Function::Assembled), Some(files)) => {
+                    Some(humaneval::test_shape(&files.problems[i]))
+                }
+                _ => None,
+            })
+            .collect();
+        if shapes.is_empty() || shapes.len() != tasks.len() {
+            continue;
+        }
+        match sealed::run_prepare(session, &setup.member.docker, image, &python, &shapes) {
+            Ok(prepared) => {
+                for (&i, answer) in tasks.iter().zip(prepared) {
+                    if let sealed::Prepared::Sealed(plan) = answer {
+                        req.tasks[i].sealed = Some(plan);
+                    }
+                }
+            }
+            Err(why) => console::note(&format!(
+                "sbx: function tests of image `{image}` run in-process: the sealed prepare step failed: {why}"
+            )),
+        }
+    }
 }
 
 /// Refuses (exit 2) a function test whose candidate is not Python.

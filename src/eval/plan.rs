@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::candidates::{find_source, Found, Source};
 use super::humaneval::{self, Problem, Sample};
 use super::request::EvalRequest;
+use super::sealed;
 use super::tasks::Function;
 use crate::console;
 use crate::engines::pool::Setup;
@@ -53,7 +54,12 @@ pub fn plan(
     // A ready candidate is streamed to staging and becomes a unit (its
     // index), or, when it cannot be read after all, an `error` result.
     // A function test's candidate is staged with its test after it.
+    // A sealed one is staged with the plan of its calls instead.
     let stage = |task: usize, path: &Path| match &req.tasks[task].function {
+        Some(Function::Test { .. }) if req.tasks[task].sealed.is_some() => {
+            let sealed = req.tasks[task].sealed.as_deref().expect("checked");
+            session.stage_file_then(path, &sealed::suffix(sealed))
+        }
         Some(Function::Test { test, entry_point }) => {
             session.stage_file_then(path, &humaneval::test_suffix(test, entry_point.as_deref()))
         }
@@ -159,10 +165,16 @@ pub fn plan_samples(
         let answer = match &images[req.tasks[task].image.as_str()] {
             Err((code, message)) => Ok(TaskResult::error(&sample.task_id, code, message.clone())),
             Ok(_) => {
-                let program = humaneval::program(&problems[task], &sample.code);
+                let program = match &req.tasks[task].sealed {
+                    Some(plan) => {
+                        let code = humaneval::candidate_code(&problems[task], &sample.code);
+                        sealed::program(code.as_bytes(), plan)
+                    }
+                    None => humaneval::program(&problems[task], &sample.code).into_bytes(),
+                };
                 units.push(Unit {
                     task,
-                    staged: session.stage(program.as_bytes())?,
+                    staged: session.stage(&program)?,
                     interpreter: python.clone(),
                     language: None,
                 });

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::sealed::Sealed;
 use crate::judge::matcher::{Matcher, Tolerance};
 use crate::spec::{self, CompareMode as Mode};
 
@@ -40,6 +41,9 @@ pub struct Task {
     /// A function test: the candidate is judged by test code run after it
     /// (then `cases` is empty), not by its output.
     pub function: Option<Function>,
+    /// A function test judged sealed (set by the prepare step before
+    /// judging; `None`: in-process).
+    pub sealed: Option<Arc<Sealed>>,
 }
 
 /// How a function test's program is made from a candidate.
@@ -138,6 +142,7 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
                 timeout,
                 image,
                 function: Some(Function::Test { test, entry_point }),
+                sealed: None,
             });
             continue;
         }
@@ -202,6 +207,7 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
             timeout,
             image,
             function: None,
+            sealed: None,
         });
     }
     Ok(tasks)

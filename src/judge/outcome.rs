@@ -108,6 +108,13 @@ pub enum FailReason {
     /// it ended (`sys.exit(0)`, `exit()`, `os._exit(0)`) before its test ran
     /// to the end.
     NoCompletion,
+    /// A sealed function test's values did not pass its checks (`code`:
+    /// `wrong_answer`, `raised`, `not_plain_data`, ...; `message`: which
+    /// check and why).
+    Sealed {
+        code: &'static str,
+        message: String,
+    },
 }
 
 impl FailReason {
@@ -120,6 +127,7 @@ impl FailReason {
             FailReason::Oom => "oom",
             FailReason::OutputLimit => "output_limit",
             FailReason::NoCompletion => "no_completion",
+            FailReason::Sealed { code, .. } => code,
         }
     }
 }

@@ -110,6 +110,11 @@ pub struct TaskResult {
     /// elsewhere, and never judged on what a dying engine returned.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requeued: Vec<Requeue>,
+    /// Function tests only: how the test was judged, `sealed` (the
+    /// candidate's return values compared outside its process) or
+    /// `in_process` (the test ran beside the candidate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<String>,
 }
 
 /// One move of a task away from an engine that stopped answering.
@@ -146,6 +151,7 @@ impl TaskResult {
             cached: None,
             engine: None,
             requeued: Vec::new(),
+            judged: None,
         }
     }
 

@@ -12,6 +12,10 @@ pub struct Summary {
     pub failed: usize,
     pub missing: usize,
     pub errors: usize,
+    /// Function-test entries (samples included) judged sealed ...
+    pub sealed: usize,
+    /// ... and in-process.
+    pub in_process: usize,
 }
 
 impl Summary {
@@ -30,20 +34,35 @@ impl Summary {
             if r.status != Status::Error {
                 s.errors += r.errors.unwrap_or(0);
             }
+            for entry in r.samples.as_deref().unwrap_or(std::slice::from_ref(r)) {
+                match entry.judged.as_deref() {
+                    Some("sealed") => s.sealed += 1,
+                    Some(_) => s.in_process += 1,
+                    None => {}
+                }
+            }
         }
         s
     }
 
-    /// `N passed, N failed, N missing, N errors in T s`.
+    /// `N passed, N failed, N missing, N errors in T s`, then, when
+    /// function tests were judged, `; function tests: N sealed, N in-process`.
     pub fn line(&self, elapsed: Duration) -> String {
-        format!(
+        let mut line = format!(
             "{} passed, {} failed, {} missing, {} errors in {:.1} s",
             self.passed,
             self.failed,
             self.missing,
             self.errors,
             elapsed.as_secs_f64()
-        )
+        );
+        if self.sealed + self.in_process > 0 {
+            line.push_str(&format!(
+                "; function tests: {} sealed, {} in-process",
+                self.sealed, self.in_process
+            ));
+        }
+        line
     }
 
     /// 0 when everything passed; 2 when sbx could not judge some task (an
@@ -88,7 +107,8 @@ mod tests {
                 passed: 1,
                 failed: 1,
                 missing: 1,
-                errors: 0
+                errors: 0,
+                ..Summary::default()
             }
         );
         assert_eq!(
@@ -101,6 +121,28 @@ mod tests {
         assert_eq!(
             Summary::of(&[pass, TaskResult::error("e", "x", "y".into())]).exit_code(),
             2
+        );
+    }
+
+    #[test]
+    fn function_tests_are_counted_by_how_they_were_judged() {
+        let judged = |how: &str| TaskResult {
+            judged: Some(how.into()),
+            ..TaskResult::bare("t", Status::Pass)
+        };
+        let samples = TaskResult {
+            samples: Some(vec![
+                judged("sealed"),
+                judged("in_process"),
+                judged("sealed"),
+            ]),
+            ..TaskResult::bare("s", Status::Pass)
+        };
+        let s = Summary::of(&[judged("in_process"), samples, judged("sealed")]);
+        assert_eq!((s.sealed, s.in_process), (3, 2));
+        assert_eq!(
+            s.line(Duration::from_millis(1000)),
+            "3 passed, 0 failed, 0 missing, 0 errors in 1.0 s; function tests: 3 sealed, 2 in-process"
         );
     }
 }

@@ -93,6 +93,33 @@ impl Session {
         })
     }
 
+    /// The argv of a container of `image` that runs `words` (sbx's own
+    /// trusted code, such as the sealed tests' prepare step) under the same
+    /// limits and hardening as a candidate, with a stdin and no file
+    /// mounted (`-` is its last word).
+    pub fn prepare_trusted(&self, image: &str, words: &[String]) -> Prepared {
+        let n = self.next_container();
+        let name = format!("{NAME_PREFIX}{}-{n}", self.run_id);
+        let create = argv::create_args(&Container {
+            name: &name,
+            run_id: &self.run_id,
+            interactive: true,
+            mount: Mount::InImage("-"),
+            image,
+            limits: &self.sandbox.limits,
+            hardening: &self.sandbox.hardening,
+            interpreter: words,
+        });
+        let start = argv::start_args(&name, true);
+        Prepared {
+            name,
+            image: image.to_string(),
+            pull: Pull::Never,
+            create,
+            start,
+        }
+    }
+
     /// Runs a prepared container on the engine `docker` reaches, under
     /// supervision.
     pub fn execute(

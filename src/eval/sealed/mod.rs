@@ -1,0 +1,479 @@
+//! Sealed function tests: a test that is a list of checks "call the
+//! candidate with these arguments, compare with this value" is judged
+//! without its expected values ever entering the candidate's process.
+//!
+//! - `prepare.py` runs once per image, before judging, in a container of
+//!   that image (trusted code only: the tests'). It parses each test with
+//!   Python's `ast`, recognises the shape, evaluates arguments and
+//!   expected values, and says for each test its plan or why it runs
+//!   in-process.
+//! - `harness.py` runs in the candidate's process instead of
+//!   `humaneval::RUNNER`: it loads the candidate, calls it with each
+//!   check's arguments (the only data of the test it ever holds), and
+//!   writes each return value as plain data (`codec.py`).
+//! - `judge` compares those values here, with Python's `==` semantics
+//!   (`value`).
+
+pub mod value;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value as Json;
+use sha2::{Digest, Sha256};
+
+use crate::docker::process::{Ended, OutputSink, StdinSource};
+use crate::docker::Docker;
+use crate::session::Session;
+use value::Value;
+
+/// The code of the trusted prepare step, run as `python3 -c PREPARE`.
+pub const PREPARE: &str = concat!(include_str!("codec.py"), include_str!("prepare.py"));
+
+/// The code that runs a sealed candidate, given as
+/// `python3 -c HARNESS TOKEN PROGRAM`.
+pub const HARNESS: &str = concat!(include_str!("codec.py"), include_str!("harness.py"));
+
+/// What follows the candidate's code in its staged program: the line the
+/// harness reads the calls from (a comment to Python).
+pub const PLAN_MARKER: &str = "\n#sbx-sealed-plan ";
+
+/// `judged` of a function test's entry.
+pub const SEALED: &str = "sealed";
+pub const IN_PROCESS: &str = "in_process";
+
+/// One test, as the prepare step reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestShape<'a> {
+    /// `def check(candidate): ...` called with the entry point.
+    Check { test: &'a str, entry_point: &'a str },
+    /// MBPP: imports, setup code, assertions at top level.
+    Asserts {
+        imports: &'a [String],
+        setup: &'a str,
+        asserts: &'a [String],
+    },
+    /// A tasks file's test without an entry point: top-level assertions.
+    Module { test: &'a str },
+}
+
+impl TestShape<'_> {
+    fn to_json(&self) -> Json {
+        match self {
+            TestShape::Check { test, entry_point } => {
+                serde_json::json!({"kind": "check", "test": test, "entry_point": entry_point})
+            }
+            TestShape::Asserts {
+                imports,
+                setup,
+                asserts,
+            } => {
+                serde_json::json!({"kind": "asserts", "imports": imports, "setup": setup, "asserts": asserts})
+            }
+            TestShape::Module { test } => serde_json::json!({"kind": "module", "test": test}),
+        }
+    }
+}
+
+/// The stdin of the prepare step for these tests.
+pub fn prepare_input(tests: &[TestShape<'_>]) -> Vec<u8> {
+    Json::Array(tests.iter().map(TestShape::to_json).collect())
+        .to_string()
+        .into_bytes()
+}
+
+/// Longest time the prepare step of one image may take.
+pub const PREPARE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Most output the prepare step may write.
+const PREPARE_MAX_OUTPUT: usize = 256 << 20;
+
+/// Runs the prepare step for `tests` in one container of `image` on the
+/// engine `docker` reaches, with `python` (the interpreter's words). An
+/// `Err` says why no test of the image can be sealed.
+pub fn run_prepare(
+    session: &Session,
+    docker: &Docker,
+    image: &str,
+    python: &[String],
+    tests: &[TestShape<'_>],
+) -> Result<Vec<Prepared>, String> {
+    let mut words = python.to_vec();
+    words.extend(["-c".to_string(), PREPARE.to_string()]);
+    let prepared = session.prepare_trusted(image, &words);
+    let finished = session
+        .execute(
+            docker,
+            prepared,
+            StdinSource::Bytes(Arc::from(prepare_input(tests))),
+            OutputSink::Capture {
+                max: PREPARE_MAX_OUTPUT,
+            },
+            PREPARE_TIMEOUT,
+        )
+        .map_err(|e| e.to_string())?;
+    match finished.ended {
+        Ended::Exited(status) if status.success() => {}
+        other => {
+            let stderr = String::from_utf8_lossy(&finished.stderr.bytes);
+            let last = stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            return Err(format!("the prepare step ended with {other:?}: {last}"));
+        }
+    }
+    read_prepared(&finished.stdout.bytes, tests.len())
+}
+
+/// How a sealed check judges the value the candidate returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Check {
+    Eq(Value),
+    Ne(Value),
+    /// `abs(v - expected) < tol` (`<=` when not strict).
+    Within {
+        expected: Value,
+        tol: f64,
+        strict: bool,
+    },
+    IsClose {
+        expected: Value,
+        rel_tol: f64,
+        abs_tol: f64,
+    },
+    Truthy,
+    Falsy,
+    /// `is True/False/None` (`false`: `is not`).
+    Is(Value, bool),
+}
+
+/// A sealed test: what the harness gets (the calls and the test's imports)
+/// and what sbx keeps (the checks).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sealed {
+    /// The JSON line after `PLAN_MARKER` in the staged program.
+    pub input: String,
+    pub checks: Vec<Check>,
+    /// A digest of the harness, the input and the checks, for cache keys.
+    pub digest: String,
+}
+
+/// Whether a test is sealed, and if not, why.
+#[derive(Debug, Clone)]
+pub enum Prepared {
+    Sealed(Arc<Sealed>),
+    InProcess(String),
+}
+
+/// Reads the prepare step's stdout: one answer per test, in order.
+pub fn read_prepared(stdout: &[u8], count: usize) -> Result<Vec<Prepared>, String> {
+    let json: Json = serde_json::from_slice(stdout)
+        .map_err(|e| format!("the prepare step's output is not JSON: {e}"))?;
+    let Json::Array(items) = json else {
+        return Err("the prepare step's output is not a list".into());
+    };
+    if items.len() != count {
+        return Err(format!(
+            "the prepare step answered for {} tests of {count}",
+            items.len()
+        ));
+    }
+    items.iter().map(read_one).collect()
+}
+
+fn read_one(item: &Json) -> Result<Prepared, String> {
+    if let Some(why) = item.get("in_process").and_then(Json::as_str) {
+        return Ok(Prepared::InProcess(why.to_string()));
+    }
+    let sealed = item.get("sealed").ok_or("an answer without a plan")?;
+    let input = sealed.get("input").ok_or("a plan without input")?;
+    let calls = input
+        .get("calls")
+        .and_then(Json::as_array)
+        .ok_or("a plan without calls")?;
+    let checks: Vec<Check> = sealed
+        .get("checks")
+        .and_then(Json::as_array)
+        .ok_or("a plan without checks")?
+        .iter()
+        .map(read_check)
+        .collect::<Result<_, _>>()?;
+    if checks.len() != calls.len() || checks.is_empty() {
+        return Err("a plan whose calls and checks differ".into());
+    }
+    let input = input.to_string();
+    let mut hasher = Sha256::new();
+    hasher.update(HARNESS.as_bytes());
+    hasher.update(input.as_bytes());
+    hasher.update(sealed["checks"].to_string().as_bytes());
+    let mut digest = String::new();
+    for b in hasher.finalize() {
+        let _ = write!(digest, "{b:02x}");
+    }
+    Ok(Prepared::Sealed(Arc::new(Sealed {
+        input,
+        checks,
+        digest,
+    })))
+}
+
+fn read_check(json: &Json) -> Result<Check, String> {
+    let value = |key: &str| {
+        json.get(key)
+            .ok_or_else(|| format!("a check without `{key}`"))
+            .and_then(Value::from_json)
+    };
+    let float = |key: &str| {
+        value(key)?
+            .as_f64()
+            .ok_or_else(|| format!("`{key}` is not a number"))
+    };
+    Ok(match json.get("op").and_then(Json::as_str).unwrap_or("") {
+        "eq" => Check::Eq(value("expected")?),
+        "ne" => Check::Ne(value("expected")?),
+        "tol" => Check::Within {
+            expected: value("expected")?,
+            tol: float("tol")?,
+            strict: json.get("strict").and_then(Json::as_bool).unwrap_or(true),
+        },
+        "isclose" => Check::IsClose {
+            expected: value("expected")?,
+            rel_tol: float("rel_tol")?,
+            abs_tol: float("abs_tol")?,
+        },
+        "truthy" => Check::Truthy,
+        "falsy" => Check::Falsy,
+        op @ ("is" | "is_not") => {
+            let target = match json.get("value").and_then(Json::as_str) {
+                Some("True") => Value::Bool(true),
+                Some("False") => Value::Bool(false),
+                Some("None") => Value::None,
+                _ => return Err("an `is` check of something else".into()),
+            };
+            Check::Is(target, op == "is")
+        }
+        other => return Err(format!("an unknown check `{other}`")),
+    })
+}
+
+/// The staged program of a sealed candidate: its code, then the plan line.
+pub fn program(code: &[u8], sealed: &Sealed) -> Vec<u8> {
+    [code, PLAN_MARKER.as_bytes(), sealed.input.as_bytes(), b"\n"].concat()
+}
+
+/// What follows a tasks file's candidate in its staged program.
+pub fn suffix(sealed: &Sealed) -> Vec<u8> {
+    program(b"", sealed)
+}
+
+/// The words after the Python interpreter that run a sealed candidate.
+pub fn harness_args(token: &str) -> Vec<String> {
+    vec!["-c".into(), HARNESS.into(), token.into()]
+}
+
+/// Why a sealed run did not pass: the report's `reason` and `message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub reason: &'static str,
+    pub message: String,
+}
+
+fn fail(reason: &'static str, message: String) -> Failure {
+    Failure { reason, message }
+}
+
+fn text(json: &Json) -> String {
+    match Value::from_json(&serde_json::json!({"u": json})) {
+        Ok(Value::Str(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+        _ => "?".into(),
+    }
+}
+
+/// Judges a sealed run that exited 0 from its stdout: the frame after the
+/// token holds one result per check run, each compared here. No frame (an
+/// early exit) is `no_completion`; two frames are refused.
+pub fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure> {
+    let prefix = format!("{token} ");
+    let mut frames = stdout
+        .split(|&b| b == b'\n')
+        .filter_map(|line| line.strip_prefix(prefix.as_bytes()));
+    let Some(frame) = frames.next() else {
+        return Err(fail(
+            "no_completion",
+            "the program ended before its checks were all run".into(),
+        ));
+    };
+    if frames.next().is_some() {
+        return Err(fail("bad_frame", "more than one result frame".into()));
+    }
+    let results: Vec<Json> = serde_json::from_slice(frame)
+        .map_err(|_| fail("bad_frame", "a result frame that is not JSON".into()))?;
+    for (k, check) in sealed.checks.iter().enumerate() {
+        let n = k + 1;
+        let Some(result) = results.get(k) else {
+            return Err(fail(
+                "bad_frame",
+                format!("no result for check {n} of {}", sealed.checks.len()),
+            ));
+        };
+        if let Some(what) = result.get("raised") {
+            return Err(fail("raised", format!("check {n}: {} raised", text(what))));
+        }
+        if let Some(why) = result.get("refused") {
+            return Err(fail(
+                "not_plain_data",
+                format!("check {n}: the candidate returned {}", text(why)),
+            ));
+        }
+        let actual = result
+            .get("ok")
+            .ok_or(())
+            .and_then(|v| Value::from_json(v).map_err(|_| ()))
+            .map_err(|()| fail("bad_frame", format!("check {n}: an unreadable result")))?;
+        let passed = match check {
+            Check::Eq(expected) => actual.py_eq(expected),
+            Check::Ne(expected) => !actual.py_eq(expected),
+            Check::Within {
+                expected,
+                tol,
+                strict,
+            } => value::within(&actual, expected, *tol, *strict).unwrap_or(false),
+            Check::IsClose {
+                expected,
+                rel_tol,
+                abs_tol,
+            } => value::isclose(&actual, expected, *rel_tol, *abs_tol).unwrap_or(false),
+            Check::Truthy => actual.truthy(),
+            Check::Falsy => !actual.truthy(),
+            Check::Is(target, is) => (actual == *target) == *is,
+        };
+        if !passed {
+            return Err(fail("wrong_answer", format!("check {n} failed")));
+        }
+    }
+    if results.len() != sealed.checks.len() {
+        return Err(fail("bad_frame", "more results than checks".into()));
+    }
+    Ok(())
+}
+
+/// stdout without the frame, for display.
+pub fn without_frame(stdout: &[u8], token: &str) -> Vec<u8> {
+    let needle = format!("\n{token} ");
+    match stdout
+        .windows(needle.len())
+        .position(|w| w == needle.as_bytes())
+    {
+        Some(at) => stdout[..at].to_vec(),
+        None => stdout.to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sealed(checks: Vec<Check>) -> Sealed {
+        Sealed {
+            input: "{}".into(),
+            checks,
+            digest: String::new(),
+        }
+    }
+
+    fn int(n: i64) -> Value {
+        Value::Int(value::Int::from_i64(n))
+    }
+
+    /// The serializer, run with the host's python3 (`codec_test.py`
+    /// asserts on its side), and its output read here.
+    #[test]
+    fn the_serializer_reads_builtins_through_their_own_methods() {
+        let script = concat!(include_str!("codec.py"), include_str!("codec_test.py"));
+        let out = std::process::Command::new("python3")
+            .args(["-c", script])
+            .output()
+            .expect("the host's python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+        let Value::List(items) = Value::from_json(&json).expect("a sealed value") else {
+            panic!("{json}")
+        };
+        assert!(items[0].py_eq(&items[1]) && items[1].py_eq(&items[2]));
+        assert!(!items[3].py_eq(&items[3]), "nan");
+        assert!(matches!(&items[4], Value::Dict(d) if matches!(d[0].1, Value::Tuple(_))));
+        assert!(matches!(&items[5], Value::Set(s) if s.len() == 2));
+    }
+
+    #[test]
+    fn a_frame_is_judged_check_by_check() {
+        let plan = sealed(vec![Check::Eq(int(2)), Check::Truthy]);
+        let ok = b"noise\n\ntok [{\"ok\":{\"f\":\"2.0\"}},{\"ok\":{\"l\":[null]}}]\n";
+        assert_eq!(judge(ok, "tok", &plan), Ok(()));
+        let wrong = b"\ntok [{\"ok\":{\"i\":\"3\"}},{\"ok\":true}]\n";
+        assert_eq!(
+            judge(wrong, "tok", &plan).unwrap_err().reason,
+            "wrong_answer"
+        );
+        let raised = b"\ntok [{\"ok\":{\"i\":\"2\"}},{\"raised\":\"4b6579\"}]\n";
+        let err = judge(raised, "tok", &plan).unwrap_err();
+        assert_eq!(
+            (err.reason, err.message.as_str()),
+            ("raised", "check 2: Key raised")
+        );
+        let short = b"\ntok [{\"ok\":{\"i\":\"2\"}}]\n";
+        assert_eq!(judge(short, "tok", &plan).unwrap_err().reason, "bad_frame");
+        assert_eq!(
+            judge(b"tok\n", "tok", &plan).unwrap_err().reason,
+            "no_completion"
+        );
+        let twice = [&ok[..], &ok[..]].concat();
+        assert_eq!(judge(&twice, "tok", &plan).unwrap_err().reason, "bad_frame");
+        let refused = b"\ntok [{\"refused\":\"41\"}]\n";
+        let err = judge(refused, "tok", &plan).unwrap_err();
+        assert_eq!(
+            (err.reason, err.message.as_str()),
+            ("not_plain_data", "check 1: the candidate returned A")
+        );
+        assert_eq!(without_frame(ok, "tok"), b"noise\n");
+    }
+
+    #[test]
+    fn identity_checks_keep_their_meaning() {
+        let is_true = sealed(vec![Check::Is(Value::Bool(true), true)]);
+        assert!(judge(b"\nt [{\"ok\":true}]\n", "t", &is_true).is_ok());
+        assert!(judge(b"\nt [{\"ok\":{\"i\":\"1\"}}]\n", "t", &is_true).is_err());
+        let not_none = sealed(vec![Check::Is(Value::None, false)]);
+        assert!(judge(b"\nt [{\"ok\":false}]\n", "t", &not_none).is_ok());
+        assert!(judge(b"\nt [{\"ok\":null}]\n", "t", &not_none).is_err());
+    }
+
+    #[test]
+    fn prepared_answers_are_read_in_order() {
+        let out = br#"[{"in_process": "For in check"},
+            {"sealed": {"input": {"prelude": "", "postlude": "", "calls": [["f", {"l": []}, {"d": []}]]},
+                        "checks": [{"op": "tol", "expected": {"f": "0.5"}, "tol": {"f": "1e-06"}, "strict": true}]}}]"#;
+        let prepared = read_prepared(out, 2).unwrap();
+        assert!(matches!(&prepared[0], Prepared::InProcess(why) if why == "For in check"));
+        let Prepared::Sealed(plan) = &prepared[1] else {
+            panic!()
+        };
+        assert_eq!(
+            plan.checks,
+            vec![Check::Within {
+                expected: Value::Float(0.5),
+                tol: 1e-6,
+                strict: true
+            }]
+        );
+        assert!(read_prepared(out, 3).is_err());
+        assert!(read_prepared(b"oops", 1).is_err());
+    }
+}

@@ -1,0 +1,5 @@
+from collections import Counter
+
+
+def count(s):
+    return Counter(s)

@@ -1,0 +1,2 @@
+def evens(xs):
+    return [x for x in xs if x % 2 == 0]
