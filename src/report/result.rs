@@ -110,6 +110,10 @@ pub struct TaskResult {
     /// elsewhere, and never judged on what a dying engine returned.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requeued: Vec<Requeue>,
+    /// With `--partition` only: the share this entry is of, and what
+    /// `sbx merge` needs to put the shares together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<super::share::Share>,
 }
 
 /// One move of a task away from an engine that stopped answering.
@@ -146,6 +150,7 @@ impl TaskResult {
             cached: None,
             engine: None,
             requeued: Vec::new(),
+            partition: None,
         }
     }
 
