@@ -5,10 +5,12 @@
 //! - `json`: the JSON report, for machines (stdout, `-o FILE`);
 //! - `text`: the text report, for people (a terminal);
 //! - `junit`: the JUnit XML report;
-//! - `share`: partitioned reports, and their merge (`sbx merge`).
+//! - `share`: what partitioned reports record;
+//! - `merge`: partitioned reports put back together (`sbx merge`).
 
 pub mod json;
 pub mod junit;
+pub mod merge;
 pub mod passk;
 pub mod result;
 pub mod share;
