@@ -93,6 +93,7 @@ fn shares_merge_to_the_single_run(
             cleanup.add_run(&share_id);
             let out = eval(&share_id, dir, &[args, &["--partition", &spec]].concat());
             assert!([0, 1].contains(&out.code()), "share {spec}: {out:?}");
+            assert!(out.stderr.contains(&format!("; share {spec}")), "{out:?}");
             let report: Value = serde_json::from_str(&out.stdout).expect("a JSON report");
             nonempty.push(report.as_array().is_some_and(|l| !l.is_empty()));
             for entry in report.as_array().expect("a list") {

@@ -304,6 +304,9 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     let summary = report::summary::Summary::of(&results);
     let mut line = summary.line(clock.elapsed());
     line.push_str(&report::passk::means_text(&results, &req.ks));
+    if let Some(split) = &split {
+        line.push_str(&format!("; share {}", split.assignment.partition));
+    }
     // The report first: a file that cannot be written must not cost the
     // user the results. The text report ends with the summary; after the
     // JSON one it goes to stderr, as it always did.
