@@ -398,3 +398,41 @@ fn bad_partition_values_get_one_line_and_exit_2() {
     );
     assert_eq!(out.code(), 2, "{out:?}");
 }
+
+#[test]
+fn a_share_fills_the_cache_the_whole_run_reads() {
+    let mut cleanup = Cleanup::new(&[]);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let d = dir.path();
+    write(
+        &d.join("tasks.json"),
+        r#"[{"id": "one", "stdin": "", "expect": "1\n"}, {"id": "two", "stdin": "", "expect": "2\n"}]"#,
+    );
+    write(&d.join("gen/one.sh"), "#!/bin/sh\necho 1\n");
+    write(&d.join("gen/two.sh"), "#!/bin/sh\necho 2\n");
+    let args = [
+        "--tasks",
+        "tasks.json",
+        "--gen",
+        "gen",
+        "--image",
+        BUSYBOX,
+        "--cache",
+        "cache",
+    ];
+    let id = common::run_id("part", "cache");
+    cleanup.add_run(&id);
+    let share = eval(&id, d, &[&args[..], &["--partition", "count:2/2"]].concat());
+    assert_eq!(share.code(), 0, "{share:?}");
+    let id2 = common::run_id("part", "cache-whole");
+    cleanup.add_run(&id2);
+    let whole = eval(&id2, d, &args);
+    assert_eq!(whole.code(), 0, "{whole:?}");
+    let report: Value = serde_json::from_str(&whole.stdout).expect("a JSON report");
+    // The share judged `two` (position 1): the whole run finds it cached,
+    // under the same key; `one` it runs.
+    assert_eq!(report[0]["id"], "one");
+    assert!(report[0].get("cached").is_none(), "{report}");
+    assert_eq!(report[1]["cached"], true, "{report}");
+    cleanup.finish();
+}
