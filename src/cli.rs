@@ -36,6 +36,8 @@ pub enum Command {
     Gc(GcArgs),
     /// Compare two eval reports: regressions, fixes and an exact McNemar test.
     Diff(DiffArgs),
+    /// Merge the reports of `sbx eval --partition`'s shares into one run's report.
+    Merge(MergeArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -278,11 +280,36 @@ pub struct EvalArgs {
     /// modes only.
     #[arg(long, value_name = "SECONDS")]
     pub cpu_limit: Option<u64>,
+    /// Judge only share K of N (1 <= K <= N) of the tasks (or of the
+    /// samples, for multi-sample tasks and human-eval): `hash:K/N` by a
+    /// stable hash of each one's identity, `count:K/N` by its position;
+    /// `sbx merge` puts the shares' reports back together.
+    #[arg(long, value_name = "hash:K/N|count:K/N")]
+    pub partition: Option<String>,
     /// Read option defaults from this TOML file instead of ./sbx.toml.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// The reports of the shares of one `sbx eval --partition`: their JSON
+    /// reports, or their human-eval `_results.jsonl` files.
+    #[arg(value_name = "REPORT", required = true)]
+    pub reports: Vec<PathBuf>,
+    /// The merged report on stdout: JSON for machines or text for people
+    /// [default: text at a terminal, JSON otherwise]; results files merge
+    /// into one results file, whatever this says.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<ReportFormat>,
+    /// Also write the merged JSON report (or results file) to this file.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Colour the text report: auto (a terminal, and NO_COLOR unset), always or never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
 }
 
 #[cfg(test)]

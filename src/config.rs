@@ -18,6 +18,7 @@ use crate::eval::tasks::{parse_tasks, Function, Task, TaskDefaults};
 use crate::judge::matcher::Tolerance;
 use crate::report;
 use crate::session::{self, Sandbox};
+use crate::spec::partition::Partition;
 use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
     Hardening, IsolateMode, Limits, Profile, STRICT_USER,
@@ -173,10 +174,18 @@ impl EvalRequest {
                 writable(what, path)?;
             }
         }
-        let (tasks, human_eval) = match (args.problems, args.samples) {
+        let partition = args
+            .partition
+            .as_deref()
+            .map(Partition::parse)
+            .transpose()
+            .map_err(Error::Usage)?;
+        let (tasks, human_eval, source_sha256) = match (args.problems, args.samples) {
             (Some(problems), Some(samples)) => {
                 let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
-                (tasks, Some(files))
+                let read = format!("{:?}{:?}", files.problems, files.samples);
+                let digest = crate::eval::partition::sha256(read.as_bytes());
+                (tasks, Some(files), digest)
             }
             _ => {
                 // `--tasks /dev/stdin` or a FIFO may never be written: SIGINT
@@ -188,6 +197,7 @@ impl EvalRequest {
                 let bytes = crate::signals::read_interruptibly(&args.tasks)
                     .map_err(Error::Interrupted)?
                     .map_err(|e| bad(e.to_string()))?;
+                let digest = crate::eval::partition::sha256(&bytes);
                 let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
                 let tasks = parse_tasks(&text, &defaults).map_err(|message| Error::Tasks {
                     path: args.tasks.clone(),
@@ -199,7 +209,7 @@ impl EvalRequest {
                         args.gen.display()
                     )));
                 }
-                (tasks, None)
+                (tasks, None, digest)
             }
         };
         Ok(EvalRequest {
@@ -233,6 +243,8 @@ impl EvalRequest {
             cpu_limit: args.cpu_limit,
             sandbox,
             human_eval,
+            partition,
+            source_sha256,
         })
     }
 }

@@ -53,7 +53,7 @@ pub mod config;
 pub mod cmd;
 
 use crate::cli::Command;
-use crate::cmd::{diff, doctor, gc, run};
+use crate::cmd::{diff, doctor, gc, merge, run};
 use crate::config::{DoctorRequest, GcRequest, RunRequest};
 use crate::eval::request::EvalRequest;
 
@@ -86,6 +86,7 @@ pub fn main_impl() -> i32 {
         Command::Eval(args) => EvalRequest::from_args(args).and_then(cmd::eval::eval),
         Command::Doctor(args) => DoctorRequest::from_args(args).and_then(doctor::doctor),
         Command::Diff(args) => diff::diff(&args.old, &args.new, args.json),
+        Command::Merge(args) => merge::merge(merge::MergeRequest::from_args(args)),
         Command::Gc(args) => GcRequest::from_args(args).and_then(|req| {
             let filter = gc::Filter {
                 run_id: req.run_id.as_deref(),

