@@ -32,7 +32,7 @@ impl Private {
     }
 }
 
-/// Creates `dir` (mode `0700`, parents as the umask says) if it does not
+/// Creates `dir` (mode `0700`; its parent must exist) if it does not
 /// exist, then checks it: a real directory (not a symlink), owned by the
 /// user sbx runs as, whose mode leaves nobody else `who` access. Refused
 /// with one line (exit 2) that names `what` it is for and says `fix`.
@@ -40,13 +40,6 @@ pub fn private_dir(dir: &Path, what: &str, who: Private, fix: &str) -> Result<()
     use std::os::unix::fs::DirBuilderExt;
     let shown = escape::path(dir);
     if fs::symlink_metadata(dir).is_err() {
-        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-            fs::create_dir_all(parent).map_err(|source| {
-                Error::Usage(format!(
-                    "cannot create the {what} `{shown}`: {source}; {fix}"
-                ))
-            })?;
-        }
         match fs::DirBuilder::new().mode(0o700).create(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -204,7 +197,7 @@ mod tests {
     #[test]
     fn private_dirs_are_created_0700_and_checked() {
         let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("a/b");
+        let dir = root.path().join("a");
         private_dir(&dir, "cache", Private::Writes, "fix it").unwrap();
         assert_eq!(fs::metadata(&dir).unwrap().mode() & 0o777, 0o700);
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();

@@ -257,6 +257,16 @@ impl Cache {
     /// Opens (creating, mode 0700) the cache directory, which must be
     /// private: ours, and writable by nobody else (exit 2 otherwise).
     pub fn open(dir: PathBuf) -> Result<Cache> {
+        // Its parents as the umask says (`--cache .cache/sbx`); the
+        // directory itself private.
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent).map_err(|source| {
+                Error::Usage(format!(
+                    "--cache `{}` cannot be used as the cache directory: {source}",
+                    crate::escape::path(&dir)
+                ))
+            })?;
+        }
         crate::files::private_dir(
             &dir,
             "--cache directory",
