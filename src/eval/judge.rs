@@ -154,8 +154,8 @@ pub fn over_cases(
 }
 
 /// Runs a function test's program (the unit's bytes) in its own container,
-/// through the runner with a token fresh for this run, and judges it: a
-/// pass needs the token on stdout. The program gets no stdin.
+/// through the runner with a token fresh for this run on its stdin, and
+/// judges it: a pass needs the token on stdout (see `humaneval::RUNNER`).
 fn judge_function(
     session: &Session,
     req: &EvalRequest,
@@ -172,12 +172,12 @@ fn judge_function(
         }
     };
     let mut interpreter = unit.interpreter.clone();
-    interpreter.extend(humaneval::runner_args(&token));
+    interpreter.extend(humaneval::runner_args(req.max_output / 2));
     let candidate = Candidate {
         staged,
         image: &task.image,
         interpreter: &interpreter,
-        interactive: false,
+        interactive: true,
     };
     run_and_judge(
         session,
@@ -185,7 +185,7 @@ fn judge_function(
         task,
         &candidate,
         member,
-        StdinSource::Null,
+        StdinSource::Bytes(humaneval::evidence_stdin(&token).into()),
         None,
         |finished, record| {
             outcome::judge_function(
