@@ -3124,27 +3124,30 @@ fn a_task_that_does_not_pass_costs_three_or_four_docker_processes() {
 // ---------------------------------------------------------------------------
 
 /// A function test passes only when stdout carries the token of its own
-/// run, which sbx passes to the runner as its last word (never in the
-/// staged program); exit 0 alone, or an old token, is `no_completion`.
+/// run, which sbx gives the runner as its stdin (never in its words or in
+/// the staged program); exit 0 alone, or an old token, is `no_completion`.
 #[test]
 fn eval_function_test_passes_only_with_its_own_runs_token() {
     let fake = Fake::new();
     // The fake runs the staged program with /bin/sh: the candidate's lines
-    // come first and end the run. This one finds its container by its pid
-    // (the fake's start execs the program) and prints that run's token.
+    // come first and end the run. Each reads its stdin (as the runner does)
+    // and keeps it for the test.
     let root = fake.root().display().to_string();
-    let token_of_this_run = format!(
-        "name=$(grep -l \"^$$\\$\" '{root}'/pid-* | head -n 1)\nname=${{name##*/pid-}}\ntoken=$(tail -n 1 '{root}'/c-$name.interp)\n"
-    );
+    let token_of_this_run = format!("token=$(cat)\nprintf '%s\\n' \"$token\" >> '{root}/tokens'\n");
     fake.file(
         "gen/f/a.py",
         // (exit 7 if the staged program, `$0`, held the token)
         &format!("{token_of_this_run}grep -qF \"$token\" \"$0\" && exit 7\nprintf 'noise\\n%s\\n' \"$token\"\nexit 0\n"),
     );
-    fake.file("gen/f/b.py", "echo 'all good'\nexit 0\n");
+    fake.file(
+        "gen/f/b.py",
+        &format!("{token_of_this_run}echo 'all good'\nexit 0\n"),
+    );
     fake.file(
         "gen/f/c.py",
-        "printf '\\nsbx-done-00000000000000000000000000000000\\n'\nexit 0\n",
+        &format!(
+            "{token_of_this_run}printf '\\nsbx-done-00000000000000000000000000000000\\n'\nexit 0\n"
+        ),
     );
     fake.file(
         "gen/f/d.py",
@@ -3182,9 +3185,9 @@ fn eval_function_test_passes_only_with_its_own_runs_token() {
         "{}",
         show(&out)
     );
-    // Each run: python3 -c RUNNER TOKEN /work/task, no stdin, a token of its
-    // own; the staged program is the candidate, the test, then check(inc).
-    let mut tokens = Vec::new();
+    // Each run: python3 -c RUNNER BUDGET /work/task, interactive, with a
+    // token of its own as its stdin and nowhere in its words; the staged
+    // program is the candidate, the test, then check(inc).
     for entry in fs::read_dir(fake.root()).expect("fake dir") {
         let file = entry
             .expect("entry")
@@ -3199,16 +3202,25 @@ fn eval_function_test_passes_only_with_its_own_runs_token() {
         };
         let c = fake.created(name);
         assert_eq!(&c.interpreter[..2], ["python3", "-c"], "{c:?}");
-        let token = c.interpreter.last().expect("token").clone();
+        // (the fake keeps a word a line: RUNNER spans many)
+        let budget = c.interpreter.last().map(String::as_str);
+        assert_eq!(budget, Some("524288"), "half of --max-output: {c:?}");
         assert!(
-            token.len() == 41 && token.starts_with("sbx-done-"),
-            "{token}"
+            !c.interpreter.iter().any(|w| w.contains("sbx-done-")),
+            "{c:?}"
         );
-        assert!(!c.interactive, "{c:?}");
-        tokens.push(token);
+        assert!(c.interactive, "{c:?}");
     }
+    let tokens = fs::read_to_string(fake.root().join("tokens")).expect("tokens");
+    let mut tokens: Vec<&str> = tokens.lines().collect();
+    assert!(
+        tokens
+            .iter()
+            .all(|t| t.len() == 41 && t.starts_with("sbx-done-")),
+        "{tokens:?}"
+    );
     assert_eq!(tokens.len(), 4, "{tokens:?}");
-    tokens.sort();
+    tokens.sort_unstable();
     tokens.dedup();
     assert_eq!(tokens.len(), 4, "a token per run: {tokens:?}");
     assert_stage_empty(&fake);

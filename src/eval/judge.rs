@@ -155,8 +155,8 @@ pub fn over_cases(
 }
 
 /// Runs a function test's program (the unit's bytes) in its own container,
-/// through the runner with a token fresh for this run, and judges it: a
-/// pass needs the token on stdout. The program gets no stdin.
+/// through the runner with a token fresh for this run on its stdin, and
+/// judges it: a pass needs the token on stdout (see `humaneval::RUNNER`).
 fn judge_function(
     session: &Session,
     req: &EvalRequest,
@@ -173,15 +173,21 @@ fn judge_function(
         }
     };
     let mut interpreter = unit.interpreter.clone();
-    match &task.sealed {
-        Some(_) => interpreter.extend(sealed::harness_args(&token)),
-        None => interpreter.extend(humaneval::runner_args(&token)),
-    }
+    let stdin = match &task.sealed {
+        Some(_) => {
+            interpreter.extend(sealed::harness_args(&token));
+            StdinSource::Null
+        }
+        None => {
+            interpreter.extend(humaneval::runner_args(req.max_output / 2));
+            StdinSource::Bytes(humaneval::evidence_stdin(&token).into())
+        }
+    };
     let candidate = Candidate {
         staged,
         image: &task.image,
         interpreter: &interpreter,
-        interactive: false,
+        interactive: true,
     };
     run_and_judge(
         session,
@@ -189,7 +195,7 @@ fn judge_function(
         task,
         &candidate,
         member,
-        StdinSource::Null,
+        stdin,
         None,
         |finished, record| match &task.sealed {
             // A sealed test: exit 0, then the frame's values compared here.

@@ -246,6 +246,10 @@ pub fn plan_samples(
         places.push(Some((task, list.len())));
         let answer = match &images[req.tasks[task].image.as_str()] {
             Err((code, message)) => Ok(TaskResult::error(&sample.task_id, code, message.clone())),
+            Ok(_) if sample.not_text.is_some() => {
+                let why = sample.not_text.as_deref().unwrap_or_default();
+                Ok(humaneval::not_text_result(&sample.task_id, why))
+            }
             Ok(_) => {
                 let program = match &req.tasks[task].sealed {
                     Some(plan) => {

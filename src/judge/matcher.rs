@@ -238,17 +238,46 @@ fn describe(unit: &str, (i, e, a): Difference<'_, '_>) -> String {
 }
 
 /// Numbers are equal within the tolerance; other tokens must be identical.
+/// A number is a token in the notation programs print numbers in (see
+/// [`number`]): `Infinity`, `NaN` or `Nan` are words, not numbers.
 fn floats_equal(expect: &str, actual: &str, tol: Tolerance) -> bool {
     if expect == actual {
         return true;
     }
-    match (expect.parse::<f64>(), actual.parse::<f64>()) {
-        (Ok(x), Ok(y)) if x.is_finite() && y.is_finite() => {
+    match (number(expect), number(actual)) {
+        (Some(x), Some(y)) if x.is_finite() && y.is_finite() => {
             (x - y).abs() <= tol.abs.max(tol.rel * x.abs().max(y.abs()))
         }
-        (Ok(x), Ok(y)) => x == y || (x.is_nan() && y.is_nan()),
+        (Some(x), Some(y)) => x == y || (x.is_nan() && y.is_nan()),
         _ => false,
     }
+}
+
+/// The value of a token that is a number: an optional sign, digits with an
+/// optional point (`1`, `-2.5`, `.5`, `3.`), an optional exponent (`1e-9`,
+/// `2E+10`), or `inf`, `nan` (signed or not) spelled as Python and C print
+/// them. Rust's own parser also takes `Infinity`, `NAN` and `iNf`, which
+/// are words in a program's output.
+fn number(token: &str) -> Option<f64> {
+    let unsigned = token.strip_prefix(['+', '-']).unwrap_or(token);
+    if matches!(unsigned, "inf" | "nan") {
+        return token.parse().ok();
+    }
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
+        None => (unsigned, None),
+    };
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mantissa_ok =
+        digits(whole) && digits(fraction) && !(whole.is_empty() && fraction.is_empty());
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !e.is_empty() && digits(e)
+    });
+    (mantissa_ok && exponent_ok)
+        .then(|| token.parse().ok())
+        .flatten()
 }
 
 /// A short, quoted, escaped piece of text for reports.
@@ -318,6 +347,27 @@ mod tests {
         assert!(check(Mode::Float, "x 1.0", "y 1").is_some());
         assert!(check(Mode::Float, "inf", "inf").is_none());
         assert!(check(Mode::Float, "inf", "1e308").is_some());
+    }
+
+    #[test]
+    fn float_reads_only_numbers_as_numbers() {
+        // Words that Rust's parser would take for numbers stay words.
+        assert!(check(Mode::Float, "Hello Nan", "Hello NAN").is_some());
+        assert!(check(Mode::Float, "Infinity", "1e999").is_some());
+        assert!(check(Mode::Float, "inf", "Infinity").is_some());
+        assert!(check(Mode::Float, "nan", "NaN").is_some());
+        assert!(check(Mode::Float, "-inf", "-INF").is_some());
+        // The notation programs print numbers in is still read as numbers.
+        assert!(check(Mode::Float, "inf", "1e999").is_none());
+        assert!(check(Mode::Float, "-inf", "-1e999").is_none());
+        assert!(check(Mode::Float, "nan", "-nan").is_none());
+        assert!(check(Mode::Float, "0.5", ".5").is_none());
+        assert!(check(Mode::Float, "+3", "3.").is_none());
+        assert!(check(Mode::Float, "2E+3", "2000").is_none());
+        for word in ["1e", "e5", ".", "+", "1.2.3", "0x10", "1_000", "١"] {
+            assert_eq!(number(word), None, "{word}");
+        }
+        assert_eq!(number("-1.5e-3"), Some(-0.0015));
     }
 
     #[test]
