@@ -26,6 +26,8 @@ const TASK_FIELDS: [&str; 10] = [
 ];
 /// The fields of one case of `cases`.
 const CASE_FIELDS: [&str; 2] = ["stdin", "expect"];
+/// The fields a case must give (`stdin` defaults to `""`).
+const CASE_REQUIRED: [&str; 1] = ["expect"];
 
 /// One validated task.
 #[derive(Debug, Clone)]
@@ -154,7 +156,7 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
             })?,
         };
         let case = |fields: &serde_json::Map<String, Value>, at: &str| -> Result<Case, String> {
-            if let Some(missing) = CASE_FIELDS.iter().find(|f| !fields.contains_key(**f)) {
+            if let Some(missing) = CASE_REQUIRED.iter().find(|f| !fields.contains_key(**f)) {
                 return Err(format!("{at}: missing field `{missing}`"));
             }
             let stdin = string_field(fields, "stdin", at)?.unwrap_or_default();
@@ -276,6 +278,18 @@ mod tests {
     }
 
     #[test]
+    fn stdin_and_prompt_default_to_empty() {
+        let tasks = parse(
+            r#"[{"id": "a", "expect": "1\n"},
+                {"id": "b", "cases": [{"expect": "x"}, {"stdin": "y", "expect": "y"}]}]"#,
+        )
+        .unwrap();
+        assert_eq!(&*tasks[0].cases[0].stdin, b"");
+        assert_eq!(&*tasks[1].cases[0].stdin, b"");
+        assert_eq!(&*tasks[1].cases[1].stdin, b"y");
+    }
+
+    #[test]
     fn task_overrides() {
         let tasks = parse(
             r#"[{"id": "a", "stdin": "x", "expect": "1 2", "timeout": 2.5, "image": "sbx-busybox:latest", "compare": "tokens"},
@@ -347,10 +361,9 @@ mod tests {
                 "`id` must be a string",
             ),
             (
-                r#"[{"id": "a", "expect": ""}]"#,
-                "task `a` (#1): missing field `stdin`",
+                r#"[{"id": "a", "stdin": ""}]"#,
+                "task `a` (#1): missing field `expect`",
             ),
-            (r#"[{"id": "a", "stdin": ""}]"#, "missing field `expect`"),
             (
                 r#"[{"id": "a", "stdin": "", "expect": "", "extra": 1}]"#,
                 "task `a` (#1): unknown field `extra`",

