@@ -194,6 +194,8 @@ impl EvalRequest {
             ks: args.k,
             cache: args.cache.filter(|_| !args.no_cache),
             junit: args.junit,
+            summary: args.summary,
+            min_pass_at: args.min_pass_at,
             format: report::text::format_for(args.format, io::stdout().is_terminal()),
             color: report::text::color_for(
                 args.color,

@@ -123,6 +123,10 @@ fn show(out: &Output) -> String {
     )
 }
 
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn assert_exit(out: &Output, code: i32) {
     assert_eq!(out.status.code(), Some(code), "{}", show(out));
 }
@@ -293,4 +297,75 @@ fn diff_reads_the_results_files_sbx_writes() {
     assert_eq!(out.code(), 2, "{out:?}");
     assert_eq!(out.stderr.lines().count(), 1, "{out:?}");
     assert!(out.stderr.contains("_results.jsonl"), "{out:?}");
+}
+
+// ---------------------------------------------------------------------------
+// 2, 3: the JSON summary and the pass@k gate.
+// ---------------------------------------------------------------------------
+
+/// Two multi-sample tasks: `a` half right (pass@1 0.5), `b` right (1.0).
+fn two_multi_sample_tasks(fake: &Fake) -> Value {
+    fs::create_dir_all(fake.root().join("gen/a")).expect("mkdir");
+    fs::create_dir_all(fake.root().join("gen/b")).expect("mkdir");
+    fake.candidate("a/s1.py", "echo yes\n");
+    fake.candidate("a/s2.py", "echo no\n");
+    fake.candidate("b/s1.py", "echo yes\n");
+    json!([{"id": "a", "expect": "yes\n"}, {"id": "b", "expect": "yes\n"}])
+}
+
+#[test]
+fn summary_file_has_counts_and_mean_pass_at_k_and_stdout_stays_a_list() {
+    let fake = Fake::new();
+    let tasks = two_multi_sample_tasks(&fake);
+    let out = fake.eval(&tasks, &["--summary", "summary.json"]);
+    assert_exit(&out, 1);
+    assert_eq!(report(&out).len(), 2, "the report is still the list");
+    let text = fs::read_to_string(fake.root().join("summary.json")).expect("summary written");
+    let summary: Value = serde_json::from_str(&text).expect("summary is JSON");
+    assert_eq!(summary["tasks"], 2, "{summary}");
+    assert_eq!(summary["passed"], 1, "{summary}");
+    assert_eq!(summary["failed"], 1, "{summary}");
+    assert_eq!(summary["missing"], 0, "{summary}");
+    assert_eq!(summary["errors"], 0, "{summary}");
+    assert_eq!(summary["pass_at_k"]["pass@1"]["mean"], 0.75, "{summary}");
+    assert_eq!(summary["pass_at_k"]["pass@1"]["tasks"], 2, "{summary}");
+    assert_eq!(summary["exit_code"], 1, "{summary}");
+}
+
+#[test]
+fn min_pass_at_decides_the_exit_code() {
+    let fake = Fake::new();
+    let tasks = two_multi_sample_tasks(&fake);
+    // Mean pass@1 is 0.75: one sample fails, yet the gate holds.
+    let out = fake.eval(&tasks, &["--min-pass-at", "1=0.7", "--summary", "s.json"]);
+    assert_exit(&out, 0);
+    assert_eq!(report(&out).len(), 2);
+    let summary: Value =
+        serde_json::from_str(&fs::read_to_string(fake.root().join("s.json")).expect("summary"))
+            .expect("JSON");
+    assert_eq!(
+        summary["min_pass_at"],
+        json!([{"k": 1, "min": 0.7, "mean": 0.75, "tasks": 2, "met": true}]),
+        "{summary}"
+    );
+    assert_eq!(summary["exit_code"], 0);
+    // Above the mean: 1, with a line saying by how much.
+    let out = fake.eval(&tasks, &["--min-pass-at", "1=0.8", "--min-pass-at", "2=0"]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("mean pass@1 0.750 over 2 tasks is below --min-pass-at 1=0.8"),
+        "{}",
+        show(&out)
+    );
+    // No task has 10 samples: the gate cannot be checked, 2.
+    let out = fake.eval(&tasks, &["--min-pass-at", "10=0.1"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("no task has 10 judged samples"),
+        "{}",
+        show(&out)
+    );
+    // Bad values are usage errors before anything runs.
+    let out = fake.eval(&tasks, &["--min-pass-at", "1=2"]);
+    assert_exit(&out, 2);
 }

