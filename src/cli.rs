@@ -239,6 +239,14 @@ pub struct EvalArgs {
     /// SAMPLES_results.jsonl beside it, as with evaluate_functional_correctness.
     #[arg(long, value_name = "FILE", requires = "problems")]
     pub samples: Option<PathBuf>,
+    /// Judge only these tasks (or problems of --problems), by id
+    /// (repeatable, or a comma list).
+    #[arg(long, value_name = "ID", value_delimiter = ',', num_args = 1..)]
+    pub only: Vec<String>,
+    /// Print each task's id and number of candidates or samples (tab
+    /// separated, one a line) and exit, running nothing.
+    #[arg(long)]
+    pub list: bool,
     /// Also write a summary to this file as one JSON object: counts, mean
     /// pass@k per k with how many tasks each covers, thresholds, exit code.
     #[arg(long, value_name = "FILE")]

@@ -180,8 +180,11 @@ impl EvalRequest {
                 (tasks, None)
             }
         };
+        let (tasks, human_eval) =
+            crate::eval::select::only(tasks, human_eval, &args.only).map_err(Error::Usage)?;
         Ok(EvalRequest {
             tasks,
+            list: args.list,
             gen: args.gen,
             jobs,
             interpreter: args

@@ -369,3 +369,86 @@ fn min_pass_at_decides_the_exit_code() {
     let out = fake.eval(&tasks, &["--min-pass-at", "1=2"]);
     assert_exit(&out, 2);
 }
+
+// ---------------------------------------------------------------------------
+// 8: --only and --list.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn only_judges_the_tasks_named_and_list_runs_nothing() {
+    let fake = Fake::new();
+    fake.candidate("a.py", "echo a\n");
+    fake.candidate("b.py", "echo b\n");
+    fs::create_dir_all(fake.root().join("gen/c")).expect("mkdir");
+    fake.candidate("c/s1.sh", "echo c\n");
+    fake.candidate("c/s2.sh", "echo c\n");
+    let tasks = json!([
+        {"id": "a", "expect": "a\n"},
+        {"id": "b", "expect": "b\n"},
+        {"id": "c", "expect": "c\n"},
+        {"id": "d", "expect": "d\n"},
+    ]);
+    let out = fake.eval(&tasks, &["--list"]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "a\t1\nb\t1\nc\t2\nd\t0\n"
+    );
+    assert!(
+        !fake.root().join("log").exists(),
+        "--list ran docker: {:?}",
+        fs::read_to_string(fake.root().join("log"))
+    );
+    // `d` has no candidate, but only b and c are judged: 0.
+    let out = fake.eval(&tasks, &["--only", "c,b"]);
+    assert_exit(&out, 0);
+    let entries = report(&out);
+    let ids: Vec<&str> = entries
+        .iter()
+        .map(|r| r["id"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(ids, ["b", "c"], "file order: {}", show(&out));
+    let out = fake.eval(&tasks, &["--only", "b", "--only", "a", "--list"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "a\t1\nb\t1\n");
+    // A slip: one line with the nearest id, exit 2, nothing run.
+    let out = fake.eval(&tasks, &["--only", "bb"]);
+    assert_exit(&out, 2);
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", show(&out));
+    assert!(
+        stderr(&out).contains("--only `bb`: no such task (did you mean `b`?)"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[test]
+fn only_judges_some_problems_of_human_evals_file() {
+    let run = common::run_id("everyday", "only");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let problems = dir.path().join("problems.jsonl");
+    fs::write(&problems, PROBLEMS).expect("write");
+    let samples = dir.path().join("samples.jsonl");
+    fs::write(&samples, sample("T/0", "    return x + 1\n")).expect("write");
+    // Without --only, the problem without samples is missing, and said once.
+    let out = human_eval(&run, dir.path(), &problems, &samples, &[]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    let entries = common::report(&out);
+    assert_eq!(entries[1]["status"], "missing", "{out:?}");
+    assert!(
+        out.stderr
+            .contains("1 of 2 problems have no samples and are reported missing"),
+        "{out:?}"
+    );
+    let out = human_eval(&run, dir.path(), &problems, &samples, &["--list"]);
+    assert_eq!(out.code(), 0, "{out:?}");
+    assert_eq!(out.stdout, "T/0\t1\nT/1\t0\n");
+    // With it, only T/0 is judged: 0.
+    let out = human_eval(&run, dir.path(), &problems, &samples, &["--only", "T/0"]);
+    assert_eq!(out.code(), 0, "{out:?}");
+    let entries = common::report(&out);
+    assert_eq!(entries.len(), 1, "{out:?}");
+    assert_eq!(entries[0]["id"], "T/0", "{out:?}");
+    assert!(!out.stderr.contains("no samples"), "{out:?}");
+    cleanup.finish();
+}

