@@ -1049,7 +1049,7 @@ fn samples_give_n_c_and_pass_at_k() {
     assert!(single.get("n").is_none(), "{single:#}");
     assert_eq!(entry(&results, "empty")["status"], "missing");
     assert!(
-        out.stderr.contains("mean pass@1 0.700 over 1 tasks"),
+        out.stderr.contains("mean pass@1 0.700 over 1 task"),
         "{out:?}"
     );
     run.assert_clean();

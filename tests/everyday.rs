@@ -452,3 +452,58 @@ fn only_judges_some_problems_of_human_evals_file() {
     assert!(!out.stderr.contains("no samples"), "{out:?}");
     cleanup.finish();
 }
+
+// ---------------------------------------------------------------------------
+// 15: the text report's rough edges.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn text_report_names_samples_sorts_them_naturally_and_cuts_at_lines() {
+    let fake = Fake::new();
+    fs::create_dir_all(fake.root().join("gen/t")).expect("mkdir");
+    // A long first line, then a traceback: more than 300 characters.
+    let crash = format!(
+        "echo {} >&2\necho 'Traceback (most recent call last):' >&2\necho 'ValueError: bad' >&2\nexit 1\n",
+        "x".repeat(400)
+    );
+    for name in ["s10.sh", "s8.sh", "s11.sh"] {
+        fake.candidate(&format!("t/{name}"), &crash);
+    }
+    let tasks = json!([{"id": "t", "expect": "ok\n"}]);
+
+    let out = fake.eval(&tasks, &[]);
+    assert_exit(&out, 1);
+    let entry = &report(&out)[0];
+    let names: Vec<&str> = entry["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| s["sample"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["s8.sh", "s10.sh", "s11.sh"], "{entry}");
+    // A reason of `exit_code` comes with its code.
+    assert_eq!(entry["reason"], "exit_code", "{entry}");
+    assert_eq!(entry["exit_code"], 1, "{entry}");
+
+    let out = fake.eval(&tasks, &["--format", "text", "--color", "never"]);
+    assert_exit(&out, 1);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| {
+            l.trim_start()
+                .starts_with("sample s8.sh: FAIL  exit_code 1")
+        })
+        .unwrap_or_else(|| panic!("no sample line for s8.sh:\n{text}"));
+    assert_eq!(lines[at + 1].trim(), "...", "{text}");
+    assert_eq!(
+        lines[at + 2].trim(),
+        "Traceback (most recent call last):",
+        "{text}"
+    );
+    assert!(!text.contains("xxx"), "a cut line is not shown:\n{text}");
+    assert!(text.contains("sample s10.sh: FAIL"), "{text}");
+    assert!(text.contains("over 1 task\n"), "{text}");
+    assert!(!text.contains("over 1 tasks"), "{text}");
+}

