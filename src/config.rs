@@ -180,11 +180,20 @@ impl EvalRequest {
                 (tasks, None)
             }
         };
+        // Before --only: a file of a task left out is still some task's.
+        let unmatched = match human_eval {
+            Some(_) => None,
+            None => {
+                let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+                crate::eval::select::unmatched_note(&args.gen, &ids)
+            }
+        };
         let (tasks, human_eval) =
             crate::eval::select::only(tasks, human_eval, &args.only).map_err(Error::Usage)?;
         Ok(EvalRequest {
             tasks,
             list: args.list,
+            unmatched,
             gen: args.gen,
             jobs,
             interpreter: args

@@ -507,3 +507,59 @@ fn text_report_names_samples_sorts_them_naturally_and_cuts_at_lines() {
     assert!(text.contains("over 1 task\n"), "{text}");
     assert!(!text.contains("over 1 tasks"), "{text}");
 }
+
+// ---------------------------------------------------------------------------
+// 11: misnamed candidates and unknown fields.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn files_matching_no_task_are_named_once_with_the_nearest_task() {
+    let fake = Fake::new();
+    fake.candidate("helo.py", "echo hello\n");
+    fake.candidate("hello.txt", "echo hello\n");
+    fake.candidate("other.py", "echo other\n");
+    fs::create_dir_all(fake.root().join("gen/multi")).expect("mkdir");
+    fake.candidate("multi/s1.sh", "echo m\n");
+    let tasks = json!([
+        {"id": "hello", "expect": "hello\n"},
+        {"id": "other", "expect": "other\n"},
+        {"id": "multi", "expect": "m\n"},
+    ]);
+    // With --only, a file of a task left out is still some task's.
+    let out = fake.eval(&tasks, &["--only", "hello"]);
+    assert_exit(&out, 1);
+    assert_eq!(report(&out)[0]["status"], "missing");
+    let err = stderr(&out);
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("match")).collect();
+    assert_eq!(notes.len(), 1, "{}", show(&out));
+    assert!(notes[0].contains("2 files in"), "{}", show(&out));
+    assert!(
+        notes[0].contains("`helo.py` (task `hello`?)"),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        notes[0].contains("`hello.txt`: `.txt` is not a candidate extension"),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        !notes[0].contains("other") && !notes[0].contains("multi"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[test]
+fn an_unknown_task_field_gets_the_nearest_known_one() {
+    let fake = Fake::new();
+    let out = fake.eval(&json!([{"id": "a", "expect": "", "timout": 3}]), &[]);
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{}", show(&out));
+    assert!(
+        err.contains("unknown field `timout` (did you mean `timeout`?)"),
+        "{}",
+        show(&out)
+    );
+}

@@ -56,6 +56,9 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
     if let Some(line) = req.human_eval.as_ref().and_then(select::unsampled_note) {
         console::note(&line);
     }
+    if let Some(line) = &req.unmatched {
+        console::note(line);
+    }
     if req.human_eval.is_none() {
         python_only(&req.tasks, &gen_root)?;
     }

@@ -26,6 +26,8 @@ pub struct EvalRequest {
     /// Where judged results are cached, if anywhere.
     pub cache: Option<PathBuf>,
     pub junit: Option<PathBuf>,
+    /// The line naming the gen folder's files that match no task, if any.
+    pub unmatched: Option<String>,
     /// `--list`: print the tasks and their candidates, run nothing.
     pub list: bool,
     /// Where the JSON summary goes (`--summary`).

@@ -95,3 +95,59 @@ pub fn unsampled_note(files: &HumanEvalFiles) -> Option<String> {
         )
     })
 }
+
+/// One line naming the files of the gen folder that are no task's
+/// candidate (a misnamed `helo.py`, a `hello.txt`), each with the nearest
+/// task id, or `None` when every file is some task's. Hidden files are
+/// ignored; so is a folder that cannot be read (the eval reports it).
+pub fn unmatched_note(gen: &Path, ids: &[&str]) -> Option<String> {
+    let extensions = crate::spec::languages::candidate_extensions();
+    let mut names: Vec<String> = std::fs::read_dir(gen)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    names.sort_by(|a, b| super::natural::natural_cmp(a.as_bytes(), b.as_bytes()));
+    let mut unmatched = Vec::new();
+    for name in names {
+        let (stem, ext) = match name.rsplit_once('.') {
+            Some((stem, ext)) if !stem.is_empty() => (stem, Some(ext)),
+            _ => (name.as_str(), None),
+        };
+        // A folder of samples is named by the id itself.
+        if ids.contains(&name.as_str()) {
+            continue;
+        }
+        let known_ext = ext.is_some_and(|e| extensions.contains(&e));
+        if known_ext && ids.contains(&stem) {
+            continue;
+        }
+        let why = if ids.contains(&stem) {
+            format!(
+                "`{}`: `.{}` is not a candidate extension",
+                name.escape_debug(),
+                ext.unwrap_or_default().escape_debug()
+            )
+        } else {
+            match nearest(stem, ids.iter().copied()) {
+                Some(near) => format!("`{}` (task `{near}`?)", name.escape_debug()),
+                None => format!("`{}`", name.escape_debug()),
+            }
+        };
+        unmatched.push(why);
+    }
+    (!unmatched.is_empty()).then(|| {
+        format!(
+            "sbx: {} in {} match{} no task: {}",
+            if unmatched.len() == 1 {
+                "1 file".to_string()
+            } else {
+                format!("{} files", unmatched.len())
+            },
+            gen.display(),
+            if unmatched.len() == 1 { "es" } else { "" },
+            unmatched.join(", ")
+        )
+    })
+}

@@ -98,8 +98,9 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
         }
         if let Some(unknown) = fields.keys().find(|k| !TASK_FIELDS.contains(&k.as_str())) {
             return Err(format!(
-                "{at}: unknown field {}",
-                crate::console::quote(unknown)
+                "{at}: unknown field {}{}",
+                crate::console::quote(unknown),
+                did_you_mean(unknown, &TASK_FIELDS)
             ));
         }
         let string = |name: &str| string_field(fields, name, &at);
@@ -187,8 +188,9 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
                         .find(|k| !CASE_FIELDS.contains(&k.as_str()))
                     {
                         return Err(format!(
-                            "{at}: unknown field {}",
-                            crate::console::quote(unknown)
+                            "{at}: unknown field {}{}",
+                            crate::console::quote(unknown),
+                            did_you_mean(unknown, &CASE_FIELDS)
                         ));
                     }
                     cases.push(case(case_fields, &at)?);
@@ -207,6 +209,13 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
         });
     }
     Ok(tasks)
+}
+
+/// ` (did you mean `timeout`?)` for a field near a known one, else "".
+fn did_you_mean(unknown: &str, known: &[&'static str]) -> String {
+    super::nearest::nearest(unknown, known.iter().copied())
+        .map(|near| format!(" (did you mean `{near}`?)"))
+        .unwrap_or_default()
 }
 
 /// A field that must be a string when present.
@@ -367,6 +376,14 @@ mod tests {
             (
                 r#"[{"id": "a", "stdin": "", "expect": "", "extra": 1}]"#,
                 "task `a` (#1): unknown field `extra`",
+            ),
+            (
+                r#"[{"id": "a", "expect": "", "timout": 1}]"#,
+                "task `a` (#1): unknown field `timout` (did you mean `timeout`?)",
+            ),
+            (
+                r#"[{"id": "a", "cases": [{"expected": ""}]}]"#,
+                "case 1: unknown field `expected` (did you mean `expect`?)",
             ),
             (
                 r#"[{"id": "a", "stdin": "", "expect": ""}, {"id": "a", "stdin": "", "expect": ""}]"#,
