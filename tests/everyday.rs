@@ -563,3 +563,42 @@ fn an_unknown_task_field_gets_the_nearest_known_one() {
         show(&out)
     );
 }
+
+// ---------------------------------------------------------------------------
+// 6: a missing interpreter gets the polyglot hint.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_missing_interpreter_names_the_polyglot_image() {
+    let run = common::run_id("everyday", "node");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let dir = tempfile::tempdir().expect("scratch");
+    fs::create_dir(dir.path().join("gen")).expect("mkdir");
+    fs::write(dir.path().join("gen/hello.js"), "console.log('hello')\n").expect("write");
+    let tasks = dir.path().join("tasks.json");
+    fs::write(
+        &tasks,
+        json!([{"id": "hello", "expect": "hello\n"}]).to_string(),
+    )
+    .expect("write");
+    for isolate in ["case", "candidate"] {
+        let mut cmd = common::sbx(Some(&run));
+        cmd.current_dir(dir.path())
+            .args(["eval", "--tasks", "tasks.json", "--gen", "gen"])
+            .args(["--image", common::PYTHON, "--pull", "never"])
+            .args(["--timeout", "30", "--isolate", isolate]);
+        let out = common::finish(cmd, None, ENGINE_LIMIT);
+        assert_eq!(out.code(), 2, "{isolate}: sbx could not judge it: {out:?}");
+        let entry = &common::report(&out)[0];
+        assert_eq!(entry["status"], "error", "{isolate}: {entry}");
+        assert_eq!(entry["reason"], "toolchain_missing", "{isolate}: {entry}");
+        let message = entry["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("image `{}` has no `node`", common::PYTHON))
+                && message.contains("JavaScript (.js)")
+                && message.contains("sbx-polyglot:bookworm"),
+            "{isolate}: {entry}"
+        );
+    }
+    cleanup.finish();
+}

@@ -281,7 +281,7 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
         result.requeued = std::mem::take(&mut tally.requeued);
         result
     };
-    let results: Vec<TaskResult> = plans
+    let mut results: Vec<TaskResult> = plans
         .into_iter()
         .zip(&req.tasks)
         .map(|(plan, task)| match plan {
@@ -300,6 +300,9 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
             }
         })
         .collect();
+    for (result, task) in results.iter_mut().zip(&req.tasks) {
+        crate::eval::hint::interpreter_missing(result, &task.image);
+    }
     let summary = report::summary::Summary::of(&results);
     let mut line = summary.line(clock.elapsed());
     line.push_str(&report::passk::means_text(&results, &req.ks));

