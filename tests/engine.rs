@@ -752,7 +752,7 @@ fn docker_words_from_a_candidate_are_its_own() {
     let out = run.eval(&tasks, BUSYBOX, &[]);
     let results = report(&out);
     assert_verdict(entry(&results, "spoof"), "fail", "exit_code");
-    assert_verdict(entry(&results, "nonode"), "error", "start_failed");
+    assert_verdict(entry(&results, "nonode"), "error", "toolchain_missing");
     assert_eq!(out.code(), 2, "an error entry makes eval exit 2: {out:?}");
     run.assert_clean();
 }

@@ -279,9 +279,10 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
             .take()
             .unwrap_or_else(|| TaskResult::error(&task.id, "no_engine", why_not(&task.image)));
         result.requeued = std::mem::take(&mut tally.requeued);
+        crate::eval::hint::interpreter_missing(&mut result, &task.image, &units[index].interpreter);
         result
     };
-    let mut results: Vec<TaskResult> = plans
+    let results: Vec<TaskResult> = plans
         .into_iter()
         .zip(&req.tasks)
         .map(|(plan, task)| match plan {
@@ -300,9 +301,6 @@ pub fn eval(req: EvalRequest) -> Result<i32> {
             }
         })
         .collect();
-    for (result, task) in results.iter_mut().zip(&req.tasks) {
-        crate::eval::hint::interpreter_missing(result, &task.image);
-    }
     let summary = report::summary::Summary::of(&results);
     let mut line = summary.line(clock.elapsed());
     line.push_str(&report::passk::means_text(&results, &req.ks));

@@ -24,27 +24,23 @@ fn missing_program(message: &str) -> Option<&str> {
         .then_some(program)
 }
 
-/// Rewrites a `start_failed` entry (and each such sample) whose interpreter
-/// is missing from `image` as `toolchain_missing`, with the hint.
-pub fn interpreter_missing(result: &mut TaskResult, image: &str) {
-    if let Some(samples) = &mut result.samples {
-        for sample in samples {
-            interpreter_missing(sample, image);
-        }
-    }
+/// Rewrites the `start_failed` result of a candidate run with
+/// `interpreter` as `toolchain_missing`, with the hint, when the program
+/// not found is that interpreter and it is an interpreted language's.
+pub fn interpreter_missing(result: &mut TaskResult, image: &str, interpreter: &[String]) {
     if result.reason.as_deref() != Some("start_failed") {
         return;
     }
     let Some(program) = result.message.as_deref().and_then(missing_program) else {
         return;
     };
-    let name = program.rsplit('/').next().unwrap_or(program);
-    let Some(language) = languages::table().iter().find(|l| {
-        !l.is_compiled()
-            && l.run
-                .first()
-                .is_some_and(|run| *run == name || *run == program)
-    }) else {
+    if interpreter.first().map(String::as_str) != Some(program) {
+        return;
+    }
+    let Some(language) = languages::table()
+        .iter()
+        .find(|l| !l.is_compiled() && l.run.first() == Some(&program))
+    else {
         return;
     };
     result.reason = Some("toolchain_missing".into());
@@ -66,7 +62,7 @@ mod tests {
             "Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"node\": executable file not found in $PATH: unknown",
         ] {
             let mut r = TaskResult::error("hello", "start_failed", message.into());
-            interpreter_missing(&mut r, "sbx-python:bookworm");
+            interpreter_missing(&mut r, "sbx-python:bookworm", &["node".to_string()]);
             assert_eq!(r.status, Status::Error);
             assert_eq!(r.reason.as_deref(), Some("toolchain_missing"), "{message}");
             let text = r.message.unwrap_or_default();
@@ -77,23 +73,36 @@ mod tests {
 
     #[test]
     fn other_failures_are_left_alone() {
-        for (reason, message) in [
+        for (reason, message, interpreter) in [
             (
                 "start_failed",
                 "exec: \"/work/task\": permission denied: unknown",
+                "node",
             ),
             (
                 "start_failed",
                 "sbx runner: cannot execute `frobnicate`: No such file",
+                "frobnicate",
             ),
-            ("start_failed", "failed to set up container networking"),
+            (
+                "start_failed",
+                "failed to set up container networking",
+                "node",
+            ),
             (
                 "image_missing",
                 "exec: \"node\": executable file not found in $PATH",
+                "node",
+            ),
+            // Not this candidate's interpreter.
+            (
+                "start_failed",
+                "exec: \"node\": executable file not found in $PATH",
+                "python3",
             ),
         ] {
             let mut r = TaskResult::error("t", reason, message.into());
-            interpreter_missing(&mut r, "img");
+            interpreter_missing(&mut r, "img", &[interpreter.to_string()]);
             assert_eq!(r.reason.as_deref(), Some(reason), "{message}");
             assert_eq!(r.message.as_deref(), Some(message));
         }
