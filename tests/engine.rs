@@ -752,7 +752,7 @@ fn docker_words_from_a_candidate_are_its_own() {
     let out = run.eval(&tasks, BUSYBOX, &[]);
     let results = report(&out);
     assert_verdict(entry(&results, "spoof"), "fail", "exit_code");
-    assert_verdict(entry(&results, "nonode"), "error", "start_failed");
+    assert_verdict(entry(&results, "nonode"), "error", "toolchain_missing");
     assert_eq!(out.code(), 2, "an error entry makes eval exit 2: {out:?}");
     run.assert_clean();
 }
@@ -1049,7 +1049,7 @@ fn samples_give_n_c_and_pass_at_k() {
     assert!(single.get("n").is_none(), "{single:#}");
     assert_eq!(entry(&results, "empty")["status"], "missing");
     assert!(
-        out.stderr.contains("mean pass@1 0.700 over 1 tasks"),
+        out.stderr.contains("mean pass@1 0.700 over 1 task"),
         "{out:?}"
     );
     run.assert_clean();

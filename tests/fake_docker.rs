@@ -3181,7 +3181,7 @@ fn eval_function_test_passes_only_with_its_own_runs_token() {
         show(&out)
     );
     assert!(
-        stderr(&out).contains("mean pass@1 0.250 over 1 tasks; mean pass@2 0.500 over 1 tasks"),
+        stderr(&out).contains("mean pass@1 0.250 over 1 task; mean pass@2 0.500 over 1 task"),
         "{}",
         show(&out)
     );

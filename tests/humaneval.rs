@@ -546,7 +546,7 @@ fn function_tests_in_a_tasks_file() {
     );
     assert!(
         out.stderr
-            .contains("mean pass@1 0.333 over 1 tasks; mean pass@2 0.667 over 1 tasks"),
+            .contains("mean pass@1 0.333 over 1 task; mean pass@2 0.667 over 1 task"),
         "{out:?}"
     );
     // A shell candidate for a function test: refused, nothing runs.

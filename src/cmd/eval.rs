@@ -26,6 +26,7 @@ use crate::eval::plan::{combine, plan, plan_samples, Plan};
 use crate::eval::queue::{lock, take, Queue, Taken, Tally};
 use crate::eval::request::{EvalRequest, HumanEvalFiles};
 use crate::eval::sealed::{self, TestShape};
+use crate::eval::select;
 use crate::eval::tasks::{Function, Task};
 use crate::exit;
 use crate::limits;
@@ -45,6 +46,22 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
         None => fs::canonicalize(&req.gen)
             .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display())))?,
     };
+    if req.list {
+        let listing = select::listing(
+            &req.tasks,
+            req.human_eval.as_ref(),
+            &gen_root,
+            req.interpreter.as_ref(),
+        );
+        console::out(&listing, "the list to stdout")?;
+        return Ok(exit::SUCCESS);
+    }
+    if let Some(line) = req.human_eval.as_ref().and_then(select::unsampled_note) {
+        console::note(&line);
+    }
+    if let Some(line) = &req.unmatched {
+        console::note(line);
+    }
     if req.human_eval.is_none() {
         python_only(&req.tasks, &gen_root)?;
     }
@@ -267,6 +284,7 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
             .take()
             .unwrap_or_else(|| TaskResult::error(&task.id, "no_engine", why_not(&task.image)));
         result.requeued = std::mem::take(&mut tally.requeued);
+        crate::eval::hint::interpreter_missing(&mut result, &task.image, &units[index].interpreter);
         result
     };
     // One entry per task (none for the tasks another share judges).
@@ -338,13 +356,19 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
     if req.format == ReportFormat::Json {
         console::note(&line);
     }
+    let checked = report::gate::check(&results, &req.min_pass_at);
+    let code = report::gate::exit_code(&summary, &checked, &mut |l| console::note(l));
+    if let Some(path) = req.summary.as_ref().filter(|_| signals::received().is_none()) {
+        let value = report::gate::summary_json(&results, &checked, code, clock.elapsed());
+        report::gate::write_summary(path, &value)?;
+    }
     if let Some(signal) = signals::received() {
         console::note(
             "sbx: interrupted while writing the reports; every file is whole: written, or left as it was",
         );
         return Ok(exit::for_signal(signal));
     }
-    Ok(summary.exit_code())
+    Ok(code)
 }
 
 /// The sealed prepare step: once per image, before judging, the function

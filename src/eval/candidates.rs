@@ -79,7 +79,8 @@ pub fn samples_in(
             return vec![(".".to_string(), found)];
         }
     };
-    names.sort();
+    // Natural order: s8 before s10.
+    names.sort_by(|a, b| super::natural::natural_cmp(a.as_encoded_bytes(), b.as_encoded_bytes()));
     names
         .into_iter()
         .map(|name| {
@@ -101,7 +102,12 @@ pub fn not_python(gen_root: &Path, id: &str) -> Option<PathBuf> {
             .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
             .map(|e| e.path())
             .collect();
-        names.sort();
+        names.sort_by(|a, b| {
+            super::natural::natural_cmp(
+                a.as_os_str().as_encoded_bytes(),
+                b.as_os_str().as_encoded_bytes(),
+            )
+        });
         return names
             .into_iter()
             .find(|p| p.extension().and_then(|e| e.to_str()) != Some("py"));

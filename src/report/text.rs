@@ -126,7 +126,7 @@ fn task(out: &mut String, r: &TaskResult, width: usize, paint: Paint) {
                 let name = s.sample.as_deref().unwrap_or("?");
                 let _ = writeln!(
                     out,
-                    "{indent}{} {}  {}",
+                    "{indent}sample {}: {}  {}",
                     self::name(name),
                     paint.status(s.status, false),
                     headline(s)
@@ -204,11 +204,24 @@ fn details(out: &mut String, r: &TaskResult, indent: &str) {
         return;
     }
     let text = match (&r.diff, r.reason.as_deref()) {
-        (Some(diff), Some("wrong_output")) => diff.as_str(),
-        _ => r.stderr_tail.as_str(),
+        (Some(diff), Some("wrong_output")) => diff.as_str().into(),
+        _ => from_a_line_start(&r.stderr_tail),
     };
     for line in text.lines() {
         let _ = writeln!(out, "{indent}{}", shown(line));
+    }
+}
+
+/// A stderr tail that was cut (it has the report's full length) shown from
+/// its first whole line, after `...`: a traceback is never cut mid-line.
+/// A tail of one cut line is shown as it is.
+fn from_a_line_start(tail: &str) -> std::borrow::Cow<'_, str> {
+    if tail.chars().count() < super::result::STDERR_TAIL_CHARS {
+        return tail.into();
+    }
+    match tail.split_once('\n') {
+        Some((_, rest)) if !rest.trim().is_empty() => format!("...\n{rest}").into(),
+        _ => tail.into(),
     }
 }
 
@@ -327,15 +340,41 @@ ERROR    noimage    0.00s  image_missing: no image
         let text = to_text(&[entry], "summary", false);
         let expected = "\
 FAIL     t    3.33s  1/6 samples passed (1 not judged)  pass@1 0.167  pass@2 0.333
-         b.py FAIL  wrong_output
+         sample b.py: FAIL  wrong_output
            line 1: expected \"4\", got \"5\"
-         c0.py FAIL  timeout
-         c1.py FAIL  timeout
+         sample c0.py: FAIL  timeout
+         sample c1.py: FAIL  timeout
          ... and 3 more samples that did not pass
 
 summary
 ";
         assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
+    fn a_cut_stderr_tail_starts_at_a_line() {
+        let cut = format!(
+            "{}\nTraceback (most recent call last):\nValueError: x\n",
+            "y".repeat(400)
+        );
+        let tail = crate::report::result::tail(&cut, crate::report::result::STDERR_TAIL_CHARS);
+        let crash = TaskResult {
+            stderr_tail: tail,
+            exit_code: Some(1),
+            ..fail("crash", "exit_code")
+        };
+        let text = to_text(&[crash], "s", false);
+        assert!(
+            text.contains("exit_code 1\n         ...\n         Traceback (most recent call last):\n         ValueError: x\n"),
+            "{text}"
+        );
+        assert!(!text.contains("yy"), "{text}");
+        // An uncut tail is shown whole.
+        let short = TaskResult {
+            stderr_tail: "partial line\nValueError: x\n".into(),
+            ..fail("short", "exit_code")
+        };
+        assert!(to_text(&[short], "s", false).contains("  partial line\n"));
     }
 
     #[test]

