@@ -93,18 +93,22 @@ fn names_after(code: &str, prefix: &str) -> Vec<String> {
     names
 }
 
-/// A file's place: its top-level module, and its own name within a folder
-/// (`None` for a top-level file or a folder's `mod.rs`).
-fn place(src: &Path, file: &Path) -> (String, Option<String>) {
+/// A file's place: its top-level module, its own name within a folder
+/// (`None` for a top-level file or a folder's `mod.rs`), and whether its
+/// `super::` is a sub-folder's own (a file below `folder/sub/mod.rs`).
+/// A sub-folder is one unit among its folder's files.
+fn place(src: &Path, file: &Path) -> (String, Option<String>, bool) {
     let rel = file.strip_prefix(src).expect("a file under src/");
     let parts: Vec<String> = rel
         .iter()
         .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
         .collect();
     match parts.as_slice() {
-        [top] => (top.clone(), None),
-        [folder, name] if name == "mod" => (folder.clone(), None),
-        [folder, name] => (folder.clone(), Some(name.clone())),
+        [top] => (top.clone(), None, false),
+        [folder, name] if name == "mod" => (folder.clone(), None, false),
+        [folder, name] => (folder.clone(), Some(name.clone()), false),
+        [folder, sub, name] if name == "mod" => (folder.clone(), Some(sub.clone()), false),
+        [folder, sub, _] => (folder.clone(), Some(sub.clone()), true),
         _ => panic!(
             "{}: a folder deeper than one level; extend this test",
             rel.display()
@@ -122,7 +126,7 @@ fn violations(src: &Path) -> Vec<String> {
     // folder -> file -> siblings it imports
     let mut siblings: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
     for file in &files {
-        let (module, own) = place(src, file);
+        let (module, own, inner) = place(src, file);
         if module == "main" {
             continue;
         }
@@ -159,10 +163,12 @@ fn violations(src: &Path) -> Vec<String> {
         }
         if let Some(own) = &own {
             let within = format!("crate::{module}::");
-            for name in names_after(&code, &within)
-                .into_iter()
-                .chain(names_after(&code, "super::"))
-            {
+            let supers = if inner {
+                Vec::new()
+            } else {
+                names_after(&code, "super::")
+            };
+            for name in names_after(&code, &within).into_iter().chain(supers) {
                 if &name != own && name != "*" && !name.is_empty() {
                     used_siblings.insert(name);
                 }
@@ -170,7 +176,9 @@ fn violations(src: &Path) -> Vec<String> {
             siblings
                 .entry(module.clone())
                 .or_default()
-                .insert(own.clone(), used_siblings);
+                .entry(own.clone())
+                .or_default()
+                .extend(used_siblings);
         }
     }
     for (folder, graph) in &siblings {
