@@ -14,6 +14,7 @@
 
 use std::fs;
 
+use super::candidates::{too_large, MAX_CANDIDATE_BYTES};
 use super::humaneval;
 use super::plan::Unit;
 use super::request::EvalRequest;
@@ -35,6 +36,9 @@ pub const MAX_LOST: usize = 3;
 
 /// The `reason` of a candidate whose runner kept getting lost.
 pub const RUNNER_LOST: &str = "runner_lost";
+
+/// What a staged copy may add to a candidate (a function test's code).
+const STAGED_SLACK: u64 = 1 << 20;
 
 /// The name of the program inside the container (`/tmp/sbx-N/task`).
 const FILE_NAME: &str = "task";
@@ -91,6 +95,15 @@ pub fn judge_in_runner(
     member: &Member,
     slot: &mut Slot,
 ) -> Judged {
+    // The candidate's size was checked before it was staged; a staged copy
+    // that is larger after all (a file that grew meanwhile; a function
+    // test's code adds a little) is never read whole into memory.
+    match fs::metadata(&staged.path) {
+        Ok(meta) if meta.len() > MAX_CANDIDATE_BYTES + STAGED_SLACK => {
+            return Judged::Result(Box::new(too_large(&task.id, meta.len())))
+        }
+        _ => {}
+    }
     let program = match fs::read(&staged.path) {
         Ok(bytes) => bytes,
         Err(e) => {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::candidates::{find_source, Found, Source};
+use super::candidates::{self, find_source, Found, Source};
 use super::humaneval::{self, Problem, Sample};
 use super::request::EvalRequest;
 use super::tasks::Function;
@@ -86,6 +86,7 @@ pub fn plan(
     let known = |id: &str, found: Found| match found {
         Found::Missing => TaskResult::missing(id),
         Found::Refused { reason, message } => TaskResult::error(id, reason, message),
+        Found::TooLarge(size) => candidates::too_large(id, size),
         Found::Ready { .. } => unreachable!("ready candidates become units"),
     };
     let mut plans = Vec::with_capacity(req.tasks.len());
@@ -158,6 +159,9 @@ pub fn plan_samples(
         places.push((task, list.len()));
         let answer = match &images[req.tasks[task].image.as_str()] {
             Err((code, message)) => Ok(TaskResult::error(&sample.task_id, code, message.clone())),
+            Ok(_) if sample.code.size() > candidates::MAX_CANDIDATE_BYTES => {
+                Ok(candidates::too_large(&sample.task_id, sample.code.size()))
+            }
             Ok(_) => {
                 let program = humaneval::program(&problems[task], &sample.code);
                 units.push(Unit {
