@@ -28,7 +28,10 @@ use crate::signals;
 /// How long the runner may take to say hello after `docker start`.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
 /// Added to a case's wall limit before the host gives up on the runner.
-pub const CASE_GRACE: Duration = Duration::from_secs(15);
+/// The runner kills the program at the wall limit and answers in
+/// milliseconds; no answer by then is the candidate's `timeout` on an
+/// engine that still answers (see `eval::isolate`).
+pub const CASE_GRACE: Duration = Duration::from_secs(5);
 /// How long a load or a reset may take.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often waits look at signals.
