@@ -88,6 +88,10 @@ pub struct DiffArgs {
     /// Print the comparison as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Accept a NEW report with no tasks or without some of OLD's (by
+    /// default the gate is not green then: exit 2).
+    #[arg(long)]
+    pub allow_missing: bool,
 }
 
 /// How sbx reaches the engine.

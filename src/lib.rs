@@ -85,7 +85,7 @@ pub fn main_impl() -> i32 {
         Command::Run(args) => RunRequest::from_args(args).and_then(run::run),
         Command::Eval(args) => EvalRequest::from_args(args).and_then(cmd::eval::eval),
         Command::Doctor(args) => DoctorRequest::from_args(args).and_then(doctor::doctor),
-        Command::Diff(args) => diff::diff(&args.old, &args.new, args.json),
+        Command::Diff(args) => diff::diff(&args.old, &args.new, args.json, args.allow_missing),
         Command::Merge(args) => merge::merge(merge::MergeRequest::from_args(args)),
         Command::Gc(args) => GcRequest::from_args(args).and_then(|req| {
             let filter = gc::Filter {

@@ -197,8 +197,16 @@ fn one_side_only_tasks_are_listed_not_counted() {
             ("shared", "pass", None),
         ]),
     );
+    // A task dropped from NEW is no regression, but the gate is not green
+    // unless told that fewer tasks are fine.
     let out = r.diff(&["a.json", "b.json"]);
-    assert_eq!(code(&out), 0, "a dropped task is not a regression: {out:?}");
+    assert_eq!(code(&out), 2, "{out:?}");
+    assert_eq!(
+        stderr(&out),
+        "sbx diff: not green: NEW lacks 1 of OLD's 2 tasks (--allow-missing accepts it)\n"
+    );
+    let out = r.diff(&["a.json", "b.json", "--allow-missing"]);
+    assert_eq!(code(&out), 0, "{out:?}");
     let text = stdout(&out);
     assert!(
         text.contains("only in OLD (1):\n  dropped  pass\n"),
@@ -390,8 +398,14 @@ fn multi_sample_reports_show_pass_at_1() {
             {"id": "c", "status": "pass", "n": 10, "c": 10, "pass@1": 1.0}
         ]),
     );
+    // `a` has a sample sbx could not judge: not judged, and it passed in
+    // OLD, so it could hide a regression (exit 2).
     let out = r.diff(&["a.json", "b.json"]);
-    assert_eq!(code(&out), 0, "{out:?}");
+    assert_eq!(code(&out), 2, "{out:?}");
+    assert_eq!(
+        stderr(&out),
+        "sbx diff: not green: 1 task not judged could hide a regression\n"
+    );
     let text = stdout(&out);
     assert!(
         text.contains("mean pass@1 over 3 tasks with pass@1 on both sides: 0.667 → 0.833 (+0.167)"),
@@ -409,6 +423,87 @@ fn multi_sample_reports_show_pass_at_1() {
         v["fixes"][0]["new"],
         json!({"status": "pass", "pass@1": 0.6, "n": 10, "c": 6})
     );
+    assert_eq!(v["not_judged"][0]["id"], "a");
+    assert_eq!(
+        v["not_green"],
+        json!(["1 task not judged could hide a regression"])
+    );
+}
+
+/// The issue's gate: an honest run of a task (one good sample of four:
+/// fail, pass@1 0.25) against one where the three wrong samples made their
+/// runner die. Written as an older sbx wrote it (`pass`, 1/1, `errors` 3)
+/// or as sbx writes it now (`error`, `incomplete`), NEW must not be a fix
+/// and the gate must not go green.
+#[test]
+fn unjudged_samples_never_make_a_green_diff() {
+    let r = Reports::new();
+    r.write(
+        "honest.json",
+        &json!([{"id": "t", "status": "fail", "reason": "wrong_output", "n": 4, "c": 1,
+                 "errors": 0, "pass@1": 0.25}]),
+    );
+    r.write(
+        "older.json",
+        &json!([{"id": "t", "status": "pass", "n": 1, "c": 1, "errors": 3, "pass@1": 1.0}]),
+    );
+    r.write(
+        "now.json",
+        &json!([{"id": "t", "status": "error", "reason": "samples_not_judged", "n": 1, "c": 1,
+                 "errors": 3, "incomplete": true}]),
+    );
+    for new in ["older.json", "now.json"] {
+        let out = r.diff(&["honest.json", new]);
+        assert_eq!(code(&out), 2, "{new}: {out:?}");
+        let text = stdout(&out);
+        assert!(
+            text.contains("0 pass→fail, 0 fail→pass, 1 not judged"),
+            "{new}: {text}"
+        );
+        assert!(text.contains("(3 samples not judged)"), "{new}: {text}");
+    }
+}
+
+/// `sbx diff OLD NEW` with NEW `[]` (an eval that produced nothing) is not
+/// green unless `--allow-missing` says so.
+#[test]
+fn an_empty_new_report_is_not_green() {
+    let r = Reports::new();
+    r.write("a.json", &eval_report(&[("a", "pass", None)]));
+    r.write_raw("empty.json", "[]");
+    let out = r.diff(&["a.json", "empty.json"]);
+    assert_eq!(code(&out), 2, "{out:?}");
+    assert_eq!(
+        stderr(&out),
+        "sbx diff: not green: NEW has no tasks (--allow-missing accepts it)\n"
+    );
+    let out = r.diff(&["a.json", "empty.json", "--allow-missing", "--json"]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["not_green"], json!([]));
+}
+
+/// A report that repeats a key is refused with one line: serde_json alone
+/// takes the last `status`, a pass, where another reader sees a fail.
+#[test]
+fn a_report_with_a_duplicate_key_is_refused() {
+    let r = Reports::new();
+    r.write("a.json", &eval_report(&[("a", "fail", None)]));
+    r.write_raw(
+        "dup.json",
+        r#"[{"id": "a", "status": "fail", "status": "pass"}]"#,
+    );
+    for args in [["a.json", "dup.json"], ["dup.json", "a.json"]] {
+        let out = r.diff(&args);
+        assert_eq!(code(&out), 2, "{out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("dup.json") && err.contains("duplicate key `status`"),
+            "{err}"
+        );
+    }
 }
 
 #[test]

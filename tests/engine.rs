@@ -1030,10 +1030,10 @@ fn samples_give_n_c_and_pass_at_k() {
     assert_eq!(double["n"], 10, "{double:#}");
     assert_eq!(double["c"], 7, "{double:#}");
     assert_eq!(double["errors"], 1, "the .txt sample: {double:#}");
-    let p1 = double["pass@1"].as_f64().expect("pass@1");
-    assert!((p1 - 0.7).abs() < 1e-9, "{double:#}");
-    // n >= 10 also gives pass@10: any 10 of 10 contain a pass.
-    assert_eq!(double["pass@10"], 1.0, "{double:#}");
+    // A sample not judged: the task is incomplete and its pass@k withheld.
+    assert_eq!(double["incomplete"], true, "{double:#}");
+    assert!(double.get("pass@1").is_none(), "{double:#}");
+    assert!(double.get("pass@10").is_none(), "{double:#}");
     let samples = double["samples"].as_array().expect("samples");
     let names: Vec<&str> = samples
         .iter()
@@ -1049,7 +1049,8 @@ fn samples_give_n_c_and_pass_at_k() {
     assert!(single.get("n").is_none(), "{single:#}");
     assert_eq!(entry(&results, "empty")["status"], "missing");
     assert!(
-        out.stderr.contains("mean pass@1 0.700 over 1 task"),
+        out.stderr
+            .contains("; 1 incomplete task (samples not judged): pass@k withheld"),
         "{out:?}"
     );
     run.assert_clean();

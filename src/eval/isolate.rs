@@ -4,27 +4,34 @@
 //! mode, before every next candidate). A worker's `Slot` holds its runner
 //! container between units in `worker` mode.
 //!
-//! Faults of the runner (it died, a frame broke, the engine did not answer,
-//! the container was killed) are never the candidate's: what the runner
-//! reported stands, the container is discarded, and the unfinished cases
-//! run again in a fresh one; after `MAX_LOST` such losses in one candidate
-//! its entry is an `error` with reason `runner_lost`. A reset that is not
-//! clean after a case keeps that case's result and only replaces the
-//! container.
+//! A runner lost while a case runs is classified on evidence. The
+//! engine's `oom` for the container (and no earlier OOM in it) makes it the
+//! candidate's `oom`; no answer within the wall limit plus `CASE_GRACE`
+//! makes it the candidate's `timeout` (the runner answers in milliseconds
+//! once the limit is reached), judged once. Either stands only if the
+//! engine then answers (`attempt.rs`); a lost engine is never the
+//! candidate's. Any other loss (it died, a frame broke, the container was
+//! killed) is not the candidate's: what the runner reported stands, the
+//! container is discarded, and the unfinished cases run again in a fresh
+//! one; after `MAX_LOST` such losses in one candidate its entry is an
+//! `error` with reason `runner_lost`. A reset that is not clean after a
+//! case keeps that case's result and only replaces the container.
 
 use std::fs;
 
+use super::candidates::{too_large, MAX_CANDIDATE_BYTES};
 use super::humaneval;
 use super::plan::Unit;
 use super::request::EvalRequest;
 use super::sealed::{self, Sealed};
 use super::tasks::Task;
 use crate::docker::argv::{runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH};
+use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
 use crate::judge::matcher::Matcher;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession};
+use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession, CASE_GRACE};
 use crate::runner::pid1::SUBCOMMAND;
 use crate::runner::protocol::{self, CaseResult};
 use crate::session::{Delivery, Session, Staged};
@@ -36,6 +43,9 @@ pub const MAX_LOST: usize = 3;
 
 /// The `reason` of a candidate whose runner kept getting lost.
 pub const RUNNER_LOST: &str = "runner_lost";
+
+/// What a staged copy may add to a candidate (a function test's code).
+const STAGED_SLACK: u64 = 1 << 20;
 
 /// The name of the program inside the container (`/tmp/sbx-N/task`).
 const FILE_NAME: &str = "task";
@@ -53,6 +63,12 @@ struct Held {
     session: RunnerSession,
     /// A case ran since the last clean reset.
     dirty: bool,
+    /// The engine's `oom` for this container cannot be told apart from an
+    /// earlier one: a case in it already reported an OOM, or the runner
+    /// cannot count them and a case ran before.
+    oom_tainted: bool,
+    /// Cases started in this container.
+    cases: usize,
 }
 
 impl Slot {
@@ -92,6 +108,15 @@ pub fn judge_in_runner(
     member: &Member,
     slot: &mut Slot,
 ) -> Judged {
+    // The candidate's size was checked before it was staged; a staged copy
+    // that is larger after all (a file that grew meanwhile; a function
+    // test's code adds a little) is never read whole into memory.
+    match fs::metadata(&staged.path) {
+        Ok(meta) if meta.len() > MAX_CANDIDATE_BYTES + STAGED_SLACK => {
+            return Judged::Result(Box::new(too_large(&task.id, meta.len())))
+        }
+        _ => {}
+    }
     let program = match fs::read(&staged.path) {
         Ok(bytes) => bytes,
         Err(e) => {
@@ -206,17 +231,45 @@ impl Run<'_> {
             }
             let held = self.slot.held.as_mut().expect("ready() leaves a container");
             held.dirty = true;
+            if held.cases > 0 && !held.session.oom_counter {
+                held.oom_tainted = true;
+            }
+            held.cases += 1;
+            let tainted = held.oom_tainted;
+            let name = held.session.name().unwrap_or_default().to_string();
             match held.session.run_case(&request) {
-                Ok(result) => return Some(to_result(&self.task.id, &result, check)),
+                Ok(result) => {
+                    held.oom_tainted |= result.oom || result.status == protocol::Status::Oom;
+                    return Some(to_result(&self.task.id, &result, check));
+                }
                 Err(RunnerError::Interrupted(_)) => return None,
                 Err(RunnerError::Request(message)) => {
                     // Nothing a fresh container would change.
                     self.slot.discard();
                     return Some(TaskResult::error(&self.task.id, "runner_request", message));
                 }
+                Err(RunnerError::Timeout(_)) => {
+                    // The runner enforces the wall limit itself and answers
+                    // in milliseconds; no answer within the limit plus
+                    // CASE_GRACE means the candidate's processes kept the
+                    // runner from running (SCHED_IDLE, CPU hogs). The
+                    // container is killed and the case judged `timeout`
+                    // once, not run again; attempt.rs lets it stand only
+                    // if the engine still answers (else it is the engine's).
+                    self.lose();
+                    return Some(stalled(&self.task.id, self.task.timeout));
+                }
                 Err(e) => {
                     last_error = e.to_string();
                     self.lose();
+                    // The runner died while the candidate ran: the engine's
+                    // `oom` for this container says its memory was
+                    // exhausted (by the candidate's processes: the runner
+                    // holds a few MiB), which is the candidate's failure.
+                    let record = ContainerRecord::new(self.member.events.as_ref(), &name);
+                    if !tainted && record.oom_killed() {
+                        return Some(runner_oom(&self.task.id, &last_error));
+                    }
                 }
             }
         }
@@ -227,7 +280,8 @@ impl Run<'_> {
         ))
     }
 
-    /// A runner loss: the container goes, the candidate must be loaded again.
+    /// A runner loss: the container goes (removed by name, so its `destroy`
+    /// reaches the event stream), the candidate must be loaded again.
     fn lose(&mut self) {
         self.lost += 1;
         self.slot.discard();
@@ -264,6 +318,8 @@ impl Run<'_> {
                 image: self.task.image.clone(),
                 session: start(self.session, self.member, &self.task.image)?,
                 dirty: false,
+                oom_tainted: false,
+                cases: 0,
             });
             self.loaded = false;
         }
@@ -334,6 +390,32 @@ fn start(session: &Session, member: &Member, image: &str) -> Result<RunnerSessio
         SUBCOMMAND,
     );
     RunnerSession::start(&member.docker, &args, &name)
+}
+
+/// A case whose runner did not answer within its wall limit plus
+/// `CASE_GRACE`: the candidate's `timeout`.
+fn stalled(id: &str, timeout: std::time::Duration) -> TaskResult {
+    TaskResult {
+        reason: Some("timeout".into()),
+        message: Some(format!(
+            "no answer from the runner within the {:.1} s timeout plus {} s: the program's processes kept the runner from running; its container was killed",
+            timeout.as_secs_f64(),
+            CASE_GRACE.as_secs()
+        )),
+        ..TaskResult::bare(id, Status::Fail)
+    }
+}
+
+/// A case whose runner died with the engine's `oom` for its container:
+/// the candidate's `oom`.
+fn runner_oom(id: &str, lost: &str) -> TaskResult {
+    TaskResult {
+        reason: Some("oom".into()),
+        message: Some(format!(
+            "the container's memory was exhausted and the runner died with it ({lost})"
+        )),
+        ..TaskResult::bare(id, Status::Fail)
+    }
 }
 
 /// What a case that ran to its end (exit 0) must show to pass.

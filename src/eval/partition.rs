@@ -149,6 +149,7 @@ pub fn candidates_digest(tasks: &[(&str, &Source)]) -> String {
     let found = |hasher: &mut Sha256, name: &str, found: &Found| {
         let what = match found {
             Found::Missing => "missing".to_string(),
+            Found::TooLarge(size) => format!("too large {size}"),
             Found::Refused { reason, .. } => format!("refused {reason}"),
             Found::Ready { path, interpreter } => match file_sha256(path) {
                 Ok(sha) => format!("{sha} {interpreter:?}"),

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::candidates::{find_source, Found, Source};
+use super::candidates::{self, find_source, Found, Source};
 use super::humaneval::{self, Problem, Sample};
 use super::partition::{self, Assignment, Split, TaskUnits};
 use super::request::EvalRequest;
@@ -98,6 +98,7 @@ pub fn plan(
     let known = |id: &str, found: Found| match found {
         Found::Missing => TaskResult::missing(id),
         Found::Refused { reason, message } => TaskResult::error(id, reason, message),
+        Found::TooLarge(size) => candidates::too_large(id, size),
         Found::Ready { .. } => unreachable!("ready candidates become units"),
     };
     // The candidates of every task that can run (with `--partition`, of
@@ -249,6 +250,9 @@ pub fn plan_samples(
             Ok(_) if sample.not_text.is_some() => {
                 let why = sample.not_text.as_deref().unwrap_or_default();
                 Ok(humaneval::not_text_result(&sample.task_id, why))
+            }
+            Ok(_) if sample.code.size() > candidates::MAX_CANDIDATE_BYTES => {
+                Ok(candidates::too_large(&sample.task_id, sample.code.size()))
             }
             Ok(_) => {
                 let program = match &req.tasks[task].sealed {

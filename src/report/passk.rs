@@ -36,49 +36,73 @@ pub fn ks_for(requested: &[usize], n: usize) -> Vec<usize> {
 
 /// One entry for a multi-sample task from its samples' entries: `n` judged
 /// samples (`error` ones excluded and counted apart), `c` that passed, and
-/// pass@k. The task passes when every judged sample passed.
+/// pass@k.
+///
+/// A task with a sample sbx could not judge is incomplete, and unjudged
+/// samples never raise a score: it is never `pass` (`fail` when a judged
+/// sample failed, else `error` with reason `samples_not_judged`), it says
+/// `"incomplete": true`, and its pass@k is withheld: over the judged
+/// samples alone it would be a number a candidate can steer (a sample that
+/// makes itself unjudged drops out of `n`), and counting unjudged samples
+/// as failures would blame the model for sbx's fault. `n`, `c` and
+/// `errors` stay, so that nothing is hidden.
 pub fn samples_entry(id: &str, samples: Vec<TaskResult>, requested_ks: &[usize]) -> TaskResult {
     let errors = samples.iter().filter(|s| s.status == Status::Error).count();
     let n = samples.len() - errors;
     let c = samples.iter().filter(|s| s.status == Status::Pass).count();
+    let first_error = || {
+        samples
+            .iter()
+            .find(|s| s.status == Status::Error)
+            .map(|s| {
+                let name = s.sample.clone().unwrap_or_default();
+                let why = s.message.clone().or_else(|| s.reason.clone());
+                format!("{name}: {}", why.unwrap_or_default())
+            })
+            .unwrap_or_default()
+    };
     let mut entry = if samples.is_empty() {
         TaskResult::missing(id)
     } else if n == 0 {
-        let first = &samples[0];
         TaskResult::error(
             id,
             "all_samples_error",
-            format!(
-                "no sample could be judged; first: {}",
-                first.message.clone().unwrap_or_default()
-            ),
+            format!("no sample could be judged; first: {}", first_error()),
         )
     } else {
         let failing = samples
             .iter()
             .find(|s| s.status != Status::Pass && s.status != Status::Error);
-        TaskResult {
-            status: if failing.is_some() {
-                Status::Fail
-            } else {
-                Status::Pass
+        match failing {
+            Some(failing) => TaskResult {
+                reason: failing.reason.clone(),
+                // A reason of `exit_code` comes with its code.
+                exit_code: failing
+                    .exit_code
+                    .filter(|_| failing.reason.as_deref() == Some("exit_code")),
+                ..TaskResult::bare(id, Status::Fail)
             },
-            reason: failing.and_then(|s| s.reason.clone()),
-            // A reason of `exit_code` comes with its code.
-            exit_code: failing
-                .filter(|s| s.reason.as_deref() == Some("exit_code"))
-                .and_then(|s| s.exit_code),
-            ..TaskResult::bare(id, Status::Pass)
+            None if errors > 0 => TaskResult::error(
+                id,
+                "samples_not_judged",
+                format!(
+                    "{errors} of {} samples could not be judged; first: {}",
+                    samples.len(),
+                    first_error()
+                ),
+            ),
+            None => TaskResult::bare(id, Status::Pass),
         }
     };
     entry.duration_ms = samples.iter().map(|s| s.duration_ms).sum();
-    if entry.status == Status::Pass {
-        entry.reason = None;
-    }
-    for k in ks_for(requested_ks, n) {
-        if let Some(p) = pass_at_k(n, c, k) {
-            entry.pass_at.insert(format!("pass@{k}"), p);
+    if errors == 0 {
+        for k in ks_for(requested_ks, n) {
+            if let Some(p) = pass_at_k(n, c, k) {
+                entry.pass_at.insert(format!("pass@{k}"), p);
+            }
         }
+    } else if n > 0 {
+        entry.incomplete = Some(true);
     }
     entry.n = Some(n);
     entry.c = Some(c);
@@ -114,14 +138,26 @@ pub fn pass_at_k_means(results: &[TaskResult]) -> Vec<(String, f64, usize)> {
 /// was computed for (those with n >= k), and of how many multi-sample
 /// tasks: `; mean pass@1 0.700 over 164 tasks; mean pass@10 0.950 over 12 of
 /// 164 tasks`. A k asked for with `--k` that no task has enough samples for
-/// is said too; the default 10 is not.
+/// is said too; the default 10 is not. Incomplete tasks (samples not
+/// judged) have no pass@k and are counted in the "of" part, and said:
+/// `; 2 incomplete tasks (samples not judged): pass@k withheld`.
 pub fn means_text(results: &[TaskResult], requested_ks: &[usize]) -> String {
     let judged = results
         .iter()
         .filter(|r| r.n.is_some_and(|n| n > 0))
         .count();
+    let incomplete = results
+        .iter()
+        .filter(|r| r.incomplete == Some(true))
+        .count();
     let means = pass_at_k_means(results);
     let mut text = String::new();
+    if incomplete > 0 {
+        text.push_str(&format!(
+            "; {incomplete} incomplete task{} (samples not judged): pass@k withheld",
+            if incomplete == 1 { "" } else { "s" }
+        ));
+    }
     for (key, mean, tasks) in &means {
         let word = if judged == 1 { "task" } else { "tasks" };
         if *tasks == judged {
@@ -182,6 +218,39 @@ mod tests {
         assert!(p.is_finite() && p > 0.15 && p < 0.16, "{p}");
     }
 
+    /// The attack: one good sample and nine that made their runner
+    /// die (`error`). Before, errors left `n` and the task was `pass`, 1/1,
+    /// pass@1 1.0.
+    #[test]
+    fn unjudged_samples_never_make_a_task_pass() {
+        let good = TaskResult {
+            sample: Some("0.py".into()),
+            ..TaskResult::bare("t", Status::Pass)
+        };
+        let mut samples = vec![good];
+        for i in 1..10 {
+            samples.push(TaskResult {
+                sample: Some(format!("{i}.py")),
+                ..TaskResult::error("t", "runner_lost", "the runner died".into())
+            });
+        }
+        let e = samples_entry("t", samples, &[1, 10]);
+        assert_eq!(e.status, Status::Error);
+        assert_eq!(e.reason.as_deref(), Some("samples_not_judged"));
+        assert_eq!(
+            e.message.as_deref(),
+            Some("9 of 10 samples could not be judged; first: 1.py: the runner died")
+        );
+        assert_eq!((e.n, e.c, e.errors), (Some(1), Some(1), Some(9)));
+        assert_eq!(e.incomplete, Some(true));
+        assert!(e.pass_at.is_empty(), "{:?}", e.pass_at);
+        assert_eq!(
+            means_text(std::slice::from_ref(&e), &[]),
+            "; 1 incomplete task (samples not judged): pass@k withheld"
+        );
+        assert_eq!(crate::report::summary::Summary::of(&[e]).exit_code(), 2);
+    }
+
     #[test]
     fn ks_default_to_1_and_10_when_there_are_enough_samples() {
         assert_eq!(ks_for(&[], 5), [1]);
@@ -215,11 +284,21 @@ mod tests {
         assert_eq!((e.n, e.c, e.errors), (Some(3), Some(2), Some(1)));
         assert_eq!(e.status, Status::Fail);
         assert_eq!(e.reason.as_deref(), Some("wrong_output"));
-        assert!((e.pass_at["pass@1"] - 2.0 / 3.0).abs() < 1e-12);
+        // A sample not judged: incomplete, pass@k withheld.
+        assert_eq!(e.incomplete, Some(true));
+        assert!(e.pass_at.is_empty(), "{:?}", e.pass_at);
         assert_eq!(e.duration_ms, 420 * 3);
         let json = serde_json::to_value(&e).unwrap();
-        assert_eq!(json["pass@1"], serde_json::json!(2.0 / 3.0));
+        assert_eq!(json.get("pass@1"), None);
+        assert_eq!(json["incomplete"], true);
         assert_eq!(json["samples"][1]["sample"], "b.py");
+        let complete = samples_entry("t", vec![pass("a.py"), fail("b.py"), pass("d.py")], &[]);
+        assert!((complete.pass_at["pass@1"] - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(complete.incomplete, None);
+        assert_eq!(
+            serde_json::to_value(&complete).unwrap().get("incomplete"),
+            None
+        );
         let all = samples_entry("t", vec![pass("a"), pass("b")], &[1, 2]);
         assert_eq!(all.status, Status::Pass);
         assert!(all.reason.is_none());
@@ -228,10 +307,14 @@ mod tests {
         let errored = samples_entry("t", vec![err("a")], &[]);
         assert_eq!(errored.status, Status::Error);
         assert_eq!(errored.n, Some(0));
-        let means = pass_at_k_means(&[e.clone(), all.clone()]);
+        let means = pass_at_k_means(&[complete.clone(), all.clone(), e.clone()]);
         assert_eq!(means[0].0, "pass@1");
         assert!((means[0].1 - (2.0 / 3.0 + 1.0) / 2.0).abs() < 1e-12);
         assert_eq!(means[0].2, 2);
+        assert_eq!(
+            means_text(&[complete.clone(), all.clone(), e.clone()], &[]),
+            "; 1 incomplete task (samples not judged): pass@k withheld; mean pass@1 0.833 over 2 of 3 tasks; mean pass@2 1.000 over 1 of 3 tasks"
+        );
         // pass@2 only where n >= 2; pass@100 nowhere.
         let one = samples_entry("u", vec![pass("a")], &[1, 2, 100]);
         assert!(!one.pass_at.contains_key("pass@2"));

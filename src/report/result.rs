@@ -94,6 +94,10 @@ pub struct TaskResult {
     /// ... and samples sbx could not judge (not in `n`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<usize>,
+    /// A multi-sample task with samples sbx could not judge (`errors` > 0
+    /// and `n` > 0): never `pass`, and its pass@k is withheld.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<bool>,
     /// `pass@k` for each k (keys `pass@1`, `pass@10`, ...).
     #[serde(flatten)]
     pub pass_at: BTreeMap<String, f64>,
@@ -150,6 +154,7 @@ impl TaskResult {
             n: None,
             c: None,
             errors: None,
+            incomplete: None,
             pass_at: BTreeMap::new(),
             samples: None,
             cached: None,

@@ -159,6 +159,9 @@ fn headline(r: &TaskResult) -> String {
         for (key, value) in &r.pass_at {
             parts.push(format!("{key} {value:.3}"));
         }
+        if r.incomplete == Some(true) {
+            parts.push("incomplete: pass@k withheld".into());
+        }
     } else if r.status != Status::Pass {
         if let Some(reason) = &r.reason {
             let mut reason = self::name(reason);
@@ -339,7 +342,7 @@ ERROR    noimage    0.00s  image_missing: no image
         let entry = samples_entry("t", samples, &[1, 2]);
         let text = to_text(&[entry], "summary", false);
         let expected = "\
-FAIL     t    3.33s  1/6 samples passed (1 not judged)  pass@1 0.167  pass@2 0.333
+FAIL     t    3.33s  1/6 samples passed (1 not judged)  incomplete: pass@k withheld
          sample b.py: FAIL  wrong_output
            line 1: expected \"4\", got \"5\"
          sample c0.py: FAIL  timeout

@@ -12,7 +12,8 @@ use std::fs;
 use std::io::{self, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -28,7 +29,10 @@ use crate::signals;
 /// How long the runner may take to say hello after `docker start`.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
 /// Added to a case's wall limit before the host gives up on the runner.
-pub const CASE_GRACE: Duration = Duration::from_secs(15);
+/// The runner kills the program at the wall limit and answers in
+/// milliseconds; no answer by then is the candidate's `timeout` on an
+/// engine that still answers (see `eval::isolate`).
+pub const CASE_GRACE: Duration = Duration::from_secs(5);
 /// How long a load or a reset may take.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often waits look at signals.
@@ -117,6 +121,29 @@ pub struct RunnerSession {
     pub sbx_version: String,
     pub oom_counter: bool,
     broken: bool,
+    /// Bytes read from the runner's stream, and how many of them made whole
+    /// messages: more read than framed means a frame started and stopped.
+    bytes: Arc<Bytes>,
+}
+
+#[derive(Debug, Default)]
+struct Bytes {
+    read: AtomicU64,
+    framed: AtomicU64,
+}
+
+/// Counts what it reads into `Bytes::read`.
+struct Counting<R> {
+    inner: R,
+    bytes: Arc<Bytes>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes.read.fetch_add(n as u64, Ordering::SeqCst);
+        Ok(n)
+    }
 }
 
 /// `Write + Send` that can be shown in `Debug` output.
@@ -169,10 +196,21 @@ impl RunnerSession {
         to: impl Write + Send + fmt::Debug + 'static,
     ) -> RunnerSession {
         let (tx, rx) = mpsc::channel();
+        let bytes = Arc::new(Bytes::default());
+        let counted = Arc::clone(&bytes);
         thread::spawn(move || {
-            let mut from = BufReader::new(from);
+            let mut from = BufReader::new(Counting {
+                inner: from,
+                bytes: Arc::clone(&counted),
+            });
             loop {
                 let event = read_message(&mut from);
+                // What was read minus what waits in the buffer: the bytes
+                // of whole messages so far.
+                let read = counted.read.load(Ordering::SeqCst);
+                counted
+                    .framed
+                    .store(read - from.buffer().len() as u64, Ordering::SeqCst);
                 let last = !matches!(event, Ok(Some(_)));
                 if tx.send(event).is_err() || last {
                     break;
@@ -186,6 +224,7 @@ impl RunnerSession {
             sbx_version: String::new(),
             oom_counter: false,
             broken: false,
+            bytes,
         }
     }
 
@@ -314,6 +353,15 @@ impl RunnerSession {
             }
             let now = Instant::now();
             if now >= deadline {
+                // Bytes of a frame that never completed: the runner did
+                // answer and the stream broke (not a runner kept from
+                // running, which sends nothing).
+                let read = self.bytes.read.load(Ordering::SeqCst);
+                if read > self.bytes.framed.load(Ordering::SeqCst) {
+                    break Err(RunnerError::Closed(format!(
+                        "the stream stopped inside a frame ({what})"
+                    )));
+                }
                 break Err(RunnerError::Timeout(what));
             }
             match self.from_runner.recv_timeout(POLL.min(deadline - now)) {
@@ -712,6 +760,32 @@ mod tests {
             Err(RunnerError::Timeout("case"))
         ));
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    /// A stream that stops inside a frame and stays open (a connection cut
+    /// by something between sbx and the runner) is a broken stream, not a
+    /// runner kept from answering: the caller reruns it instead of judging
+    /// the candidate's `timeout`.
+    #[test]
+    fn a_stream_stopped_inside_a_frame_is_not_a_silent_runner() {
+        #[derive(Debug)]
+        struct Silent;
+        impl Read for Silent {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                thread::sleep(Duration::from_secs(3600));
+                Ok(0)
+            }
+        }
+        let next = frames(&[Message::Refused("x".into())]);
+        let mut stream = frames(&[hello()]);
+        stream.extend_from_slice(&next[..next.len() / 2]);
+        let mut s = RunnerSession::over(io::Cursor::new(stream).chain(Silent), Sink::default());
+        s.hello().unwrap();
+        s.send(&Message::Case(case())).unwrap();
+        match s.receive(Duration::from_millis(300), "case") {
+            Err(RunnerError::Closed(why)) => assert!(why.contains("inside a frame"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
