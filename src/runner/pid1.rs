@@ -23,7 +23,9 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rustix::process::{prlimit, set_dumpable_behavior, DumpableBehavior, Pid, Resource, Rlimit};
+use rustix::process::{
+    getrlimit, prlimit, set_dumpable_behavior, DumpableBehavior, Pid, Resource, Rlimit,
+};
 use wait4::Wait4;
 
 use super::posture::Posture;
@@ -51,6 +53,10 @@ pub fn main() -> i32 {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
     if args.first().is_some_and(|a| a == reset::WIPE) {
         return reset::wipe_main(&args[1..]);
+    }
+    if args.first().is_some_and(|a| a == PROBE) {
+        print!("{}", probe());
+        return 0;
     }
     if rustix::process::getpid() != Pid::INIT {
         eprintln!(
@@ -263,6 +269,121 @@ impl Identity {
     }
 }
 
+/// The argument that makes sbx the identity probe `sbx doctor` runs as a
+/// candidate (`sbx __runner --probe`): what it is and whether it can reach
+/// PID 1, one `key value` line each, using nothing of the image.
+pub const PROBE: &str = "--probe";
+
+/// The probe's report (see `PROBE`). Each reach of PID 1 is tried without
+/// changing anything if it succeeds (the same limit, the same nice value,
+/// an open without a write, an attach then a detach) and prints `ok` or
+/// the errno's name.
+pub fn probe() -> String {
+    use rustix::process::{getegid, geteuid, getgid, getuid, Pid};
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+            .map(|v| v.split_whitespace().collect::<Vec<_>>().join(","))
+            .unwrap_or_else(|| "?".into())
+    };
+    let errno = |r: Result<(), rustix::io::Errno>| match r {
+        Ok(()) => "ok".to_string(),
+        Err(e) => errno_name(e.raw_os_error()),
+    };
+    let io_errno = |r: io::Result<()>| match r {
+        Ok(()) => "ok".to_string(),
+        Err(e) => errno_name(e.raw_os_error().unwrap_or(0)),
+    };
+    let mut out = format!(
+        "uid {} {}
+gid {} {}
+groups {}
+",
+        getuid().as_raw(),
+        geteuid().as_raw(),
+        getgid().as_raw(),
+        getegid().as_raw(),
+        field("Groups")
+    );
+    for key in ["CapEff", "CapPrm", "CapInh", "CapAmb", "NoNewPrivs"] {
+        out += &format!(
+            "{key} {}
+",
+            field(key)
+        );
+    }
+    let kill = nix::sys::signal::kill(nix::unistd::Pid::from_raw(1), None);
+    out += &format!(
+        "kill {}
+",
+        match kill {
+            Ok(()) => "ok".to_string(),
+            Err(e) => errno_name(e as i32),
+        }
+    );
+    let own = getrlimit(Resource::As);
+    out += &format!(
+        "prlimit {}
+",
+        errno(prlimit(Some(Pid::INIT), Resource::As, own).map(drop))
+    );
+    let nice = rustix::process::getpriority_process(Some(Pid::INIT)).unwrap_or(0);
+    out += &format!(
+        "setpriority {}
+",
+        errno(rustix::process::setpriority_process(Some(Pid::INIT), nice))
+    );
+    let oom = fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/1/oom_score_adj")
+        .map(drop);
+    out += &format!(
+        "oom_score_adj {}
+",
+        io_errno(oom)
+    );
+    let traced = nix::sys::ptrace::attach(nix::unistd::Pid::from_raw(1));
+    out += &format!(
+        "ptrace {}
+",
+        match traced {
+            Ok(()) => {
+                let _ = nix::sys::ptrace::detach(nix::unistd::Pid::from_raw(1), None);
+                "ok".to_string()
+            }
+            Err(e) => errno_name(e as i32),
+        }
+    );
+    let dev = Path::new("/dev/sbx-probe");
+    let made = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dev)
+        .map(drop);
+    if made.is_ok() {
+        let _ = fs::remove_file(dev);
+    }
+    out += &format!(
+        "dev {}
+",
+        io_errno(made)
+    );
+    out
+}
+
+fn errno_name(n: i32) -> String {
+    match n {
+        1 => "EPERM".into(),
+        2 => "ENOENT".into(),
+        3 => "ESRCH".into(),
+        13 => "EACCES".into(),
+        30 => "EROFS".into(),
+        n => format!("errno {n}"),
+    }
+}
+
 /// Where the candidate is, as the seed script shows it (a root-owned
 /// tmpfs of its own, mode 0755; the file is mode 0444).
 pub const WORK_DIR: &str = "/work";
@@ -395,14 +516,13 @@ struct Kept {
     total: u64,
 }
 
-/// Writes the program as `file`, read-only and owned by the runner (root):
-/// whatever was there goes first (root without `CAP_DAC_OVERRIDE` cannot
-/// open a mode-0444 file for writing).
+/// Writes the program as `file` in `WORK_DIR`, read-only and owned by the
+/// runner (root), alone there: whatever was there goes first (root without
+/// `CAP_DAC_OVERRIDE` cannot open a mode-0444 file for writing).
 fn write_task(file: &Path, program: &[u8]) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    match fs::remove_file(file) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-        _ => {}
+    for entry in fs::read_dir(WORK_DIR)? {
+        fs::remove_file(entry?.path())?;
     }
     fs::write(file, program)?;
     fs::set_permissions(file, fs::Permissions::from_mode(0o444))
