@@ -103,7 +103,8 @@ impl DoctorRequest {
     pub fn from_args(args: DoctorArgs) -> Result<DoctorRequest> {
         Ok(DoctorRequest {
             image: spec::parse_image(&args.image)?,
-            sandbox: sandbox(args.sandbox)?,
+            // Doctor proves what eval does: candidates as their own user.
+            sandbox: candidate_sandbox(args.sandbox)?,
             json: args.json,
             allow_skips: args.allow_skips,
         })
