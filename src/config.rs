@@ -103,8 +103,10 @@ impl DoctorRequest {
     pub fn from_args(args: DoctorArgs) -> Result<DoctorRequest> {
         Ok(DoctorRequest {
             image: spec::parse_image(&args.image)?,
-            // Doctor proves what eval does: candidates as their own user.
-            sandbox: candidate_sandbox(args.sandbox)?,
+            // The container probes run as the image's user (root there
+            // shows whether --read-only and --cap-drop hold); the runner's
+            // candidates run as eval's do (see `argv::candidate_identity`).
+            sandbox: sandbox(args.sandbox)?,
             json: args.json,
             allow_skips: args.allow_skips,
         })

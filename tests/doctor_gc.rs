@@ -64,8 +64,7 @@ const CHECKS: [&str; 16] = [
 ];
 
 /// The `--tmpfs` value sbx passes with the default limits.
-/// (The candidate's uid owns it: doctor probes as eval judges.)
-const TMPFS_ARG: &str = "/tmp:rw,noexec,nosuid,size=64m,uid=65534,gid=65534";
+const TMPFS_ARG: &str = "/tmp:rw,noexec,nosuid,size=64m";
 
 // ---------------------------------------------------------------------------
 // Preconditions, run ids, cleanup
@@ -566,7 +565,10 @@ fn doctor_fails_tmp_and_capabilities_when_broken() {
     // Merely removing `noexec` is not enough: the engine mounts a --tmpfs
     // noexec unless told `exec` (measured: `rw,nosuid,size=64m` still gives
     // `noexec` in /proc/mounts, and the doctor rightly says ok).
-    let tmp_rule = format!("{TMPFS_ARG}=>/tmp:rw,exec,nosuid,size=64m,uid=65534,gid=65534");
+    // The runner's /tmp is the candidate's (uid=, gid=): broken the same way.
+    let tmp_rule = format!(
+        "{TMPFS_ARG}=>/tmp:rw,exec,nosuid,size=64m\n{TMPFS_ARG},uid=65534,gid=65534=>/tmp:rw,exec,nosuid,size=64m,uid=65534,gid=65534"
+    );
     let rules = [
         ("WRAP_REPLACE", tmp_rule.as_str()),
         ("WRAP_DROP", "--cap-drop"),
@@ -584,7 +586,7 @@ fn doctor_fails_tmp_and_capabilities_when_broken() {
         "{d:?}"
     );
     wrapper.assert_applied("exec on /tmp, no --cap-drop", |argv| {
-        value_of(argv, "--tmpfs") == Some("/tmp:rw,exec,nosuid,size=64m,uid=65534,gid=65534")
+        value_of(argv, "--tmpfs").is_some_and(|v| v.starts_with("/tmp:rw,exec,nosuid,size=64m"))
             && !argv.iter().any(|a| a == "--cap-drop")
     });
     d.assert_nothing_left(&id);
