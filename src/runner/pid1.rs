@@ -101,6 +101,7 @@ pub fn main() -> i32 {
     let mut runner = Runner {
         wiper: reset::Wiper {
             exe,
+            subcommand: SUBCOMMAND,
             uid: identity.uid,
             gid: identity.gid,
         },

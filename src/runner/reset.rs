@@ -312,6 +312,8 @@ fn list(items: &[u32], max: usize) -> String {
 pub struct Wiper {
     /// The runner's own executable, as `/proc/self/exe` named it at start.
     pub exe: PathBuf,
+    /// The runner's hidden subcommand, which `WIPE` follows.
+    pub subcommand: &'static str,
     pub uid: u32,
     pub gid: u32,
 }
@@ -326,7 +328,7 @@ impl Wiper {
     fn run(&self, dirs: &Dirs, deadline: Instant) -> Result<(), String> {
         use std::os::unix::process::CommandExt;
         let mut cmd = std::process::Command::new(&self.exe);
-        cmd.arg(super::pid1::SUBCOMMAND).arg(WIPE);
+        cmd.arg(self.subcommand).arg(WIPE);
         for (dir, mode) in &dirs.empty {
             let times = dirs
                 .times
