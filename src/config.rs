@@ -115,6 +115,9 @@ impl DoctorRequest {
     pub fn from_args(args: DoctorArgs) -> Result<DoctorRequest> {
         Ok(DoctorRequest {
             image: spec::parse_image(&args.image)?,
+            // The container probes run as the image's user (root there
+            // shows whether --read-only and --cap-drop hold); the runner's
+            // candidates run as eval's do (see `argv::candidate_identity`).
             sandbox: sandbox(args.sandbox)?,
             json: args.json,
             allow_skips: args.allow_skips,
@@ -125,7 +128,7 @@ impl DoctorRequest {
 impl EvalRequest {
     /// Validates the options and reads and validates the whole tasks file.
     pub fn from_args(args: EvalArgs) -> Result<EvalRequest> {
-        let sandbox = sandbox(args.sandbox)?;
+        let sandbox = candidate_sandbox(args.sandbox)?;
         let engines = engines::spec::parse_engines(&args.engines)?;
         for (name, tol) in [("--rel-tol", args.rel_tol), ("--abs-tol", args.abs_tol)] {
             if !(tol >= 0.0 && tol.is_finite()) {
@@ -382,6 +385,24 @@ pub fn sandbox(args: SandboxArgs) -> Result<Sandbox> {
     })
 }
 
+/// `sandbox`, for judging candidates: they always run under an identity of
+/// their own, `--user` or 65534:65534, and never as root (uid or gid 0).
+pub fn candidate_sandbox(args: SandboxArgs) -> Result<Sandbox> {
+    let mut sandbox = sandbox(args)?;
+    let user = sandbox
+        .hardening
+        .user
+        .get_or_insert_with(|| STRICT_USER.to_string());
+    let root = |id: &str| id.parse::<u64>().is_ok_and(|n| n == 0);
+    let (uid, gid) = user.split_once(':').unwrap_or((user, user));
+    if root(uid) || root(gid) {
+        return Err(Error::Usage(format!(
+            "invalid --user `{user}`: candidates never run as root (uid or gid 0); give another UID:GID or leave the default 65534:65534"
+        )));
+    }
+    Ok(sandbox)
+}
+
 /// The hardening the options ask for, validated.
 fn hardening(args: &SandboxArgs, limits: &Limits) -> Result<Hardening> {
     let strict = args.profile == Profile::Strict;
@@ -516,6 +537,21 @@ mod tests {
         assert_eq!(own_user.hardening.user.as_deref(), Some("1000"));
         assert!(sandbox(sandbox_args(&["--security-opt", "seccomp=unconfined"])).is_err());
         assert!(sandbox(sandbox_args(&["--env", "HOME"])).is_err());
+    }
+
+    #[test]
+    fn candidates_get_an_identity_of_their_own_and_never_root() {
+        let plain = candidate_sandbox(sandbox_args(&[])).unwrap();
+        assert_eq!(plain.hardening.user.as_deref(), Some(STRICT_USER));
+        let own = candidate_sandbox(sandbox_args(&["--user", "1000:1001"])).unwrap();
+        assert_eq!(own.hardening.user.as_deref(), Some("1000:1001"));
+        for root in ["0", "0:0", "0:65534", "65534:0", "00:1"] {
+            let err = candidate_sandbox(sandbox_args(&["--user", root])).unwrap_err();
+            assert!(
+                err.to_string().contains("never run as root"),
+                "{root}: {err}"
+            );
+        }
     }
 
     #[test]

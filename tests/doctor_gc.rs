@@ -44,7 +44,7 @@ const DOCTOR_LIMIT: Duration = Duration::from_secs(120);
 const GC_LIMIT: Duration = Duration::from_secs(60);
 
 /// The doctor's checks, in the order it reports them.
-const CHECKS: [&str; 15] = [
+const CHECKS: [&str; 16] = [
     "engine",
     "image",
     "network",
@@ -59,6 +59,7 @@ const CHECKS: [&str; 15] = [
     "isolate modes",
     "runner reset",
     "runner ptrace",
+    "candidate identity",
     "nothing left",
 ];
 
@@ -252,18 +253,19 @@ fn doctor_python_every_check_holds() {
     assert_eq!(d.report["ok"], true, "{d:?}");
     assert_eq!(
         d.report["checks"].as_array().map(Vec::len),
-        Some(15),
+        Some(16),
         "{d:?}"
     );
     d.assert_states(&[], &[]);
-    assert_eq!(d.report["summary"], "15 ok, 0 failed, 0 skipped", "{d:?}");
+    assert_eq!(d.report["summary"], "16 ok, 0 failed, 0 skipped", "{d:?}");
     d.assert_detail_is("network", "interfaces in /sys/class/net: lo");
     d.assert_detail_has(
         "runner reset",
         "a background process, a /tmp file, a /dev/shm file",
     );
     d.assert_detail_has("runner reset", "the next saw none");
-    d.assert_detail_has("runner ptrace", "refused (errno 1)");
+    d.assert_detail_has("runner ptrace", "refused (EPERM)");
+    d.assert_detail_has("candidate identity", "uid:gid 65534:65534, no capability");
     d.assert_detail_has("memory cap", "reported as oom");
     d.assert_detail_has("pids cap", "pids.max 64 (--pids-limit 64)");
     assert!(d.detail("output cap").ends_with("log driver none"), "{d:?}");
@@ -282,23 +284,19 @@ fn doctor_busybox_skips_memory_without_python3() {
     let d = doctor(&id, &[], &["--image", BUSYBOX]);
     assert_eq!(d.code, 1, "a skip fails without --allow-skips: {d:?}");
     assert_eq!(d.report["ok"], false, "{d:?}");
-    d.assert_states(
-        &[("memory cap", "skipped"), ("runner ptrace", "skipped")],
-        &[],
-    );
+    // The identity probes are sbx's own binary: they run without python3.
+    d.assert_states(&[("memory cap", "skipped")], &[]);
     d.assert_detail_is("memory cap", "image has no python3");
-    d.assert_detail_is("runner ptrace", "image has no python3");
+    d.assert_detail_has("runner ptrace", "refused (EPERM)");
+    d.assert_detail_has("candidate identity", "no capability, no_new_privs");
     d.assert_detail_has("runner reset", "the next saw none");
-    assert_eq!(d.report["summary"], "13 ok, 0 failed, 2 skipped", "{d:?}");
+    assert_eq!(d.report["summary"], "15 ok, 0 failed, 1 skipped", "{d:?}");
     d.assert_nothing_left(&id);
 
     let d = doctor(&id, &[], &["--image", BUSYBOX, "--allow-skips"]);
     assert_eq!(d.code, 0, "--allow-skips accepts the skip: {d:?}");
     assert_eq!(d.report["ok"], true, "{d:?}");
-    d.assert_states(
-        &[("memory cap", "skipped"), ("runner ptrace", "skipped")],
-        &[],
-    );
+    d.assert_states(&[("memory cap", "skipped")], &[]);
     d.assert_detail_is("memory cap", "image has no python3");
     d.assert_nothing_left(&id);
     guard.finish();
@@ -567,7 +565,10 @@ fn doctor_fails_tmp_and_capabilities_when_broken() {
     // Merely removing `noexec` is not enough: the engine mounts a --tmpfs
     // noexec unless told `exec` (measured: `rw,nosuid,size=64m` still gives
     // `noexec` in /proc/mounts, and the doctor rightly says ok).
-    let tmp_rule = format!("{TMPFS_ARG}=>/tmp:rw,exec,nosuid,size=64m");
+    // The runner's /tmp is the candidate's (uid=, gid=): broken the same way.
+    let tmp_rule = format!(
+        "{TMPFS_ARG}=>/tmp:rw,exec,nosuid,size=64m\n{TMPFS_ARG},uid=65534,gid=65534=>/tmp:rw,exec,nosuid,size=64m,uid=65534,gid=65534"
+    );
     let rules = [
         ("WRAP_REPLACE", tmp_rule.as_str()),
         ("WRAP_DROP", "--cap-drop"),
@@ -585,7 +586,7 @@ fn doctor_fails_tmp_and_capabilities_when_broken() {
         "{d:?}"
     );
     wrapper.assert_applied("exec on /tmp, no --cap-drop", |argv| {
-        value_of(argv, "--tmpfs") == Some("/tmp:rw,exec,nosuid,size=64m")
+        value_of(argv, "--tmpfs").is_some_and(|v| v.starts_with("/tmp:rw,exec,nosuid,size=64m"))
             && !argv.iter().any(|a| a == "--cap-drop")
     });
     d.assert_nothing_left(&id);

@@ -214,8 +214,7 @@ fi
 echo done
 "#;
 
-/// The next candidate in the same container: what it can see of them, and
-/// whether PTRACE_ATTACH to the runner (PID 1) is refused.
+/// The next candidate in the same container: what it can see of them.
 const FIND: &str = r#"for p in /proc/[0-9]*; do
   p=${p#/proc/}
   [ "$p" = 1 ] || [ "$p" = $$ ] || echo "process $p $(tr '\000' ' ' < /proc/$p/cmdline 2>/dev/null)"
@@ -224,9 +223,6 @@ for f in /tmp/* /dev/shm/*; do
   [ -e "$f" ] && [ "$f" != "${0%/*}" ] && echo "file $f"
 done
 [ "$(wc -l < /proc/sysvipc/shm)" -gt 1 ] && echo "sysv segment"
-if command -v python3 >/dev/null 2>&1; then
-  python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); r = l.ptrace(16, 1, 0, 0); print('ptrace', r, ctypes.get_errno())"
-fi
 echo done
 "#;
 
@@ -248,6 +244,7 @@ fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
             ),
             skip(reset),
             skip(ptrace),
+            skip(IDENTITY),
         ];
     }
     let started = session
@@ -285,36 +282,53 @@ fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                     format!("the runner did not start: {why}"),
                 )
             };
-            return vec![failed(modes), failed(reset), failed(ptrace)];
+            return vec![
+                failed(modes),
+                failed(reset),
+                failed(ptrace),
+                failed(IDENTITY),
+            ];
         }
     };
-    let mut run = |script: &str| -> std::result::Result<String, String> {
-        let program = Program {
-            file_name: "probe".into(),
-            program: script.as_bytes().to_vec(),
-            interpreter: Some(vec!["sh".into()]),
+    let mut run_as =
+        |script: &str, interpreter: Vec<String>| -> std::result::Result<String, String> {
+            let program = Program {
+                file_name: "probe".into(),
+                program: script.as_bytes().to_vec(),
+                interpreter: Some(interpreter),
+            };
+            match runner.load(&program).map_err(|e| e.to_string())? {
+                Loaded::Ready => {}
+                Loaded::Refused(why) => return Err(why),
+            }
+            let case = Case {
+                stdin: Vec::new(),
+                wall_ms: PROBE_TIMEOUT.as_millis() as u64,
+                max_output: OUTPUT_CAP as u64,
+                cpu_limit_s: None,
+            };
+            let result = runner.run_case(&case).map_err(|e| e.to_string())?;
+            if result.status != Status::Ok {
+                return Err(format!("the probe ended {}", result.status.code()));
+            }
+            match runner.reset().map_err(|e| e.to_string())? {
+                ResetOutcome::Clean => Ok(String::from_utf8_lossy(&result.stdout).into_owned()),
+                ResetOutcome::Dirty(why) => Err(format!("the reset was not clean: {why}")),
+            }
         };
-        match runner.load(&program).map_err(|e| e.to_string())? {
-            Loaded::Ready => {}
-            Loaded::Refused(why) => return Err(why),
-        }
-        let case = Case {
-            stdin: Vec::new(),
-            wall_ms: PROBE_TIMEOUT.as_millis() as u64,
-            max_output: OUTPUT_CAP as u64,
-            cpu_limit_s: None,
-        };
-        let result = runner.run_case(&case).map_err(|e| e.to_string())?;
-        if result.status != Status::Ok {
-            return Err(format!("the probe ended {}", result.status.code()));
-        }
-        match runner.reset().map_err(|e| e.to_string())? {
-            ResetOutcome::Clean => Ok(String::from_utf8_lossy(&result.stdout).into_owned()),
-            ResetOutcome::Dirty(why) => Err(format!("the reset was not clean: {why}")),
-        }
-    };
-    let first = run(LEAVE);
-    let second = first.as_ref().map_err(Clone::clone).and_then(|_| run(FIND));
+    let first = run_as(LEAVE, vec!["sh".into()]);
+    let second = first
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(|_| run_as(FIND, vec!["sh".into()]));
+    // sbx's own static binary, as the candidate: no need of the image's
+    // shell or Python.
+    let probe_words = [
+        argv::RUNNER_PATH,
+        crate::runner::pid1::SUBCOMMAND,
+        crate::runner::pid1::PROBE,
+    ];
+    let probed = run_as("", probe_words.map(String::from).to_vec());
     runner.close();
     let (left, found) = match (first, second) {
         (Ok(left), Ok(found)) => (left, found),
@@ -328,6 +342,7 @@ fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                 ),
                 failed(reset),
                 failed(ptrace),
+                failed(IDENTITY),
             ];
         }
     };
@@ -356,22 +371,12 @@ fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
             format!("the next candidate saw: {}", seen.join("; "))
         },
     );
-    let ptrace_check = match found.lines().find(|l| l.starts_with("ptrace ")) {
-        Some(line) => {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            let refused = words.get(1) == Some(&"-1");
-            Check::held(
-                ptrace,
-                refused,
-                match (refused, words.get(2)) {
-                    (true, Some(errno)) => format!(
-                        "PTRACE_ATTACH to the runner (PID 1) refused (errno {errno}); the runner is not dumpable"
-                    ),
-                    _ => format!("PTRACE_ATTACH to the runner (PID 1) succeeded: {line}"),
-                },
-            )
-        }
-        None => Check::new(ptrace, State::Skipped, "image has no python3"),
+    let (ptrace_check, identity_check) = match probed {
+        Ok(report) => identity_checks(ptrace, IDENTITY, &report, &session.sandbox.hardening),
+        Err(why) => (
+            Check::new(ptrace, State::Failed, why.clone()),
+            Check::new(IDENTITY, State::Failed, why),
+        ),
     };
     vec![
         Check::new(
@@ -381,7 +386,81 @@ fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
         ),
         reset_check,
         ptrace_check,
+        identity_check,
     ]
+}
+
+/// The name of the check of the candidate's identity in the runner.
+const IDENTITY: &str = "candidate identity";
+
+/// The runner ptrace and candidate identity checks from the report of
+/// `sbx __runner --probe`, run as a candidate: the uid and gid asked for
+/// (never root), no capability in any set, no_new_privs, and every way to
+/// PID 1 and /dev refused.
+fn identity_checks(
+    ptrace: &'static str,
+    identity: &'static str,
+    report: &str,
+    hardening: &crate::spec::Hardening,
+) -> (Check, Check) {
+    let get = |key: &str| {
+        report
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+            .unwrap_or("?")
+            .to_string()
+    };
+    let traced = get("ptrace");
+    let ptrace_check = Check::held(
+        ptrace,
+        traced != "ok" && traced != "?",
+        match traced.as_str() {
+            "ok" => "PTRACE_ATTACH to the runner (PID 1) succeeded".to_string(),
+            "?" => format!("the probe said nothing of ptrace: {report:?}"),
+            errno => format!("PTRACE_ATTACH to the runner (PID 1) refused ({errno})"),
+        },
+    );
+    let want = argv::candidate_identity(hardening);
+    let (uid, gid) = want.split_once(':').unwrap_or((&want, &want));
+    let mut wrong = Vec::new();
+    if get("uid") != format!("{uid} {uid}") || get("gid") != format!("{gid} {gid}") {
+        wrong.push(format!("uid {} gid {}, not {want}", get("uid"), get("gid")));
+    }
+    if !matches!(get("groups").as_str(), "" | "?") && get("groups") != gid {
+        wrong.push(format!("groups {}", get("groups")));
+    }
+    for key in ["CapEff", "CapPrm", "CapInh", "CapAmb"] {
+        if !get(key).trim_start_matches('0').is_empty() {
+            wrong.push(format!("{key} {}", get(key)));
+        }
+    }
+    if get("NoNewPrivs") != "1" {
+        wrong.push(format!("NoNewPrivs {}", get("NoNewPrivs")));
+    }
+    for key in ["kill", "prlimit", "setpriority", "oom_score_adj", "dev"] {
+        let got = get(key);
+        if got == "ok" || got == "?" {
+            wrong.push(format!("{key} of PID 1 {got}"));
+        }
+    }
+    let identity_check = Check::held(
+        identity,
+        wrong.is_empty(),
+        if wrong.is_empty() {
+            format!(
+                "uid:gid {want}, no capability, no_new_privs; kill, prlimit, setpriority, ptrace and the OOM score of PID 1 and writing /dev refused ({}, {}, {}, {}, {}, {})",
+                get("kill"),
+                get("prlimit"),
+                get("setpriority"),
+                traced,
+                get("oom_score_adj"),
+                get("dev")
+            )
+        } else {
+            wrong.join("; ")
+        },
+    );
+    (ptrace_check, identity_check)
 }
 
 /// The programs the language table needs, each once: the first word of

@@ -530,7 +530,19 @@ fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) 
     for setup in setups.iter_mut().filter(|s| s.left_out.is_none()) {
         let member = &mut setup.member;
         member.isolate = IsolateMode::Case;
+        // A baked image for `case` mode would hold every candidate, each
+        // able to run the others' code: refused rather than shared.
+        let baked = matches!(member.delivery, crate::session::Delivery::Image(_));
+        let refuse_case = || {
+            Error::Usage(format!(
+                "--isolate case with --deliver image (engine `{}`) would put every candidate in one image, where each could run the others; use --isolate candidate or worker, or --deliver bind",
+                member.label
+            ))
+        };
         if req.isolate == IsolateMode::Case {
+            if baked {
+                return Err(refuse_case());
+            }
             continue;
         }
         let why = if req.max_output as u64 > MAX_OUTPUT {
@@ -541,6 +553,9 @@ fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) 
             runner_unsupported(&member.docker)
         };
         if let Some(why) = why {
+            if baked {
+                return Err(refuse_case());
+            }
             console::note(&format!(
                 "sbx: engine `{}`: {why}; judging there with --isolate case instead of {}",
                 member.label,

@@ -113,6 +113,12 @@ pub struct Container<'a> {
 /// `--pull never` (a missing image is pulled explicitly, before the clock),
 /// and `--` before the image so that it can never be read as an option.
 pub fn create_args(c: &Container<'_>) -> Vec<OsString> {
+    create_args_as(c, c.hardening.user.as_deref())
+}
+
+/// `create_args` with `--user` set to `user` (none: the image's user),
+/// while the /tmp tmpfs stays owned by `c.hardening.user`, the candidate.
+fn create_args_as(c: &Container<'_>, user: Option<&str>) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::with_capacity(40);
     let mut push = |s: &str| args.push(OsString::from(s));
     push("create");
@@ -156,7 +162,7 @@ pub fn create_args(c: &Container<'_>) -> Vec<OsString> {
     push("--security-opt");
     push("no-new-privileges");
     let h = c.hardening;
-    if let Some(user) = &h.user {
+    if let Some(user) = user {
         push("--user");
         push(user);
     }
@@ -250,6 +256,15 @@ pub const RUNNER_SYSCTLS: [&str; 4] = [
 /// or already in a baked image) as the entrypoint, and the hidden
 /// subcommand. `c.interactive` and `c.interpreter` are ignored.
 pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> {
+    let identity = candidate_identity(c.hardening);
+    let hardening = Hardening {
+        user: Some(identity.clone()),
+        ..c.hardening.clone()
+    };
+    let c = &Container {
+        hardening: &hardening,
+        ..*c
+    };
     let (volume, entrypoint) = match c.mount {
         Mount::Bind(runner) => {
             let mut volume = runner.as_os_str().to_os_string();
@@ -264,9 +279,18 @@ pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> 
         interpreter: &[],
         ..*c
     };
-    let mut args = create_args(&plain);
+    // The runner is root (whatever the image's USER says) so that it can
+    // switch each candidate to its own identity; the /tmp tmpfs belongs to
+    // the candidate.
+    let mut args = create_args_as(&plain, Some(RUNNER_USER));
     // create_args ends with `-- IMAGE ENTRYPOINT`.
     args.truncate(args.len() - 3);
+    for cap in RUNNER_CAPS {
+        args.push("--cap-add".into());
+        args.push(cap.into());
+    }
+    args.push("--tmpfs".into());
+    args.push(WORK_TMPFS.into());
     for sysctl in RUNNER_SYSCTLS {
         args.push("--sysctl".into());
         args.push(sysctl.into());
@@ -290,7 +314,41 @@ pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> 
     args.push("--".into());
     args.push(c.image.into());
     args.push(subcommand.into());
+    args.push(identity.into());
     args
+}
+
+/// The user a runner container runs as: root, so that it may give each
+/// candidate an identity of its own (it keeps only `RUNNER_CAPS`).
+pub const RUNNER_USER: &str = "0:0";
+
+/// What the runner keeps of root's capabilities, each for one thing:
+/// `SETUID` and `SETGID` to start each candidate process under the
+/// candidate's uid and gid (and drop its groups; also to take the
+/// candidate's real ids for a moment, for `prlimit` on the program),
+/// `KILL` to kill every candidate process (the kernel compares uids). A
+/// candidate gets none of them: switching from root to another uid clears
+/// the permitted and effective sets, the inheritable and ambient sets are
+/// empty, and `no-new-privileges` keeps any file's capability or setuid
+/// bit from giving them back.
+pub const RUNNER_CAPS: [&str; 3] = ["SETUID", "SETGID", "KILL"];
+
+/// `/work` in a runner container: a small root-owned tmpfs where the runner
+/// writes each candidate as `/work/task` (mode 0444). The candidate can
+/// read it but neither write there nor execute anything from it. Its size
+/// is the protocol's largest payload. (The engine's default for a bare
+/// `--tmpfs /work` is root 0755 noexec with no size limit, measured; the
+/// mode and owner are stated anyway.)
+pub const WORK_TMPFS: &str = "/work:rw,noexec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0";
+
+/// The identity candidates run under in eval, `UID:GID`: the `--user`
+/// given (validated: never root) or `STRICT_USER` (65534:65534).
+pub fn candidate_identity(h: &Hardening) -> String {
+    let user = h.user.as_deref().unwrap_or(crate::spec::STRICT_USER);
+    match user.split_once(':') {
+        Some(_) => user.to_string(),
+        None => format!("{user}:{user}"),
+    }
 }
 
 /// `docker image inspect`: prints the image ID when the image is present.
@@ -889,6 +947,42 @@ mod tests {
                 "/work/task"
             ]
         );
+    }
+
+    #[test]
+    fn a_runner_is_root_with_three_capabilities_and_its_candidates_own_tmp() {
+        let limits = Limits::default();
+        let hardening = Hardening {
+            user: Some("1000".into()),
+            ..Hardening::default()
+        };
+        let c = Container {
+            name: "n",
+            run_id: "r",
+            interactive: false,
+            mount: Mount::InImage(RUNNER_PATH),
+            image: "img",
+            limits: &limits,
+            hardening: &hardening,
+            interpreter: &[],
+        };
+        let args = strings(&runner_create_args(&c, "__runner"));
+        let users: Vec<_> = args.windows(2).filter(|w| w[0] == "--user").collect();
+        assert_eq!(users, [["--user", "0:0"]]);
+        assert!(args.windows(2).any(|w| w
+            == [
+                "--tmpfs",
+                "/tmp:rw,noexec,nosuid,size=64m,uid=1000,gid=1000"
+            ]));
+        assert!(args.windows(2).any(|w| w == ["--tmpfs", WORK_TMPFS]));
+        let caps: Vec<_> = args
+            .windows(2)
+            .filter(|w| w[0] == "--cap-add")
+            .map(|w| w[1].clone())
+            .collect();
+        assert_eq!(caps, ["SETUID", "SETGID", "KILL"]);
+        assert_eq!(args[args.len() - 2..], ["__runner", "1000:1000"]);
+        assert_eq!(candidate_identity(&Hardening::default()), "65534:65534");
     }
 
     #[test]

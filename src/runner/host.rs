@@ -556,7 +556,7 @@ mod tests {
                 "none",
                 "--read-only",
                 "--tmpfs",
-                "/tmp:rw,noexec,nosuid,size=64m",
+                "/tmp:rw,noexec,nosuid,size=64m,uid=65534,gid=65534",
                 "--memory",
                 "256m",
                 "--cpus",
@@ -567,6 +567,16 @@ mod tests {
                 "ALL",
                 "--security-opt",
                 "no-new-privileges",
+                "--user",
+                "0:0",
+                "--cap-add",
+                "SETUID",
+                "--cap-add",
+                "SETGID",
+                "--cap-add",
+                "KILL",
+                "--tmpfs",
+                "/work:rw,noexec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0",
                 "--sysctl",
                 "kernel.shmmni=0",
                 "--sysctl",
@@ -586,6 +596,7 @@ mod tests {
                 "--",
                 "sbx-python:bookworm",
                 "__runner",
+                "65534:65534",
             ]
         );
         let baked = Container {
@@ -595,13 +606,14 @@ mod tests {
         let args = strings(&runner_create_args(&baked, SUBCOMMAND));
         assert!(!args.contains(&"-v".to_string()));
         assert_eq!(
-            args[args.len() - 5..],
+            args[args.len() - 6..],
             [
                 "--entrypoint",
                 "/.sbx/sbx",
                 "--",
                 "sbx-python:bookworm",
-                "__runner"
+                "__runner",
+                "65534:65534"
             ]
         );
     }

@@ -23,7 +23,9 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rustix::process::{prlimit, set_dumpable_behavior, DumpableBehavior, Pid, Resource, Rlimit};
+use rustix::process::{
+    getrlimit, prlimit, set_dumpable_behavior, DumpableBehavior, Pid, Resource, Rlimit,
+};
 use wait4::Wait4;
 
 use super::posture::Posture;
@@ -43,15 +45,32 @@ const POLL: Duration = Duration::from_millis(5);
 const GRACE: Duration = Duration::from_secs(5);
 /// O_CLOEXEC as `/proc/self/fdinfo` prints it (octal flags).
 const O_CLOEXEC: u32 = 0o2000000;
+/// The runner's own OOM score.
+const OOM_SCORE_SELF: &str = "/proc/self/oom_score_adj";
 
 /// Runs the runner; returns the process's exit code.
 pub fn main() -> i32 {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
+    if args.first().is_some_and(|a| a == reset::WIPE) {
+        return reset::wipe_main(&args[1..]);
+    }
+    if args.first().is_some_and(|a| a == PROBE) {
+        print!("{}", probe());
+        return 0;
+    }
     if rustix::process::getpid() != Pid::INIT {
         eprintln!(
             "sbx: `{SUBCOMMAND}` runs only as a container's PID 1 (it kills every other process)"
         );
         return crate::exit::USAGE;
     }
+    let identity = match Identity::from_args(args.first().and_then(|a| a.to_str())) {
+        Ok(identity) => identity,
+        Err(e) => {
+            eprintln!("sbx runner: {e}");
+            return crate::exit::USAGE;
+        }
+    };
     if let Err(e) = set_dumpable_behavior(DumpableBehavior::NotDumpable) {
         eprintln!("sbx runner: prctl(PR_SET_DUMPABLE, 0) failed: {e}");
         return crate::exit::ENGINE;
@@ -72,7 +91,21 @@ pub fn main() -> i32 {
             return crate::exit::ENGINE;
         }
     };
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            let _ = write_message(&mut output, &Message::Internal(format!("own path: {e}")));
+            return crate::exit::ENGINE;
+        }
+    };
     let mut runner = Runner {
+        wiper: reset::Wiper {
+            exe,
+            subcommand: SUBCOMMAND,
+            uid: identity.uid,
+            gid: identity.gid,
+        },
+        identity,
         lanes,
         dirs: Dirs::record(),
         posture: Posture::record(),
@@ -212,7 +245,153 @@ fn submit(lane: &mpsc::Sender<Job>, job: Job) -> Result<(), String> {
         .map_err(|_| "a worker thread of the runner died".to_string())
 }
 
+/// The uid and gid every candidate process runs under: never root's, and
+/// never the runner's (root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl Identity {
+    /// `UID:GID` as the runner's argument.
+    pub fn from_args(arg: Option<&str>) -> Result<Identity, String> {
+        let arg = arg.ok_or("the candidates' UID:GID must follow the subcommand")?;
+        let parsed = arg
+            .split_once(':')
+            .and_then(|(u, g)| Some((u.parse().ok()?, g.parse().ok()?)));
+        match parsed {
+            Some((0, _) | (_, 0)) => Err(format!(
+                "candidates never run as root (uid or gid 0), asked `{arg}`"
+            )),
+            Some((uid, gid)) => Ok(Identity { uid, gid }),
+            None => Err(format!("expected the candidates' UID:GID, got `{arg}`")),
+        }
+    }
+}
+
+/// The argument that makes sbx the identity probe `sbx doctor` runs as a
+/// candidate (`sbx __runner --probe`): what it is and whether it can reach
+/// PID 1, one `key value` line each, using nothing of the image.
+pub const PROBE: &str = "--probe";
+
+/// The probe's report (see `PROBE`). Each reach of PID 1 is tried without
+/// changing anything if it succeeds (the same limit, the same nice value,
+/// an open without a write, an attach then a detach) and prints `ok` or
+/// the errno's name.
+pub fn probe() -> String {
+    use rustix::process::{getegid, geteuid, getgid, getuid, Pid};
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+            .map(|v| v.split_whitespace().collect::<Vec<_>>().join(","))
+            .unwrap_or_else(|| "?".into())
+    };
+    let errno = |r: Result<(), rustix::io::Errno>| match r {
+        Ok(()) => "ok".to_string(),
+        Err(e) => errno_name(e.raw_os_error()),
+    };
+    let io_errno = |r: io::Result<()>| match r {
+        Ok(()) => "ok".to_string(),
+        Err(e) => errno_name(e.raw_os_error().unwrap_or(0)),
+    };
+    let mut out = format!(
+        "uid {} {}
+gid {} {}
+groups {}
+",
+        getuid().as_raw(),
+        geteuid().as_raw(),
+        getgid().as_raw(),
+        getegid().as_raw(),
+        field("Groups")
+    );
+    for key in ["CapEff", "CapPrm", "CapInh", "CapAmb", "NoNewPrivs"] {
+        out += &format!(
+            "{key} {}
+",
+            field(key)
+        );
+    }
+    let kill = nix::sys::signal::kill(nix::unistd::Pid::from_raw(1), None);
+    out += &format!(
+        "kill {}
+",
+        match kill {
+            Ok(()) => "ok".to_string(),
+            Err(e) => errno_name(e as i32),
+        }
+    );
+    let own = getrlimit(Resource::As);
+    out += &format!(
+        "prlimit {}
+",
+        errno(prlimit(Some(Pid::INIT), Resource::As, own).map(drop))
+    );
+    let nice = rustix::process::getpriority_process(Some(Pid::INIT)).unwrap_or(0);
+    out += &format!(
+        "setpriority {}
+",
+        errno(rustix::process::setpriority_process(Some(Pid::INIT), nice))
+    );
+    let oom = fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/1/oom_score_adj")
+        .map(drop);
+    out += &format!(
+        "oom_score_adj {}
+",
+        io_errno(oom)
+    );
+    let traced = nix::sys::ptrace::attach(nix::unistd::Pid::from_raw(1));
+    out += &format!(
+        "ptrace {}
+",
+        match traced {
+            Ok(()) => {
+                let _ = nix::sys::ptrace::detach(nix::unistd::Pid::from_raw(1), None);
+                "ok".to_string()
+            }
+            Err(e) => errno_name(e as i32),
+        }
+    );
+    let dev = Path::new("/dev/sbx-probe");
+    let made = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dev)
+        .map(drop);
+    if made.is_ok() {
+        let _ = fs::remove_file(dev);
+    }
+    out += &format!(
+        "dev {}
+",
+        io_errno(made)
+    );
+    out
+}
+
+fn errno_name(n: i32) -> String {
+    match n {
+        1 => "EPERM".into(),
+        2 => "ENOENT".into(),
+        3 => "ESRCH".into(),
+        13 => "EACCES".into(),
+        30 => "EROFS".into(),
+        n => format!("errno {n}"),
+    }
+}
+
+/// Where the candidate is, as the seed script shows it (a root-owned
+/// tmpfs of its own, mode 0755; the file is mode 0444).
+pub const WORK_DIR: &str = "/work";
+
 struct Runner {
+    identity: Identity,
+    wiper: reset::Wiper,
     lanes: Lanes,
     dirs: Dirs,
     /// What children inherit from the runner, as it was at the start.
@@ -254,8 +433,11 @@ impl Runner {
     fn reset(&mut self) -> Message {
         // Processes first (they could change the posture again), then the
         // posture, which a candidate may have changed from outside.
-        let done = reset::reset(&self.dirs);
+        let done = reset::reset(&self.dirs, &self.wiper);
         let posture = self.posture.restore();
+        // Nobody but the runner can write /work: it holds the program only.
+        let work = self.work_holds_only_the_program();
+        let done = done.and(work);
         let done = match (done, posture) {
             (Ok(()), Ok(())) => Ok(()),
             (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
@@ -279,6 +461,17 @@ impl Runner {
         }
     }
 
+    fn work_holds_only_the_program(&self) -> Result<(), String> {
+        let entries = fs::read_dir(WORK_DIR).map_err(|e| format!("{WORK_DIR}: {e}"))?;
+        for entry in entries {
+            let name = entry.map_err(|e| format!("{WORK_DIR}: {e}"))?.file_name();
+            if self.candidate.as_ref().map(|c| c.file_name.as_str()) != name.to_str() {
+                return Err(format!("{WORK_DIR} holds `{}`", name.to_string_lossy()));
+            }
+        }
+        Ok(())
+    }
+
     fn case(&mut self, case: &Case) -> Message {
         if !self.clean {
             return Message::Internal("a case needs a clean reset before it".into());
@@ -291,13 +484,12 @@ impl Runner {
         };
         self.clean = false;
         self.cases += 1;
-        let dir = PathBuf::from(format!("/tmp/sbx-{}", self.cases));
-        let file = dir.join(&loaded.file_name);
-        let written = fs::create_dir(&dir).and_then(|()| fs::write(&file, &loaded.program));
-        if let Err(e) = written {
+        let file = Path::new(WORK_DIR).join(&loaded.file_name);
+        if let Err(e) = write_task(&file, &loaded.program) {
             return Message::Internal(format!("write the candidate to {}: {e}", file.display()));
         }
         match run_case(
+            self.identity,
             &self.lanes,
             loaded,
             &file,
@@ -325,7 +517,49 @@ struct Kept {
     total: u64,
 }
 
+/// Writes the program as `file` in `WORK_DIR`, read-only and owned by the
+/// runner (root), alone there: whatever was there goes first (root without
+/// `CAP_DAC_OVERRIDE` cannot open a mode-0444 file for writing).
+fn write_task(file: &Path, program: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    for entry in fs::read_dir(WORK_DIR)? {
+        fs::remove_file(entry?.path())?;
+    }
+    fs::write(file, program)?;
+    fs::set_permissions(file, fs::Permissions::from_mode(0o444))
+}
+
+/// Runs `f` on this thread with the candidate's uid and gid as its *real*
+/// ids, effective and saved ids staying root's: the kernel lets one process
+/// `prlimit` another only when the caller's real ids are the target's, and
+/// the runner has no `CAP_SYS_RESOURCE` (engines may not grant it). The
+/// effective ids stay 0, so the runner keeps its capabilities and takes
+/// its real ids back right after. Ids are per thread on Linux: no other
+/// thread of the runner changes.
+fn as_real_identity<T>(
+    identity: Identity,
+    f: impl FnOnce() -> rustix::io::Result<T>,
+) -> Result<T, String> {
+    use rustix::process::{Gid, Uid};
+    use rustix::thread::{set_thread_res_gid, set_thread_res_uid};
+    let (uid, gid) = (Uid::from_raw(identity.uid), Gid::from_raw(identity.gid));
+    set_thread_res_gid(gid, None, None).map_err(|e| format!("setresgid: {e}"))?;
+    let r = set_thread_res_uid(uid, None, None)
+        .map_err(|e| format!("setresuid: {e}"))
+        .map(|()| f());
+    let back = set_thread_res_uid(Uid::ROOT, None, None)
+        .and_then(|()| set_thread_res_gid(Gid::ROOT, None, None));
+    if let Err(e) = back {
+        return Err(format!("the runner could not take back its ids: {e}"));
+    }
+    r?.map_err(|e| e.to_string())
+}
+
+/// The OOM score every program starts with: the OOM killer's first choice.
+const PROGRAM_OOM_SCORE: &str = "1000";
+
 fn run_case(
+    identity: Identity,
     lanes: &Lanes,
     loaded: &Loaded,
     file: &Path,
@@ -337,14 +571,37 @@ fn run_case(
         .split_first()
         .ok_or("empty interpreter")?;
     let mut cmd = Command::new(program);
+    // std's safe `uid`/`gid`: in the child, setgroups(0) (the runner is
+    // root), setgid, setuid, then exec. Root's capabilities are all gone
+    // after the switch, and `no-new-privileges` keeps them gone.
     cmd.args(args)
         .arg(file)
+        .uid(identity.uid)
+        .gid(identity.gid)
         .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let oom_before = oom_counter.and_then(read_oom_kills);
-    let mut child = match cmd.spawn() {
+    // The program, not the runner, is the OOM killer's choice: it inherits
+    // the score from its first instruction, and the runner takes its own
+    // back right after the spawn (lowering it back needs no privilege down
+    // to the engine's starting value, measured; the reset checks it). The
+    // runner cannot write the program's own file: it belongs to the
+    // candidate's uid.
+    let own_score = fs::read_to_string(OOM_SCORE_SELF).ok();
+    let raised = own_score.is_some() && fs::write(OOM_SCORE_SELF, PROGRAM_OOM_SCORE).is_ok();
+    let spawned = cmd.spawn();
+    if let (true, Some(was)) = (raised, &own_score) {
+        if let Err(e) = fs::write(OOM_SCORE_SELF, was.trim()) {
+            if let Ok(mut child) = spawned {
+                reset::kill_others();
+                let _ = child.wait();
+            }
+            return Err(format!("put back the runner's OOM score: {e}"));
+        }
+    }
+    let mut child = match spawned {
         Ok(child) => child,
         // The interpreter is missing or not executable: `NotStarted`, with
         // the code a shell (and `docker run`) would answer, 127 or 126.
@@ -352,17 +609,13 @@ fn run_case(
         Err(e) => return cannot_execute(program, &e),
     };
     let start = Instant::now();
-    // The program, not the runner, is the OOM killer's choice: raising a
-    // process's own score needs no privilege, and its children inherit it.
-    // Best effort (a program that already forked keeps its children's).
-    let _ = fs::write(format!("/proc/{}/oom_score_adj", child.id()), "1000");
     if let Some(seconds) = case.cpu_limit_s {
         let limit = Rlimit {
             current: Some(seconds),
             maximum: Some(seconds.saturating_add(1)),
         };
         let pid = Pid::from_child(&child);
-        if let Err(e) = prlimit(Some(pid), Resource::Cpu, limit) {
+        if let Err(e) = as_real_identity(identity, || prlimit(Some(pid), Resource::Cpu, limit)) {
             reset::kill_others();
             let _ = child.wait();
             return Err(format!("prlimit(RLIMIT_CPU) on the program: {e}"));
@@ -695,6 +948,27 @@ mod tests {
         for errno in [11, 12, 24, 23] {
             let e = code(errno).unwrap_err();
             assert!(e.contains("could not start"), "{errno}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_candidates_identity_is_never_root() {
+        assert_eq!(
+            Identity::from_args(Some("65534:65534")),
+            Ok(Identity {
+                uid: 65534,
+                gid: 65534
+            })
+        );
+        for bad in [
+            None,
+            Some("0:0"),
+            Some("0:1"),
+            Some("1:0"),
+            Some("1"),
+            Some("a:b"),
+        ] {
+            assert!(Identity::from_args(bad).is_err(), "{bad:?}");
         }
     }
 

@@ -301,11 +301,137 @@ fn list(items: &[u32], max: usize) -> String {
     words.join(" ")
 }
 
-/// The full reset, in order: kill and reap, empty the writable directories,
-/// verify. `Ok(())` is clean; `Err` says what remains.
-pub fn reset(dirs: &Dirs) -> Result<(), String> {
+/// How the runner empties what the candidate owns: its own executable run
+/// again as the candidate's uid and gid (`sbx __runner --wipe ...`). The
+/// runner (root without `CAP_DAC_OVERRIDE` or `CAP_FOWNER`) can neither
+/// write the candidate's /tmp nor open or chmod a directory the candidate
+/// locked (mode 000); the candidate's own uid can. Every candidate process
+/// is dead before the helper starts, so nothing can race or stop it, and
+/// the runner verifies its work as before.
+#[derive(Debug, Clone)]
+pub struct Wiper {
+    /// The runner's own executable, as `/proc/self/exe` named it at start.
+    pub exe: PathBuf,
+    /// The runner's hidden subcommand, which `WIPE` follows.
+    pub subcommand: &'static str,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// The argument that makes the runner the wipe helper.
+pub const WIPE: &str = "--wipe";
+
+impl Wiper {
+    /// Runs the helper over `dirs` (their paths, modes and times as
+    /// recorded) and waits for it until `deadline`; what it could not do is
+    /// left for the runner's own steps and `verify` to name.
+    fn run(&self, dirs: &Dirs, deadline: Instant) -> Result<(), String> {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = std::process::Command::new(&self.exe);
+        cmd.arg(self.subcommand).arg(WIPE);
+        for (dir, mode) in &dirs.empty {
+            let times = dirs
+                .times
+                .iter()
+                .find(|(d, _)| d == dir)
+                .map(|(_, t)| *t)
+                .unwrap_or((0, -1, 0, -1));
+            cmd.arg(dir).arg(format!(
+                "{mode:o}:{}:{}:{}:{}",
+                times.0, times.1, times.2, times.3
+            ));
+        }
+        cmd.uid(self.uid)
+            .gid(self.gid)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("could not start the wipe helper: {e}"))?;
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) if status.success() => return Ok(()),
+                Ok(Some(status)) => return Err(format!("the wipe helper ended with {status}")),
+                Ok(None) if Instant::now() >= deadline => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err("the wipe helper took too long".into());
+                }
+                Ok(None) => thread::sleep(Duration::from_millis(1)),
+                Err(e) => return Err(format!("wait for the wipe helper: {e}")),
+            }
+        }
+    }
+}
+
+/// The wipe helper (`sbx __runner --wipe DIR MODE:AS:ANS:MS:MNS ...`), run
+/// by the runner as the candidate's uid: for each directory, its mode and
+/// times back as recorded and its extended attributes gone where the
+/// candidate owns it, then everything under it removed that this uid can
+/// remove (locked directories are unlocked first). Exit 0 when all of it
+/// worked, 1 otherwise (the runner verifies either way).
+pub fn wipe_main(args: &[OsString]) -> i32 {
+    let deadline = Instant::now() + BUDGET;
+    let mut ok = true;
+    for pair in args.chunks(2) {
+        let [dir, spec] = pair else { return 2 };
+        let dir = Path::new(dir);
+        let fields: Vec<i64> = spec
+            .to_string_lossy()
+            .split(':')
+            .enumerate()
+            .filter_map(|(i, f)| match i {
+                0 => i64::from_str_radix(f, 8).ok(),
+                _ => f.parse().ok(),
+            })
+            .collect();
+        let [mode, a, an, m, mn] = fields[..] else {
+            return 2;
+        };
+        let mine = fs::symlink_metadata(dir)
+            .is_ok_and(|meta| meta.uid() == rustix::process::geteuid().as_raw());
+        if mine {
+            // Before emptying: a default ACL would apply to nothing more,
+            // and user data must not outlive the candidate.
+            if let Ok(names) = xattrs(dir) {
+                let candidates_own = |name: &OsStr| {
+                    let name = name.as_bytes();
+                    name.starts_with(b"user.") || name.starts_with(b"system.posix_acl_")
+                };
+                for name in names.keys().filter(|n| candidates_own(n)) {
+                    ok &= lremovexattr(dir, name.as_os_str()).is_ok();
+                }
+            }
+            ok &= empty(dir, mode as u32, deadline).is_ok();
+            if an >= 0 && mn >= 0 {
+                put_back_times(dir, (a, an, m, mn));
+            }
+        } else {
+            // Not the candidate's: only what it made inside.
+            let now = fs::symlink_metadata(dir).map(|m| m.permissions().mode() & 0o7777);
+            ok &= now.is_ok_and(|now| empty(dir, now, deadline).is_ok());
+        }
+    }
+    i32::from(!ok)
+}
+
+/// The full reset, in order: kill and reap, empty the writable directories
+/// (the wipe helper first, as the candidate), verify. `Ok(())` is clean;
+/// `Err` says what remains.
+pub fn reset(dirs: &Dirs, wiper: &Wiper) -> Result<(), String> {
     let deadline = Instant::now() + BUDGET;
     let mut problems = Vec::new();
+    if let Err(e) = kill_and_reap_all(deadline) {
+        problems.push(e);
+    }
+    // The helper's findings are not the verdict on the reset: `verify`'s
+    // are. Its failure to start, or to end, is.
+    match wiper.run(dirs, deadline) {
+        Ok(()) => {}
+        Err(e) if e.starts_with("the wipe helper ended") => {}
+        Err(e) => problems.push(e),
+    }
     if let Err(e) = kill_and_reap_all(deadline) {
         problems.push(e);
     }
