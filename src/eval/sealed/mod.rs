@@ -320,7 +320,7 @@ pub fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure>
             ));
         };
         if let Some(what) = result.get("raised") {
-            return Err(fail("raised", format!("check {n}: {} raised", text(what))));
+            return Err(fail("raised", format!("check {n} raised {}", text(what))));
         }
         if let Some(why) = result.get("refused") {
             return Err(fail(
@@ -426,7 +426,7 @@ mod tests {
         let err = judge(raised, "tok", &plan).unwrap_err();
         assert_eq!(
             (err.reason, err.message.as_str()),
-            ("raised", "check 2: Key raised")
+            ("raised", "check 2 raised Key")
         );
         let short = b"\ntok [{\"ok\":{\"i\":\"2\"}}]\n";
         assert_eq!(judge(short, "tok", &plan).unwrap_err().reason, "bad_frame");
