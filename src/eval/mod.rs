@@ -16,7 +16,8 @@
 //! - `select`: `--only` and `--list`, the tasks an eval judges;
 //! - `hint`: `toolchain_missing` for a missing interpreter;
 //! - `natural`: natural order of sample names (s8 before s10);
-//! - `nearest`: the nearest known name, for "did you mean" hints.
+//! - `nearest`: the nearest known name, for "did you mean" hints;
+//! - `pyvalue`: plain Python data and Python's `==` on it, for `sealed`.
 
 pub mod attempt;
 pub mod cache;
@@ -30,6 +31,7 @@ pub mod natural;
 pub mod nearest;
 pub mod partition;
 pub mod plan;
+pub mod pyvalue;
 pub mod queue;
 pub mod request;
 pub mod sealed;

@@ -37,6 +37,9 @@ def _sbx_sealed():
         except BaseException as e:
             try:
                 what = name_of(_type(e))
+                said = BaseException.__str__(e)
+                if said:
+                    what = what + ': ' + said
             except BaseException:
                 what = 'an exception'
             results.append({'raised': hexed(what)})

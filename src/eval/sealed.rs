@@ -12,9 +12,7 @@
 //!   check's arguments (the only data of the test it ever holds), and
 //!   writes each return value as plain data (`codec.py`).
 //! - `judge` compares those values here, with Python's `==` semantics
-//!   (`value`).
-
-pub mod value;
+//!   (`pyvalue`).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -23,17 +21,23 @@ use std::time::Duration;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
+use super::pyvalue::{self as value, Value};
 use crate::docker::process::{Ended, OutputSink, StdinSource};
 use crate::docker::Docker;
 use crate::session::Session;
-use value::Value;
 
 /// The code of the trusted prepare step, run as `python3 -c PREPARE`.
-pub const PREPARE: &str = concat!(include_str!("codec.py"), include_str!("prepare.py"));
+pub const PREPARE: &str = concat!(
+    include_str!("sealed/codec.py"),
+    include_str!("sealed/prepare.py")
+);
 
 /// The code that runs a sealed candidate, given as
 /// `python3 -c HARNESS TOKEN PROGRAM`.
-pub const HARNESS: &str = concat!(include_str!("codec.py"), include_str!("harness.py"));
+pub const HARNESS: &str = concat!(
+    include_str!("sealed/codec.py"),
+    include_str!("sealed/harness.py")
+);
 
 /// What follows the candidate's code in its staged program: the line the
 /// harness reads the calls from (a comment to Python).
@@ -320,7 +324,7 @@ pub fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure>
             ));
         };
         if let Some(what) = result.get("raised") {
-            return Err(fail("raised", format!("check {n}: {} raised", text(what))));
+            return Err(fail("raised", format!("check {n} raised {}", text(what))));
         }
         if let Some(why) = result.get("refused") {
             return Err(fail(
@@ -392,7 +396,10 @@ mod tests {
     /// asserts on its side), and its output read here.
     #[test]
     fn the_serializer_reads_builtins_through_their_own_methods() {
-        let script = concat!(include_str!("codec.py"), include_str!("codec_test.py"));
+        let script = concat!(
+            include_str!("sealed/codec.py"),
+            include_str!("sealed/codec_test.py")
+        );
         let out = std::process::Command::new("python3")
             .args(["-c", script])
             .output()
@@ -426,7 +433,7 @@ mod tests {
         let err = judge(raised, "tok", &plan).unwrap_err();
         assert_eq!(
             (err.reason, err.message.as_str()),
-            ("raised", "check 2: Key raised")
+            ("raised", "check 2 raised Key")
         );
         let short = b"\ntok [{\"ok\":{\"i\":\"2\"}}]\n";
         assert_eq!(judge(short, "tok", &plan).unwrap_err().reason, "bad_frame");

@@ -1,6 +1,6 @@
-//! Plain Python data as the sealed harness sends it, and Python's own `==`,
-//! truthiness and tolerance semantics on it, so that a sealed check is
-//! compared outside the candidate's process.
+//! Plain Python data as the sealed harness (`sealed`) sends it, and
+//! Python's own `==`, truthiness and tolerance semantics on it, so that a
+//! sealed check is compared outside the candidate's process.
 //!
 //! Pure: no I/O.
 
