@@ -93,22 +93,18 @@ fn names_after(code: &str, prefix: &str) -> Vec<String> {
     names
 }
 
-/// A file's place: its top-level module, its own name within a folder
-/// (`None` for a top-level file or a folder's `mod.rs`), and whether its
-/// `super::` is a sub-folder's own (a file below `folder/sub/mod.rs`).
-/// A sub-folder is one unit among its folder's files.
-fn place(src: &Path, file: &Path) -> (String, Option<String>, bool) {
+/// A file's place: its top-level module, and its own name within a folder
+/// (`None` for a top-level file or a folder's `mod.rs`).
+fn place(src: &Path, file: &Path) -> (String, Option<String>) {
     let rel = file.strip_prefix(src).expect("a file under src/");
     let parts: Vec<String> = rel
         .iter()
         .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
         .collect();
     match parts.as_slice() {
-        [top] => (top.clone(), None, false),
-        [folder, name] if name == "mod" => (folder.clone(), None, false),
-        [folder, name] => (folder.clone(), Some(name.clone()), false),
-        [folder, sub, name] if name == "mod" => (folder.clone(), Some(sub.clone()), false),
-        [folder, sub, _] => (folder.clone(), Some(sub.clone()), true),
+        [top] => (top.clone(), None),
+        [folder, name] if name == "mod" => (folder.clone(), None),
+        [folder, name] => (folder.clone(), Some(name.clone())),
         _ => panic!(
             "{}: a folder deeper than one level; extend this test",
             rel.display()
@@ -126,7 +122,7 @@ fn violations(src: &Path) -> Vec<String> {
     // folder -> file -> siblings it imports
     let mut siblings: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
     for file in &files {
-        let (module, own, inner) = place(src, file);
+        let (module, own) = place(src, file);
         if module == "main" {
             continue;
         }
@@ -163,12 +159,10 @@ fn violations(src: &Path) -> Vec<String> {
         }
         if let Some(own) = &own {
             let within = format!("crate::{module}::");
-            let supers = if inner {
-                Vec::new()
-            } else {
-                names_after(&code, "super::")
-            };
-            for name in names_after(&code, &within).into_iter().chain(supers) {
+            for name in names_after(&code, &within)
+                .into_iter()
+                .chain(names_after(&code, "super::"))
+            {
                 if &name != own && name != "*" && !name.is_empty() {
                     used_siblings.insert(name);
                 }
@@ -176,9 +170,7 @@ fn violations(src: &Path) -> Vec<String> {
             siblings
                 .entry(module.clone())
                 .or_default()
-                .entry(own.clone())
-                .or_default()
-                .extend(used_siblings);
+                .insert(own.clone(), used_siblings);
         }
     }
     for (folder, graph) in &siblings {
