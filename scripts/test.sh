@@ -43,4 +43,4 @@ eval "$engine2_env"
 set +a
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings
-cargo test --locked --all-targets -- --test-threads 2
+cargo test --locked --all-targets --no-fail-fast -- --test-threads 2

@@ -292,10 +292,12 @@ pub struct EvalArgs {
     /// Memory limit of the compile step's container.
     #[arg(long, default_value = spec::languages::DEFAULT_COMPILE_MEMORY, value_name = "SIZE")]
     pub compile_memory: String,
-    /// What a container holds: one case (a container each, no runner), one
-    /// candidate's cases (sbx's runner inside, a reset between cases), or
-    /// one worker's candidates in turn (a full reset between them).
-    #[arg(long, value_enum, default_value_t = IsolateMode::Candidate)]
+    /// What a container holds: one worker's candidates in turn (sbx's
+    /// runner inside, each under its own uid, a verified reset between
+    /// them), one candidate's cases (a runner container each: stronger,
+    /// slower), or one case (a container each, no runner: the strongest,
+    /// slowest).
+    #[arg(long, value_enum, default_value_t = IsolateMode::Worker)]
     pub isolate: IsolateMode,
     /// CPU seconds a case may use (RLIMIT_CPU; reason `cpu_limit`); runner
     /// modes only.
@@ -368,6 +370,15 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn eval_reuses_workers_by_default() {
+        let cli = Cli::try_parse_from(["sbx", "eval"]).unwrap();
+        let Command::Eval(eval) = cli.command else {
+            panic!("expected eval")
+        };
+        assert_eq!(eval.isolate, IsolateMode::Worker);
     }
 
     #[test]

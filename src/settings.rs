@@ -274,8 +274,7 @@ pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>>
 
 /// Why a found file may not set `key` of `[table]` to `setting`, if it
 /// may not: the keys of [`NEVER_FOUND`], a network other than `none`,
-/// root as the user, a limit above its default, the worker mode (one
-/// container shared by many candidates), and a written path that leaves
+/// root as the user, a limit above its default, and a written path that leaves
 /// the file's folder. A value that does not parse is left to the option's
 /// own check, which refuses it anyway.
 fn untrusted(table: &str, key: &str, setting: &Setting) -> Option<String> {
@@ -293,12 +292,6 @@ fn untrusted(table: &str, key: &str, setting: &Setting) -> Option<String> {
         }
         "user" if values.iter().any(|v| is_root(v)) => {
             return Some("it runs the program as root (uid or gid 0)".into())
-        }
-        "isolate" if value == "worker" => {
-            return Some(
-                "it shares one container among candidates, weaker than the default `candidate`"
-                    .into(),
-            )
         }
         "jobs"
             if value

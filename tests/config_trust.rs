@@ -113,7 +113,6 @@ fn a_found_file_cannot_loosen_the_sandbox() {
         ("max-output", "\"1GiB\""),
         ("compile-timeout", "3600"),
         ("compile-memory", "\"100g\""),
-        ("isolate", "\"worker\""),
         ("output", "\"report.json\""),
         ("output", "\"../x.json\""),
         ("output", "\"/tmp/x.json\""),
@@ -192,7 +191,7 @@ fn a_found_file_can_tighten_and_the_user_can_loosen() {
     // the missing docker, past the settings).
     fs::write(
         dir.path().join("sbx.toml"),
-        "[eval]\noutput = \"reports/r.json\"\njunit = \"./j.xml\"\ncache = \".sbx-cache\"\n",
+        "[eval]\noutput = \"reports/r.json\"\njunit = \"./j.xml\"\ncache = \".sbx-cache\"\nisolate = \"case\"\n",
     )
     .expect("write");
     let out = sbx(dir.path(), &["eval", "--docker", "/nonexistent/docker"]);

@@ -22,16 +22,9 @@ const LIMIT: Duration = Duration::from_secs(20);
 /// Upper bound for one sbx invocation against the real engine.
 const ENGINE_LIMIT: Duration = Duration::from_secs(300);
 
-/// The fake docker CLI of `fake_docker.rs`, cut out of its source.
+/// The fake docker CLI that `fake_docker.rs` uses.
 fn fake_script() -> &'static str {
-    const SOURCE: &str = include_str!("fake_docker.rs");
-    const START: &str = "const FAKE_DOCKER: &str = r#\"";
-    let from = SOURCE
-        .find(START)
-        .expect("fake_docker.rs defines FAKE_DOCKER")
-        + START.len();
-    let len = SOURCE[from..].find("\"#;").expect("FAKE_DOCKER ends");
-    &SOURCE[from..from + len]
+    include_str!("support/fake_docker.sh")
 }
 
 /// One fake engine in a temp dir: the fake CLI, sbx's TMPDIR, gen/.

@@ -143,7 +143,7 @@ pub fn judge_in_runner(
     let mut interpreter = unit.interpreter.clone();
     if let Some(token) = &token {
         match &task.sealed {
-            Some(_) => interpreter.extend(sealed::harness_args(token)),
+            Some(_) => interpreter.extend(sealed::harness_args(token, req.max_output / 2)),
             None => interpreter.extend(humaneval::runner_args(req.max_output / 2)),
         }
     }

