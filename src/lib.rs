@@ -62,8 +62,8 @@ use crate::eval::request::EvalRequest;
 pub fn main_impl() -> i32 {
     // The runner (a container's PID 1) is dispatched before anything else:
     // it must install no signal handler and is not part of the CLI's help.
-    if std::env::args_os().nth(1).as_deref() == Some(runner::pid1::SUBCOMMAND.as_ref()) {
-        return runner::pid1::main();
+    if std::env::args_os().nth(1).as_deref() == Some(sbx_runner::SUBCOMMAND.as_ref()) {
+        return sbx_runner::main();
     }
     let (cli, applied) = match settings::parse_command_line(std::env::args_os().collect()) {
         Ok(parsed) => parsed,
