@@ -657,6 +657,21 @@ mod tests {
         buf
     }
 
+    /// The runner's `Hello` carries the runner crate's version, which the
+    /// host compares with its own: one workspace version for both.
+    #[test]
+    fn the_runner_crate_has_this_sbx_version() {
+        assert_eq!(sbx_runner::VERSION, env!("CARGO_PKG_VERSION"));
+    }
+
+    /// The runner crate keeps its own exit codes (it depends on nothing of
+    /// sbx); they must be sbx's for the same cases.
+    #[test]
+    fn the_runner_crate_exits_with_sbx_codes() {
+        assert_eq!(sbx_runner::exit::USAGE, crate::exit::USAGE);
+        assert_eq!(sbx_runner::exit::ENGINE, crate::exit::ENGINE);
+    }
+
     fn hello() -> Message {
         Message::Hello {
             sbx_version: env!("CARGO_PKG_VERSION").into(),
