@@ -17,6 +17,10 @@
 //! before anything else; the same static executable is bind-mounted into
 //! every runner container.
 
+// The workspace's lints forbid it too; said here for a reader of this
+// crate alone.
+#![forbid(unsafe_code)]
+
 pub mod exit;
 mod pid1;
 mod posture;
