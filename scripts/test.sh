@@ -19,5 +19,5 @@ set -a
 eval "$engine2_env"
 set +a
 cargo fmt --check
-cargo clippy --all-targets --locked -- -D warnings
-cargo test --locked --all-targets --no-fail-fast -- --test-threads 2
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked --all-targets --no-fail-fast -- --test-threads 2

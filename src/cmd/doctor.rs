@@ -230,7 +230,7 @@ echo done
 /// proven through a runner session the way eval uses one.
 fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
     use crate::runner::host::{runner_unsupported, Loaded, ResetOutcome, RunnerSession};
-    use crate::runner::protocol::{Candidate as Program, Case, Status};
+    use sbx_runner::protocol::{Candidate as Program, Case, Status};
 
     let (modes, reset, ptrace) = ("isolate modes", "runner reset", "runner ptrace");
     let docker = &session.sandbox.docker;
@@ -268,7 +268,7 @@ fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                     hardening: &session.sandbox.hardening,
                     interpreter: &[],
                 },
-                crate::runner::pid1::SUBCOMMAND,
+                sbx_runner::SUBCOMMAND,
             );
             RunnerSession::start(docker, &args, &name).map_err(|e| e.to_string())
         });
@@ -323,11 +323,7 @@ fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
         .and_then(|_| run_as(FIND, vec!["sh".into()]));
     // sbx's own static binary, as the candidate: no need of the image's
     // shell or Python.
-    let probe_words = [
-        argv::RUNNER_PATH,
-        crate::runner::pid1::SUBCOMMAND,
-        crate::runner::pid1::PROBE,
-    ];
+    let probe_words = [argv::RUNNER_PATH, sbx_runner::SUBCOMMAND, sbx_runner::PROBE];
     let probed = run_as("", probe_words.map(String::from).to_vec());
     runner.close();
     let (left, found) = match (first, second) {

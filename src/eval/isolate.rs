@@ -19,6 +19,9 @@
 
 use std::fs;
 
+use sbx_runner::protocol::{self, CaseResult};
+use sbx_runner::SUBCOMMAND;
+
 use super::candidates::{too_large, MAX_CANDIDATE_BYTES};
 use super::humaneval;
 use super::plan::Unit;
@@ -32,8 +35,6 @@ use crate::judge::matcher::Matcher;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession, CASE_GRACE};
-use crate::runner::pid1::SUBCOMMAND;
-use crate::runner::protocol::{self, CaseResult};
 use crate::session::{Delivery, Session, Staged};
 use crate::signals;
 use crate::spec::IsolateMode;
