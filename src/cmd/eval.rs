@@ -358,7 +358,11 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
     }
     let checked = report::gate::check(&results, &req.min_pass_at);
     let code = report::gate::exit_code(&summary, &checked, &mut |l| console::note(l));
-    if let Some(path) = req.summary.as_ref().filter(|_| signals::received().is_none()) {
+    if let Some(path) = req
+        .summary
+        .as_ref()
+        .filter(|_| signals::received().is_none())
+    {
         let value = report::gate::summary_json(&results, &checked, code, clock.elapsed());
         report::gate::write_summary(path, &value)?;
     }
