@@ -236,3 +236,42 @@ fn an_oom_is_the_candidates_fail_under_gvisor() {
     assert_eq!(only_status(&out), "fail", "{out:?}");
     assert_eq!(out.code(), 1, "{out:?}");
 }
+
+/// A SysV segment under a fixed key: candidate `a` leaves a secret in it,
+/// candidate `b` (same uid, judged next by the same worker) looks for it.
+const SHM_LEAVE: &str = r#"import ctypes
+l = ctypes.CDLL(None)
+l.shmat.restype = ctypes.c_void_p
+i = l.shmget(0x5B5, 4096, 0o1000 | 0o666)
+if i >= 0:
+    ctypes.memmove(l.shmat(i, None, 0), b"secret-from-a\0", 14)
+print("ok")
+"#;
+const SHM_LOOK: &str = r#"import ctypes
+l = ctypes.CDLL(None)
+l.shmat.restype = ctypes.c_void_p
+i = l.shmget(0x5B5, 4096, 0o666)
+print("ok" if i < 0 else "LEAK %r" % ctypes.string_at(l.shmat(i, None, 0)))
+"#;
+
+#[test]
+fn a_sysv_segment_never_reaches_the_next_candidate_in_worker_mode() {
+    let dir = one_task("a", "", "ok", "a.py", SHM_LEAVE);
+    let tasks = serde_json::json!([
+        {"id": "a", "prompt": "hostile", "stdin": "", "expect": "ok", "compare": "trim"},
+        {"id": "b", "prompt": "hostile", "stdin": "", "expect": "ok", "compare": "trim"},
+    ]);
+    fs::write(dir.path().join("tasks.json"), tasks.to_string()).expect("write tasks.json");
+    fs::write(dir.path().join("gen").join("b.py"), SHM_LOOK).expect("write b.py");
+    let run = common::run_id("gvisor", "sysv");
+    let _cleanup = Cleanup::new(&run);
+    let mut args = SUITE.to_vec();
+    args.extend(["--jobs", "1"]);
+    let out = eval(dir.path(), &run, "runsc", "worker", &args);
+    let v = verdicts(&out);
+    // gVisor lets `a` make its segment (its kernel ignores the IPC sysctls);
+    // `b` must not find it.
+    assert_eq!(v["a"], "pass", "{out:?}");
+    assert_eq!(v["b"], "pass", "{out:?}");
+    assert_eq!(out.code(), 0, "{out:?}");
+}
