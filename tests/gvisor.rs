@@ -275,3 +275,26 @@ fn a_sysv_segment_never_reaches_the_next_candidate_in_worker_mode() {
     assert_eq!(v["b"], "pass", "{out:?}");
     assert_eq!(out.code(), 0, "{out:?}");
 }
+
+#[test]
+fn doctor_finds_only_lo_under_gvisor() {
+    // gVisor has no /sys/class/net; the probe reads /proc/net/dev there.
+    let mut cmd = sbx(None);
+    cmd.env("DOCKER_HOST", engine()).args([
+        "doctor",
+        "--runtime",
+        "runsc",
+        "--image",
+        common::PYTHON,
+    ]);
+    let out = try_finish(cmd, EVAL_LIMIT).unwrap_or_else(|e| panic!("{e}"));
+    let line = out
+        .stdout
+        .lines()
+        .chain(out.stderr.lines())
+        .find(|l| l.contains("network:"))
+        .unwrap_or_else(|| panic!("no network check: {out:?}"))
+        .to_string();
+    assert!(line.starts_with("ok"), "{line}\n{out:?}");
+    assert!(line.ends_with("interfaces in /proc/net/dev: lo"), "{line}");
+}
