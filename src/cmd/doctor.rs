@@ -655,12 +655,22 @@ impl Prober<'_> {
     }
 
     fn network(&self) -> Check {
-        self.check("network", "ls /sys/class/net\n", |out| {
-            let interfaces: Vec<&str> = out.split_whitespace().collect();
+        // gVisor's sysfs has no /sys/class/net (listing it fails): there the
+        // network namespace's own list, /proc/net/dev, is the evidence.
+        let script = "if ls /sys/class/net 2>/dev/null | grep -q .; then\n\
+                      echo FROM /sys/class/net; ls /sys/class/net\n\
+                      else echo FROM /proc/net/dev; sed -n 's/^ *\\([^ :|]*\\):.*/\\1/p' /proc/net/dev; fi\n";
+        self.check("network", script, |out| {
+            let mut words = out.split_whitespace();
+            let from = match (words.next(), words.next()) {
+                (Some("FROM"), Some(from)) => from,
+                _ => "?",
+            };
+            let interfaces: Vec<&str> = words.collect();
             Check::held(
                 "network",
-                interfaces == ["lo"],
-                format!("interfaces in /sys/class/net: {}", interfaces.join(" ")),
+                from != "?" && interfaces == ["lo"],
+                format!("interfaces in {from}: {}", interfaces.join(" ")),
             )
         })
     }

@@ -28,7 +28,9 @@ use super::plan::Unit;
 use super::request::EvalRequest;
 use super::sealed::{self, Sealed};
 use super::tasks::Task;
-use crate::docker::argv::{runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH};
+use crate::docker::argv::{
+    is_gvisor, runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH,
+};
 use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
 use crate::judge::matcher::Matcher;
@@ -177,9 +179,13 @@ pub fn judge_in_runner(
     };
     let refused = run.refused.take();
     // Between candidates: a fresh container (`candidate`), or the same one
-    // after a clean reset (`worker`).
+    // after a clean reset (`worker`). Under gVisor the reset cannot see
+    // SysV IPC objects (its kernel ignores the IPC sysctls and has no
+    // /proc/sysvipc: a segment reached the next candidate, measured), so
+    // there a worker takes a fresh container for every candidate.
+    let reuse = !is_gvisor(run.session.sandbox.hardening.runtime.as_deref());
     match member.isolate {
-        IsolateMode::Worker => run.settle(),
+        IsolateMode::Worker if reuse => run.settle(),
         _ => slot.close(),
     }
     match (refused, judged) {
