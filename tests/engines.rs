@@ -300,6 +300,9 @@ fn deliver_image_runs_without_a_bind_mount_and_judges_alike() {
             &format!("{},jobs=3", run.e2),
             "--deliver",
             "image",
+            // A runner container per candidate: six creates to count.
+            "--isolate",
+            "candidate",
         ],
     );
     assert_eq!(out.code(), 1, "{out:?}");

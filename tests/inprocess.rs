@@ -88,7 +88,7 @@ fn no_hack_passes_and_every_honest_program_does_in_every_mode() {
         );
         assert!(
             out.stderr.contains(&format!(
-                "mean pass@1 {:.3} over 1 tasks",
+                "mean pass@1 {:.3} over 1 task",
                 honest as f64 / names.len() as f64
             )),
             "{isolate}: {out:?}"

@@ -2,6 +2,10 @@
 //! layers below it (the order `lib.rs` describes), and the files of one
 //! folder import each other without a cycle. Read from the source text:
 //! every `crate::NAME` and `super::NAME` path outside comments.
+//!
+//! The in-container runner is a crate of its own (crates/sbx-runner), the
+//! trust boundary: sbx reaches it only through its public face, from the
+//! `runner` layer up, and the crate's manifest names nothing of sbx.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -30,6 +34,21 @@ const LAYERS: &[&[&str]] = &[
     // The crate root: dispatches to `cmd`.
     &["lib"],
 ];
+
+/// The runner crate's public face: the only names `src/` may use after
+/// `sbx_runner::`. Its pid1, reset, posture and shebang stay inside it.
+const RUNNER_FACE: &[&str] = &[
+    "protocol",
+    "exit",
+    "main",
+    "SUBCOMMAND",
+    "PROBE",
+    "MAX_OUTPUT",
+    "VERSION",
+];
+
+/// The lowest layer that may use the runner crate.
+const RUNNER_LAYER: &str = "runner";
 
 fn rank(module: &str) -> Option<usize> {
     LAYERS.iter().position(|layer| layer.contains(&module))
@@ -157,6 +176,20 @@ fn violations(src: &Path) -> Vec<String> {
                 )),
             }
         }
+        for name in names_after(&code, "sbx_runner::") {
+            if rank(RUNNER_LAYER).is_some_and(|runner| mine < runner) {
+                problems.push(format!(
+                    "{}: `{module}` uses the runner crate, which is not below it",
+                    file.display()
+                ));
+            }
+            if !RUNNER_FACE.contains(&name.as_str()) {
+                problems.push(format!(
+                    "{}: uses `sbx_runner::{name}`, which is not the runner crate's public face",
+                    file.display()
+                ));
+            }
+        }
         if let Some(own) = &own {
             let within = format!("crate::{module}::");
             for name in names_after(&code, &within)
@@ -200,6 +233,98 @@ fn violations(src: &Path) -> Vec<String> {
     problems
 }
 
+/// What is wrong with the runner crate's manifest: a dependency on any sbx
+/// crate (by name or by a path out of the crate) or lints not the
+/// workspace's (which forbid `unsafe`).
+fn runner_manifest_problems(text: &str) -> Vec<String> {
+    let manifest: toml::Table = match text.parse() {
+        Ok(table) => table,
+        Err(e) => return vec![format!("unreadable manifest: {e}")],
+    };
+    let mut problems = Vec::new();
+    let mut tables = vec![&manifest];
+    if let Some(toml::Value::Table(targets)) = manifest.get("target") {
+        tables.extend(targets.values().filter_map(toml::Value::as_table));
+    }
+    for table in tables {
+        for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
+            let Some(deps) = table.get(section).and_then(toml::Value::as_table) else {
+                continue;
+            };
+            for (name, spec) in deps {
+                let package = spec
+                    .get("package")
+                    .and_then(toml::Value::as_str)
+                    .unwrap_or(name);
+                if package == "sbx" || package.starts_with("sbx-") || package.starts_with("sbx_") {
+                    problems.push(format!("[{section}] names the sbx crate `{package}`"));
+                }
+                if let Some(path) = spec.get("path").and_then(toml::Value::as_str) {
+                    problems.push(format!(
+                        "[{section}] `{name}` is a path dependency ({path})"
+                    ));
+                }
+            }
+        }
+    }
+    let workspace_lints = manifest
+        .get("lints")
+        .and_then(|lints| lints.get("workspace"))
+        .and_then(toml::Value::as_bool);
+    if workspace_lints != Some(true) {
+        problems.push("[lints] is not `workspace = true`".into());
+    }
+    problems
+}
+
+#[test]
+fn the_runner_crate_depends_on_nothing_of_sbx() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = fs::read_to_string(root.join("crates/sbx-runner/Cargo.toml"))
+        .expect("the runner crate's manifest");
+    let problems = runner_manifest_problems(&text);
+    assert!(problems.is_empty(), "runner crate: {problems:#?}");
+    // The workspace's lints, which the crate takes, forbid `unsafe`.
+    let workspace: toml::Table = fs::read_to_string(root.join("Cargo.toml"))
+        .expect("the workspace manifest")
+        .parse()
+        .expect("a valid workspace manifest");
+    let unsafe_code = workspace
+        .get("workspace")
+        .and_then(|w| w.get("lints"))
+        .and_then(|l| l.get("rust"))
+        .and_then(|r| r.get("unsafe_code"))
+        .and_then(toml::Value::as_str);
+    assert_eq!(unsafe_code, Some("forbid"));
+}
+
+#[test]
+fn the_manifest_check_sees_sbx_dependencies() {
+    let bad = r#"
+[package]
+name = "sbx-runner"
+
+[dependencies]
+rustix = "1"
+sbx = { path = "../.." }
+helper = { path = "../helper", package = "sbx-helper" }
+
+[target.'cfg(unix)'.dev-dependencies]
+sbx_cli = "0.1"
+"#;
+    let problems = runner_manifest_problems(bad);
+    let has = |needle: &str| problems.iter().any(|p| p.contains(needle));
+    assert!(has("names the sbx crate `sbx`"), "{problems:#?}");
+    assert!(has("names the sbx crate `sbx-helper`"), "{problems:#?}");
+    assert!(has("names the sbx crate `sbx_cli`"), "{problems:#?}");
+    assert!(has("path dependency (../..)"), "{problems:#?}");
+    assert!(has("[lints] is not"), "{problems:#?}");
+    assert!(!has("rustix"), "a system-call crate is fine: {problems:#?}");
+    assert_eq!(problems.len(), 6, "{problems:#?}");
+    let good = "[dependencies]\nrustix.workspace = true\n\n[lints]\nworkspace = true\n";
+    assert_eq!(runner_manifest_problems(good), Vec::<String>::new());
+}
+
 #[test]
 fn modules_import_only_from_layers_below() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -235,6 +360,12 @@ fn the_check_sees_upward_imports_and_cycles() {
     );
     write("docker/b.rs", "use crate::docker::a::Y;\n");
     write("newthing.rs", "use crate::exit;\n");
+    // The runner crate: below its layer, and past its public face.
+    write("error.rs", "use sbx_runner::exit::USAGE;\n");
+    write(
+        "cmd/mod.rs",
+        "use sbx_runner::{protocol::Message, SUBCOMMAND};\nuse sbx_runner::reset::Wiper;\n",
+    );
     let problems = violations(src);
     let has = |needle: &str| problems.iter().any(|p| p.contains(needle));
     assert!(has("`spec` imports `crate::docker`"), "{problems:#?}");
@@ -248,6 +379,18 @@ fn the_check_sees_upward_imports_and_cycles() {
         !has("crate::error"),
         "a downward import is fine: {problems:#?}"
     );
+    assert!(
+        has("`error` uses the runner crate, which is not below it"),
+        "{problems:#?}"
+    );
+    assert!(
+        has("uses `sbx_runner::reset`, which is not the runner crate's public face"),
+        "{problems:#?}"
+    );
+    assert!(
+        !has("sbx_runner::protocol") && !has("sbx_runner::SUBCOMMAND") && !has("sbx_runner::exit"),
+        "the public face, from the runner layer up, is fine: {problems:#?}"
+    );
     // The cycle is reported once from each of its two files.
-    assert_eq!(problems.len(), 4, "{problems:#?}");
+    assert_eq!(problems.len(), 6, "{problems:#?}");
 }

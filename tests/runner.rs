@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use sbx::docker::argv::{runner_create_args, Container, Mount};
 use sbx::docker::Docker;
 use sbx::runner::host::{Loaded, ResetOutcome, RunnerSession};
-use sbx::runner::pid1::SUBCOMMAND;
-use sbx::runner::protocol::{Candidate, Case, CaseResult, Status};
 use sbx::spec::{Hardening, Limits};
+use sbx_runner::protocol::{Candidate, Case, CaseResult, Status};
+use sbx_runner::SUBCOMMAND;
 
 use common::{Cleanup, BUSYBOX, PYTHON};
 

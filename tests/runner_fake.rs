@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use sbx::docker::Docker;
 use sbx::runner::host::{RunnerError, RunnerSession};
-use sbx::runner::protocol::{write_message, Candidate, FrameError, Message};
+use sbx_runner::protocol::{write_message, Candidate, FrameError, Message};
 
 /// create: prints an id. start: replays `stream` as the runner's stdout,
 /// closes it, says something on stderr and exits 137 a moment later (its

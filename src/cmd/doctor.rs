@@ -230,7 +230,7 @@ echo done
 /// proven through a runner session the way eval uses one.
 fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
     use crate::runner::host::{runner_unsupported, Loaded, ResetOutcome, RunnerSession};
-    use crate::runner::protocol::{Candidate as Program, Case, Status};
+    use sbx_runner::protocol::{Candidate as Program, Case, Status};
 
     let (modes, reset, ptrace) = ("isolate modes", "runner reset", "runner ptrace");
     let docker = &session.sandbox.docker;
@@ -268,7 +268,7 @@ fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                     hardening: &session.sandbox.hardening,
                     interpreter: &[],
                 },
-                crate::runner::pid1::SUBCOMMAND,
+                sbx_runner::SUBCOMMAND,
             );
             RunnerSession::start(docker, &args, &name).map_err(|e| e.to_string())
         });
@@ -323,11 +323,7 @@ fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
         .and_then(|_| run_as(FIND, vec!["sh".into()]));
     // sbx's own static binary, as the candidate: no need of the image's
     // shell or Python.
-    let probe_words = [
-        argv::RUNNER_PATH,
-        crate::runner::pid1::SUBCOMMAND,
-        crate::runner::pid1::PROBE,
-    ];
+    let probe_words = [argv::RUNNER_PATH, sbx_runner::SUBCOMMAND, sbx_runner::PROBE];
     let probed = run_as("", probe_words.map(String::from).to_vec());
     runner.close();
     let (left, found) = match (first, second) {
@@ -659,12 +655,22 @@ impl Prober<'_> {
     }
 
     fn network(&self) -> Check {
-        self.check("network", "ls /sys/class/net\n", |out| {
-            let interfaces: Vec<&str> = out.split_whitespace().collect();
+        // gVisor's sysfs has no /sys/class/net (listing it fails): there the
+        // network namespace's own list, /proc/net/dev, is the evidence.
+        let script = "if ls /sys/class/net 2>/dev/null | grep -q .; then\n\
+                      echo FROM /sys/class/net; ls /sys/class/net\n\
+                      else echo FROM /proc/net/dev; sed -n 's/^ *\\([^ :|]*\\):.*/\\1/p' /proc/net/dev; fi\n";
+        self.check("network", script, |out| {
+            let mut words = out.split_whitespace();
+            let from = match (words.next(), words.next()) {
+                (Some("FROM"), Some(from)) => from,
+                _ => "?",
+            };
+            let interfaces: Vec<&str> = words.collect();
             Check::held(
                 "network",
-                interfaces == ["lo"],
-                format!("interfaces in /sys/class/net: {}", interfaces.join(" ")),
+                from != "?" && interfaces == ["lo"],
+                format!("interfaces in {from}: {}", interfaces.join(" ")),
             )
         })
     }

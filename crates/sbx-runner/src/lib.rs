@@ -1,0 +1,35 @@
+//! The in-container runner: sbx itself, run as the container's PID 1 by the
+//! hidden subcommand `sbx __runner`, judging many cases (and candidates) in
+//! one container with a full reset between them. This crate is all the code
+//! that runs next to the candidate, and it depends on nothing of sbx: the
+//! trust boundary, auditable alone.
+//!
+//! - `protocol`: the framed messages between sbx and the runner (public:
+//!   the host's side, in sbx, speaks it too);
+//! - `exit`: the runner's own exit codes (sbx's values);
+//! - `pid1`: the runner (`sbx __runner`, and its `--probe`);
+//! - `posture`: the runner's limits and scheduling, which children inherit;
+//! - `reset`: killing, emptying and verifying between cases (and the
+//!   `--wipe` helper run as the candidate's uid);
+//! - `shebang`: the `#!` line, read by the runner (`/work` is noexec).
+//!
+//! sbx's binary dispatches its hidden subcommand [`SUBCOMMAND`] to [`main`]
+//! before anything else; the same static executable is bind-mounted into
+//! every runner container.
+
+// The workspace's lints forbid it too; said here for a reader of this
+// crate alone.
+#![forbid(unsafe_code)]
+
+pub mod exit;
+mod pid1;
+mod posture;
+pub mod protocol;
+mod reset;
+mod shebang;
+
+pub use pid1::{main, MAX_OUTPUT, PROBE, SUBCOMMAND};
+
+/// The runner's version, sent in its `Hello`: sbx's own (one workspace
+/// version), which the host checks.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
