@@ -255,7 +255,12 @@ fn bad_files_are_one_line_naming_the_file_and_the_key() {
 fn gc_and_diff_do_not_read_the_file() {
     let dir = scratch();
     toml(dir.path(), "[gc]\nbroken = 1\n");
-    fs::write(dir.path().join("a.json"), "[]").expect("write");
+    // One task: diff refuses a NEW report with none.
+    fs::write(
+        dir.path().join("a.json"),
+        r#"[{"id":"t","status":"pass","duration_ms":1}]"#,
+    )
+    .expect("write");
     let out = sbx(dir.path(), &["diff", "a.json", "a.json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
