@@ -93,7 +93,7 @@ pub fn exit_code(summary: &Summary, checked: &[Checked], note: &mut dyn FnMut(&s
     code
 }
 
-/// The summary as one JSON object (see the README): counts, mean pass@k
+/// The summary as one JSON object (see docs/guide/eval.md): counts, mean pass@k
 /// per k with the tasks it covers, the thresholds and the exit code.
 pub fn summary_json(
     results: &[TaskResult],

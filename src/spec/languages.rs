@@ -16,7 +16,7 @@ pub const BUILD_DIR: &str = "/sbx/build";
 /// The default `--compile-timeout`, in seconds.
 pub const DEFAULT_COMPILE_TIMEOUT: &str = "30";
 /// The default `--compile-memory`: javac, rustc and go build of one file
-/// each stay well below it (see the README's measurements).
+/// each stay well below it (see docs/benchmarks.md's measurements).
 pub const DEFAULT_COMPILE_MEMORY: &str = "1g";
 
 /// How the source file is named for its compiler.
