@@ -262,8 +262,11 @@ ensure_runsc() {
   fi
   command -v apt-get >/dev/null 2>&1 || die "/usr/bin/runsc is missing and there is no apt-get to install Debian's runsc"
   say "installing Debian's runsc with apt"
+  # A fresh machine may have no package lists yet: update once, then retry.
   DEBIAN_FRONTEND=noninteractive apt-get install -y runsc >&2 ||
-    die "apt-get install runsc failed (try \`apt-get update\` first)"
+    { DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y runsc >&2; } ||
+    die "apt-get install runsc failed"
   [ -x /usr/bin/runsc ] || die "apt installed runsc but /usr/bin/runsc is missing"
 }
 

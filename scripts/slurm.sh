@@ -47,8 +47,12 @@ install() {
     return
   fi
   say "installing slurmctld slurmd slurm-client munge"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-    slurmctld slurmd slurm-client munge >&2
+  # A fresh machine may have no package lists yet: update once, then retry.
+  local packages="slurmctld slurmd slurm-client munge"
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $packages >&2 ||
+    { DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $packages >&2; }
 }
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
