@@ -44,13 +44,14 @@ const DOCTOR_LIMIT: Duration = Duration::from_secs(120);
 const GC_LIMIT: Duration = Duration::from_secs(60);
 
 /// The doctor's checks, in the order it reports them.
-const CHECKS: [&str; 16] = [
+const CHECKS: [&str; 17] = [
     "engine",
     "image",
     "network",
     "read-only root",
     "/tmp",
     "capabilities",
+    "runtime kernel",
     "memory cap",
     "pids cap",
     "timeout",
