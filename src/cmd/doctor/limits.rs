@@ -122,15 +122,17 @@ impl Prober<'_> {
     /// `argv::gvisor_pids`), read before the bomb (`ulimit -u` in busybox,
     /// `-p` in dash), and the evidence that forks were refused is the
     /// bomb's own first complaint, read after it is stopped (builtins only).
-    /// It runs 5 s, not 2: forks are slow under gVisor's ptrace platform,
-    /// and a loaded host once kept a 2 s bomb below the limit.
+    /// It runs until the first refusal (20 s at most), not 2 s: forks are
+    /// slow under gVisor's ptrace platform, and a loaded host kept a bomb
+    /// of 2 s, and once of 5 s, below the limit.
     fn gvisor_pids(&self, limit: &str) -> Check {
         let script = "echo NPROC $(ulimit -u 2>/dev/null || ulimit -p)\n\
-                      sleep 5 &\n\
+                      sleep 20 &\n\
                       timer=$!\n\
+                      : > /tmp/sbx-bomb\n\
                       bomb() { bomb & bomb & wait; }\n\
                       bomb 2>/tmp/sbx-bomb &\n\
-                      wait $timer\n\
+                      while [ ! -s /tmp/sbx-bomb ] && kill -0 $timer 2>/dev/null; do :; done\n\
                       kill -9 -1 2>/dev/null\n\
                       first=\n\
                       read first < /tmp/sbx-bomb\n\
