@@ -10,13 +10,13 @@ use super::report::{Check, State};
 
 /// The first candidate of the reset probe: leaves a background process
 /// that ignores SIGTERM and SIGHUP, a `/tmp` file, a `/dev/shm` file, and a
-/// SysV segment if one can be made at all.
+/// SysV segment under a fixed key if one can be made at all.
 const LEAVE: &str = r#"(trap '' TERM HUP; exec sleep 3600) &
 echo left > /tmp/left-behind
 echo left > /dev/shm/left-behind 2>/dev/null && echo shm-made
 echo "shmmni $(cat /proc/sys/kernel/shmmni)"
 if command -v python3 >/dev/null 2>&1; then
-  python3 -c "import ctypes; l = ctypes.CDLL(None); print('sysv-made' if l.shmget(0, 4096, 0o1600) >= 0 else 'sysv-refused')"
+  python3 -c "import ctypes; l = ctypes.CDLL(None); print('sysv-made' if l.shmget(0x5B5D, 4096, 0o1600) >= 0 else 'sysv-refused')"
 fi
 echo done
 "#;
@@ -29,7 +29,12 @@ done
 for f in /tmp/* /dev/shm/*; do
   [ -e "$f" ] && [ "$f" != "${0%/*}" ] && echo "file $f"
 done
-[ "$(wc -l < /proc/sysvipc/shm)" -gt 1 ] && echo "sysv segment"
+if [ -r /proc/sysvipc/shm ]; then
+  [ "$(wc -l < /proc/sysvipc/shm)" -gt 1 ] && echo "sysv segment"
+fi
+if command -v python3 >/dev/null 2>&1; then
+  python3 -c "import ctypes; l = ctypes.CDLL(None); print('sysv segment by key' if l.shmget(0x5B5D, 0, 0o600) >= 0 else '')"
+fi
 echo done
 "#;
 
@@ -161,14 +166,24 @@ pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
     } else {
         ""
     };
-    let seen: Vec<&str> = found
+    let mut seen: Vec<&str> = found
         .lines()
-        .filter(|l| !l.starts_with("ptrace") && *l != "done")
+        .filter(|l| !l.starts_with("ptrace") && *l != "done" && !l.is_empty())
         .collect();
+    // gVisor ignores the IPC sysctls and has no /proc/sysvipc: a segment
+    // outlives the reset there, which is why eval's worker takes a
+    // container per candidate under gVisor. Said, not hidden.
+    let gvisor = argv::is_gvisor(session.sandbox.hardening.runtime.as_deref());
+    let sysv_kept = gvisor && seen.iter().any(|l| l.starts_with("sysv segment"));
+    if sysv_kept {
+        seen.retain(|l| !l.starts_with("sysv segment"));
+    }
     let reset_check = Check::held(
         reset,
         left.contains("done") && found.contains("done") && seen.is_empty(),
-        if seen.is_empty() {
+        if seen.is_empty() && sysv_kept {
+            format!("a background process, a /tmp file, {shm}{sysv} left by one candidate; the next saw none but the SysV segment (gVisor ignores the IPC sysctls: eval's worker takes a container per candidate here)")
+        } else if seen.is_empty() {
             format!("a background process, a /tmp file, {shm}{sysv} left by one candidate; the next saw none")
         } else {
             format!("the next candidate saw: {}", seen.join("; "))
