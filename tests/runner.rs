@@ -106,6 +106,7 @@ impl Box_ {
             file_name: file.into(),
             program: program.as_bytes().to_vec(),
             interpreter: interp.map(|i| i.split(' ').map(String::from).collect()),
+            build: None,
         };
         assert_eq!(self.s().load(&candidate).expect("load"), Loaded::Ready);
         let result = self
@@ -794,6 +795,7 @@ fn odd_shebang_lines_are_the_candidates_own_failure() {
             file_name: format!("{name} \u{1b}[31m.sh"),
             program: program.to_vec(),
             interpreter: None,
+            build: None,
         };
         assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready, "{name}");
         let r = b
@@ -952,6 +954,7 @@ fn runner_nice_sched_policy_or_hard_limit_are_out_of_a_candidates_reach() {
             file_name: "a.py".into(),
             program: format!("{TRY}t('{name}', lambda: {attack})\n").into_bytes(),
             interpreter: Some(vec!["python3".into()]),
+            build: None,
         };
         assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready);
         let r = b.s().run_case(&case(b"", 30_000)).expect("case");
@@ -1156,6 +1159,7 @@ fn shebang_candidates_run_through_their_interpreter_in_busybox() {
         file_name: "t.txt".into(),
         program: b"echo hi\n".to_vec(),
         interpreter: None,
+        build: None,
     };
     assert!(matches!(b.s().load(&c).unwrap(), Loaded::Refused(_)));
     // A missing interpreter: nothing ran; exit 127, as a shell says.
@@ -1174,6 +1178,7 @@ fn a_case_without_a_reset_before_it_is_refused() {
         file_name: "t.sh".into(),
         program: b"#!/bin/sh\necho 1\n".to_vec(),
         interpreter: None,
+        build: None,
     };
     b.s().load(&c).unwrap();
     b.s().run_case(&case(b"", 30_000)).unwrap();
@@ -1189,6 +1194,7 @@ fn a_runner_killed_mid_session_is_an_infrastructure_error() {
         file_name: "t.sh".into(),
         program: b"#!/bin/sh\nsleep 60\n".to_vec(),
         interpreter: None,
+        build: None,
     };
     b.s().load(&c).unwrap();
     let killer = std::thread::spawn(move || {

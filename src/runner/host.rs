@@ -286,7 +286,17 @@ impl RunnerSession {
     /// Kills everything but the runner, empties the writable directories
     /// and verifies; `Dirty` means the container must be discarded.
     pub fn reset(&mut self) -> Result<ResetOutcome, RunnerError> {
-        self.send(&Message::Reset)?;
+        self.reset_with(Message::Reset)
+    }
+
+    /// A reset between candidates: the same, and the candidate's file and
+    /// build are removed too (verified gone).
+    pub fn unload(&mut self) -> Result<ResetOutcome, RunnerError> {
+        self.reset_with(Message::Unload)
+    }
+
+    fn reset_with(&mut self, message: Message) -> Result<ResetOutcome, RunnerError> {
+        self.send(&message)?;
         match self.receive(STEP_TIMEOUT, "reset")? {
             Message::ResetDone { clean: true, .. } => Ok(ResetOutcome::Clean),
             Message::ResetDone {
@@ -578,6 +588,8 @@ mod tests {
                 "KILL",
                 "--tmpfs",
                 "/work:rw,noexec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0",
+                "--tmpfs",
+                "/sbx:rw,exec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0",
                 "--sysctl",
                 "kernel.shmmni=0",
                 "--sysctl",
@@ -712,6 +724,7 @@ mod tests {
             file_name: "t.py".into(),
             program: b"print(1)".to_vec(),
             interpreter: Some(vec!["python3".into()]),
+            build: None,
         };
         assert_eq!(s.load(&candidate).unwrap(), Loaded::Ready);
         let err = s.run_case(&case()).unwrap_err();
