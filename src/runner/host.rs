@@ -537,6 +537,15 @@ mod tests {
     }
 
     #[test]
+    fn the_build_is_where_the_runner_writes_it_and_the_compile_reads_it() {
+        use crate::docker::argv::{BUILD_DIR, BUILD_TMPFS};
+        use sbx_runner::protocol;
+        assert_eq!(BUILD_DIR, protocol::BUILD_DIR);
+        assert!(BUILD_TMPFS.starts_with(&format!("{}:", protocol::BUILD_MOUNT)));
+        assert!(protocol::BUILD_DIR.starts_with(&format!("{}/", protocol::BUILD_MOUNT)));
+    }
+
+    #[test]
     fn runner_argv_is_create_args_plus_sysctls_mount_and_entrypoint() {
         let limits = Limits::default();
         let c = Container {
