@@ -273,6 +273,9 @@ fn languages_suite(run: &Run) -> (Value, Vec<(String, &'static str, &'static str
     (Value::Array(tasks), want)
 }
 
+/// A task's id, status and reason.
+type Verdict = (String, Value, Value);
+
 #[test]
 fn every_language_passes_fails_times_out_and_reports_compile_errors_in_every_mode() {
     // Every language runs in the runner in `candidate` and `worker` modes
@@ -280,7 +283,7 @@ fn every_language_passes_fails_times_out_and_reports_compile_errors_in_every_mod
     // reasons as a container per case.
     let run = Run::new("all");
     let (tasks, want) = languages_suite(&run);
-    let mut seen: Vec<(&str, Vec<(String, Value, Value)>)> = Vec::new();
+    let mut seen: Vec<(&str, Vec<Verdict>)> = Vec::new();
     for mode in ["case", "candidate", "worker"] {
         let started = std::time::Instant::now();
         let out = run.eval(&tasks, POLYGLOT, &["-j", "2", "--isolate", mode]);
