@@ -1,7 +1,10 @@
 //! The compile step of a compiled candidate, once for all its cases, in
 //! its own sandboxed container: the source on stdin, the output into a
 //! build volume of the candidate's own (labelled with the run), which the
-//! runs then mount read-only. It works the same on every engine: nothing
+//! runs then mount read-only (`--isolate case`). For the runner modes the
+//! compile container also writes the build to its stdout as a tar archive
+//! (`pack`), which is delivered to the runner with the candidate
+//! (`build_archive`, `isolate`). It works the same on every engine: nothing
 //! but the engine's own volumes is shared, and a volume lives on the engine
 //! that runs the candidate.
 

@@ -1,8 +1,11 @@
 //! Judging in sbx's runner (`--isolate candidate|worker`): a candidate is
 //! loaded over the protocol into a runner container, each case is a fresh
 //! process, and a reset comes before every next case (and, in `worker`
-//! mode, before every next candidate). A worker's `Slot` holds its runner
-//! container between units in `worker` mode.
+//! mode, before every next candidate, an `Unload` that also removes the
+//! candidate's file and build). A compiled candidate comes with its build
+//! (`compile::Built`), which the runner writes where only it can write and
+//! the candidate can execute. A worker's `Slot` holds its runner container
+//! between units in `worker` mode.
 //!
 //! A runner lost while a case runs is classified on evidence. The
 //! engine's `oom` for the container (and no earlier OOM in it) makes it the
