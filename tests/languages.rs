@@ -6,7 +6,8 @@
 //! itself from /tmp or /dev/shm nor write next to its binary, in every
 //! mode; a worker reused after a compiled candidate with no trace of its
 //! build; a multi-case task compiled once (counted in the engine's
-//! events); the size rule and timeouts; a compiler missing from the image;
+//! events); a build too large to deliver, run a container per case; the
+//! size rule and timeouts; a compiler missing from the image;
 //! `sbx doctor`'s languages line. Without an engine or the image every
 //! test panics, saying what is missing.
 //!
@@ -519,6 +520,72 @@ fn the_size_rule_and_timeouts_hold_for_compiled_candidates_in_every_mode() {
         assert_eq!(out.code(), 1, "{mode}: {}", out.stderr);
         run.assert_clean();
     }
+}
+
+#[test]
+fn a_build_too_large_to_deliver_runs_a_container_per_case_with_the_same_verdict() {
+    // A "compiler" (sh, on the busybox image) whose build is a script and a
+    // pad: 50 MiB is more than sbx delivers to the runner (48 MiB: the
+    // archive is refused), 60 MiB more than it reads of the archive at all
+    // (the compile's stdout is cut). Either way the cases run from the
+    // build volume, a container each, and pass.
+    let run = Run::new("bigbuild");
+    fs::write(
+        run.dir.path().join("sbx.toml"),
+        r#"
+[languages.gen]
+source = "gen.sh"
+compile = ["sh", "{src}", "{out}"]
+run = ["sh", "{out}/main"]
+"#,
+    )
+    .expect("write sbx.toml");
+    for (id, mib) in [("fifty", 50), ("sixty", 60)] {
+        run.gen(
+            &format!("{id}.gen"),
+            &format!(
+                "head -c {} /dev/zero > \"$1/pad\"\nprintf 'read n; echo $((n * 2))\\n' > \"$1/main\"\n",
+                mib << 20
+            ),
+        );
+    }
+    let cases = json!([
+        {"stdin": "1\n", "expect": "2\n"},
+        {"stdin": "2\n", "expect": "4\n"},
+        {"stdin": "21\n", "expect": "42\n"}
+    ]);
+    let tasks = json!([
+        {"id": "fifty", "prompt": "", "timeout": 60, "cases": cases},
+        {"id": "sixty", "prompt": "", "timeout": 60, "cases": cases}
+    ]);
+    let since = now();
+    let out = run.eval(&tasks, common::BUSYBOX, &["--isolate", "worker", "-j", "1"]);
+    let results = by_id(&report(&out));
+    for id in ["fifty", "sixty"] {
+        assert_eq!(
+            (
+                results[id]["status"].as_str(),
+                results[id]["cases_passed"].as_u64()
+            ),
+            (Some("pass"), Some(3)),
+            "{id}: {}\n{}",
+            results[id],
+            out.stderr
+        );
+        assert!(
+            results[id]["compile_ms"].as_u64().is_some(),
+            "{}",
+            results[id]
+        );
+    }
+    let created = run.created_since(since);
+    let compiles = created.iter().filter(|n| n.contains("-compile-")).count();
+    assert_eq!(
+        (compiles, created.len() - compiles),
+        (2, 6),
+        "two compiles, then a container per case: {created:?}"
+    );
+    run.assert_clean();
 }
 
 #[test]
