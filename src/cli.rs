@@ -92,6 +92,12 @@ pub struct DiffArgs {
     /// default the gate is not green then: exit 2).
     #[arg(long)]
     pub allow_missing: bool,
+    /// For multi-sample reports, the pass@k the gate reads: NEW regressed
+    /// when its mean pass@k over the shared tasks is lower. Refused (exit 2)
+    /// when a task has fewer than K samples, or, with one sample per task,
+    /// for any K but 1.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub k: usize,
 }
 
 /// How sbx reaches the engine.
