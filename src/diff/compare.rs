@@ -706,4 +706,137 @@ mod tests {
         // Two empty reports: NEW has no tasks either.
         assert_eq!(compare_reports(&[], &[]).exit_code(false), 2);
     }
+
+    // -- The pass@k gate (several samples) ----------------------------------
+
+    /// A multi-sample entry: `c` of `n` samples passed.
+    fn sampled(id: &str, n: u64, c: u64) -> Entry {
+        let status = if c == n { Status::Pass } else { Status::Fail };
+        Entry {
+            id: id.into(),
+            side: Side {
+                n: Some(n),
+                c: Some(c),
+                errors: Some(0),
+                pass_at_1: Some(c as f64 / n as f64),
+                ..Side::of(status)
+            },
+        }
+    }
+
+    /// The issue's case: `a` 0.1 → 0.6, `b` 1.0 → 0.8, mean 0.42 → 0.48.
+    fn issue_case() -> (Vec<Entry>, Vec<Entry>) {
+        let old = vec![
+            sampled("a", 10, 1),
+            sampled("b", 10, 10),
+            sampled("c", 10, 0),
+            sampled("d", 10, 0),
+            sampled("e", 10, 10),
+        ];
+        let new = vec![
+            sampled("a", 10, 6),
+            sampled("b", 10, 8),
+            sampled("c", 10, 0),
+            sampled("d", 10, 0),
+            sampled("e", 10, 10),
+        ];
+        (old, new)
+    }
+
+    #[test]
+    fn a_higher_mean_pass_at_1_is_no_regression() {
+        let (old, new) = issue_case();
+        // By status alone, `b` is pass→fail: what the gate said before.
+        assert_eq!(ids(&compare_reports(&old, &new).regressions), ["b"]);
+        assert_eq!(compare_reports(&old, &new).exit_code(false), 1);
+        let cmp = compare(&old, &new, 1, ("a.json", "b.json")).unwrap();
+        let gate = cmp.pass_at_k.as_ref().unwrap();
+        assert_eq!((gate.k, gate.tasks), (1, 5));
+        assert!(close(gate.old_mean.unwrap(), 0.42) && close(gate.new_mean.unwrap(), 0.48));
+        assert!(!gate.fell() && !cmp.regressed());
+        assert_eq!(cmp.exit_code(false), 0);
+        assert_eq!(ids(&cmp.regressions), ["b"]);
+        assert_eq!(ids(&cmp.fixes), ["a"]);
+        assert_eq!((cmp.both_pass, cmp.both_fail), (1, 2));
+        assert_eq!((gate.test.rose, gate.test.fell, gate.test.p), (1, 1, 1.0));
+        assert!(close(cmp.old.mean_pass_at_k.unwrap(), 0.42));
+        assert!(close(cmp.change.mean_pass_at_k.unwrap(), 0.06));
+        // The other way round, the mean fell: exit 1.
+        let back = compare(&new, &old, 1, ("b.json", "a.json")).unwrap();
+        assert!(back.regressed());
+        assert_eq!(back.exit_code(true), 1);
+    }
+
+    #[test]
+    fn pass_at_k_follows_k() {
+        let (old, new) = issue_case();
+        // pass@10 of 10 samples: 1 when any passed. a and b stay at 1.
+        let cmp = compare(&old, &new, 10, ("a.json", "b.json")).unwrap();
+        let gate = cmp.pass_at_k.as_ref().unwrap();
+        assert!(gate
+            .per_task
+            .iter()
+            .all(|t| close(t.old, t.new) || t.old == t.new));
+        assert_eq!(gate.test.n, 0);
+        assert_eq!(cmp.exit_code(false), 0);
+        // pass@2 of a: 1 - C(9,2)/C(10,2) = 0.2 → 1 - C(4,2)/C(10,2) = 13/15.
+        let cmp = compare(&old, &new, 2, ("a.json", "b.json")).unwrap();
+        let a = &cmp.pass_at_k.as_ref().unwrap().per_task[0];
+        assert!(close(a.old, 0.2) && close(a.new, 13.0 / 15.0), "{a:?}");
+    }
+
+    #[test]
+    fn a_k_the_reports_cannot_give_is_refused() {
+        let (old, mut new) = issue_case();
+        let err = compare(&old, &new, 11, ("a.json", "b.json")).unwrap_err();
+        assert_eq!(
+            err,
+            "--k 11: task `a` in OLD `a.json` has 10 judged samples (pass@11 needs at least 11)"
+        );
+        new[3] = sampled("d", 4, 1);
+        let err = compare(&old, &new, 5, ("a.json", "b.json")).unwrap_err();
+        assert!(
+            err.contains("task `d` in NEW `b.json` has 4 judged samples"),
+            "{err}"
+        );
+        assert!(compare(&old, &new, 0, ("a.json", "b.json"))
+            .unwrap_err()
+            .contains("k >= 1"));
+        // One sample per task: pass@1 only, and McNemar exactly as before.
+        let single = entries(&[("a", Status::Pass), ("b", Status::Fail)]);
+        let err = compare(&single, &single, 2, ("a.json", "b.json")).unwrap_err();
+        assert!(err.contains("one sample per task"), "{err}");
+        let cmp = compare(&single, &single, 1, ("a.json", "b.json")).unwrap();
+        assert_eq!(cmp, compare_reports(&single, &single));
+        assert!(cmp.pass_at_k.is_none());
+    }
+
+    #[test]
+    fn missing_scores_0_and_unjudged_stays_out_of_the_gate() {
+        let (old, mut new) = issue_case();
+        // `e` missing in NEW: 1.0 → 0, a regression of the mean.
+        new[4] = entry("e", Status::Missing);
+        let cmp = compare(&old, &new, 1, ("a.json", "b.json")).unwrap();
+        assert!(cmp.regressed(), "{cmp:?}");
+        assert_eq!(ids(&cmp.regressions), ["b", "e"]);
+        // `e` not judged in NEW: out of the mean (which rises) but the gate
+        // cannot be green: it could hide a regression.
+        new[4] = Entry {
+            id: "e".into(),
+            side: Side {
+                incomplete: true,
+                ..sampled("e", 3, 3).side
+            },
+        };
+        let cmp = compare(&old, &new, 1, ("a.json", "b.json")).unwrap();
+        let gate = cmp.pass_at_k.as_ref().unwrap();
+        assert_eq!(gate.tasks, 4);
+        assert!(!cmp.regressed());
+        assert_eq!(ids(&cmp.not_judged), ["e"]);
+        assert_eq!(cmp.exit_code(true), 2);
+        assert_eq!(
+            cmp.not_green(true),
+            ["1 task not judged could hide a regression"]
+        );
+    }
 }

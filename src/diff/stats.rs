@@ -326,4 +326,69 @@ mod tests {
         assert_eq!(format_p(6.5935e-5), "6.6e-5");
         assert_eq!(format_p(0.0), "< 1e-300");
     }
+
+    // -- Sign-flip ---------------------------------------------------------
+
+    #[test]
+    fn sign_flip_on_0_1_scores_is_mcnemar() {
+        // Up to 20 changed tasks: the exact enumeration.
+        for b in 0..=10 {
+            for c in 0..=10 {
+                let mut d = vec![-1.0; b];
+                d.extend(vec![1.0; c]);
+                // Ties (unchanged tasks) change nothing.
+                d.extend([0.0, 0.0]);
+                let t = SignFlip::of(&d);
+                let m = mcnemar_exact_p(b as u64, c as u64);
+                assert!(t.exact && close(t.p, m), "({b}, {c}): {} vs {m}", t.p);
+                assert_eq!((t.fell, t.rose, t.n), (b, c, b + c));
+            }
+        }
+    }
+
+    #[test]
+    fn sign_flip_known_values() {
+        // The case: one task 0.1 → 0.6, another 1.0 → 0.8. Every
+        // sign pattern of (0.5, 0.2) has |sum| >= 0.3.
+        let t = SignFlip::of(&[0.5, -0.2, 0.0, 0.0, 0.0]);
+        assert_eq!((t.p, t.n, t.rose, t.fell), (1.0, 2, 1, 1));
+        assert!(close(t.sum, 0.3));
+        assert!(t.interpretation().contains("too few changed tasks (2)"));
+        // (0.3, 0.1, -0.05): |sum| 0.35 is reached by 4 of the 8 patterns.
+        assert!(close(SignFlip::of(&[0.3, 0.1, -0.05]).p, 0.5));
+        // Six tasks all up: only the two one-sided patterns reach it.
+        let up = SignFlip::of(&[0.5, 0.1, 0.2, 0.3, 0.9, 0.05]);
+        assert!(close(up.p, 2.0 / 64.0), "{up:?}");
+        assert!(up.interpretation().contains("NEW is better"));
+        let down = SignFlip::of(&[-0.5, -0.1, -0.2, -0.3, -0.9, -0.05]);
+        assert!(down.interpretation().contains("NEW is worse"));
+        // The size of a change counts, not only its sign: (0.9, -0.1,
+        // -0.1, -0.1) sums to 0.6, and every pattern reaches |sum| >= 0.6
+        // (0.9 against at most 0.3), so p = 1, as it should with one task.
+        let mixed = SignFlip::of(&[0.9, -0.1, -0.1, -0.1]);
+        assert!(close(mixed.p, 1.0), "{mixed:?}");
+        let none = SignFlip::of(&[0.0, 1e-15]);
+        assert_eq!((none.n, none.p), (0, 1.0));
+        assert!(none.interpretation().contains("nothing to test"));
+    }
+
+    #[test]
+    fn sign_flip_above_the_exact_limit_draws_a_fixed_sample() {
+        let all_up = vec![0.1; EXACT_UP_TO + 10];
+        let t = SignFlip::of(&all_up);
+        assert!(!t.exact);
+        // No random pattern of 30 signs is all +: (0 + 1) / (R + 1).
+        assert!(close(t.p, 1.0 / (RESAMPLES as f64 + 1.0)), "{t:?}");
+        assert!(t.interpretation().contains("better"));
+        let balanced: Vec<f64> = (0..40)
+            .map(|i| if i % 2 == 0 { 0.25 } else { -0.25 })
+            .collect();
+        let b = SignFlip::of(&balanced);
+        assert!(b.p > 0.9, "{b:?}");
+        assert!(b.interpretation().contains("could well be noise"));
+        // The same input gives the same p: the generator's seed is fixed.
+        assert_eq!(SignFlip::of(&balanced).p, b.p);
+        let mixed: Vec<f64> = (0..50).map(|i| (i % 7) as f64 / 10.0 - 0.2).collect();
+        assert_eq!(SignFlip::of(&mixed), SignFlip::of(&mixed));
+    }
 }
