@@ -176,7 +176,7 @@ pub fn render(cmp: &Comparison, old_name: &str, new_name: &str) -> String {
                 format!("{RESAMPLES} random sign patterns")
             };
             out += &format!(
-                "\n{} on per-task pass@{} ({how}): p = {} ({} rose, {} fell): {}\n",
+                "\n{} on per-task pass@{} differences ({how}): p = {} ({} rose, {} fell): {}\n",
                 t.method,
                 g.k,
                 format_p(t.p),
