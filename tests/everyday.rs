@@ -595,3 +595,126 @@ fn a_missing_interpreter_names_the_polyglot_image() {
     }
     cleanup.finish();
 }
+
+// ---------------------------------------------------------------------------
+// 1: `sbx diff` judges multi-sample reports by mean pass@k, on two reports
+// `sbx eval` judged on the real engine.
+// ---------------------------------------------------------------------------
+
+/// Writes `gen/<id>/s1.sh..sN.sh` into `dir` for each `(id, n, c)`: `c`
+/// samples print the expected `yes`, the others `no`.
+fn sampled_gen(dir: &Path, tasks: &[(&str, usize, usize)]) {
+    for &(id, n, c) in tasks {
+        let folder = dir.join("gen").join(id);
+        fs::create_dir_all(&folder).expect("mkdir");
+        for i in 1..=n {
+            let word = if i <= c { "yes" } else { "no" };
+            fs::write(folder.join(format!("s{i}.sh")), format!("echo {word}\n")).expect("write");
+        }
+    }
+}
+
+/// `sbx eval` of the tasks with the samples of `tasks`, in a folder of its
+/// own; writes the report to `<name>.json` in `root` and returns that name.
+fn judged_report(run: &str, root: &Path, name: &str, tasks: &[(&str, usize, usize)]) -> PathBuf {
+    let dir = root.join(name);
+    sampled_gen(&dir, tasks);
+    let list: Vec<Value> = tasks
+        .iter()
+        .map(|&(id, _, _)| json!({"id": id, "expect": "yes\n"}))
+        .collect();
+    fs::write(dir.join("tasks.json"), Value::Array(list).to_string()).expect("write");
+    let mut cmd = common::sbx(Some(run));
+    cmd.current_dir(&dir)
+        .args(["eval", "--tasks", "tasks.json", "--gen", "gen"])
+        .args(["--image", common::BUSYBOX, "--pull", "never", "-j", "2"])
+        .args(["--timeout", "30"]);
+    let out = common::finish(cmd, None, ENGINE_LIMIT);
+    // Some sample fails on both sides: exit 1, every task judged.
+    assert_eq!(out.code(), 1, "{out:?}");
+    let entries = common::report(&out);
+    assert_eq!(entries.len(), tasks.len(), "{out:?}");
+    for (entry, &(id, n, c)) in entries.iter().zip(tasks) {
+        assert_eq!(entry["id"], id, "{out:?}");
+        assert_eq!(
+            (entry["n"].as_u64(), entry["c"].as_u64()),
+            (Some(n as u64), Some(c as u64))
+        );
+    }
+    let file = PathBuf::from(format!("{name}.json"));
+    fs::write(root.join(&file), &out.stdout).expect("write report");
+    file
+}
+
+/// The case: model B raised `a` from 0.1 to 0.6 and lowered `b`
+/// from 1.0 to 0.8, so mean pass@1 went 0.42 → 0.48. By status `b` is
+/// pass→fail; the gate must follow the mean: B is no regression (exit 0),
+/// and A against B is one (exit 1).
+#[test]
+fn diff_of_two_judged_multi_sample_reports_follows_mean_pass_at_1() {
+    let run = common::run_id("everyday", "diffk");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let root = tempfile::tempdir().expect("scratch");
+    let old = judged_report(
+        &run,
+        root.path(),
+        "model-a",
+        &[
+            ("a", 10, 1),
+            ("b", 10, 10),
+            ("c", 1, 0),
+            ("d", 1, 0),
+            ("e", 1, 1),
+        ],
+    );
+    let new = judged_report(
+        &run,
+        root.path(),
+        "model-b",
+        &[
+            ("a", 10, 6),
+            ("b", 10, 8),
+            ("c", 1, 0),
+            ("d", 1, 0),
+            ("e", 1, 1),
+        ],
+    );
+    cleanup.finish();
+
+    let diff = |old: &Path, new: &Path, extra: &[&str]| {
+        let mut cmd = common::sbx(None);
+        cmd.current_dir(root.path())
+            .arg("diff")
+            .arg(old)
+            .arg(new)
+            .args(extra);
+        common::finish(cmd, None, LIMIT)
+    };
+    let out = diff(&old, &new, &[]);
+    assert_eq!(out.code(), 0, "a better model passes the gate: {out:?}");
+    for want in [
+        "mean pass@1 over 5 tasks judged on both sides: 0.420 → 0.480 (+0.060)\n",
+        "  b  1.000 → 0.800 (-0.200), fail, wrong_output",
+        "  a  0.100 → 0.600 (+0.500)\n",
+        "paired sign-flip permutation test on per-task pass@1 differences (exact): p = 1",
+    ] {
+        assert!(out.stdout.contains(want), "missing {want:?} in {out:?}");
+    }
+    let out = diff(&old, &new, &["--json"]);
+    assert_eq!(out.code(), 0, "{out:?}");
+    let v: Value = serde_json::from_str(&out.stdout).expect("diff --json");
+    assert_eq!(v["regressed"], false, "{v}");
+    assert_eq!(v["pass_at_k"]["k"], 1, "{v}");
+    assert_eq!(v["mcnemar"], Value::Null, "{v}");
+    // Backwards the mean fell: exit 1.
+    let out = diff(&new, &old, &[]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    assert!(out.stdout.contains(": NEW regressed\n"), "{out:?}");
+    // Only 1 sample of `c`: pass@2 cannot be had, one line, exit 2.
+    let out = diff(&old, &new, &["--k", "2"]);
+    assert_eq!(out.code(), 2, "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sbx: --k 2: task `c` in OLD `model-a.json` has 1 judged sample (pass@2 needs at least 2)\n"
+    );
+}
