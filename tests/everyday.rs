@@ -718,3 +718,93 @@ fn diff_of_two_judged_multi_sample_reports_follows_mean_pass_at_1() {
         "sbx: --k 2: task `c` in OLD `model-a.json` has 1 judged sample (pass@2 needs at least 2)\n"
     );
 }
+
+// ---------------------------------------------------------------------------
+// 16: JUnit failures carry the diff and the stderr tail in their body;
+// `missing` is a failure.
+// ---------------------------------------------------------------------------
+
+/// The test cases of a JUnit file, read by Python's own XML parser (so the
+/// file is well-formed XML): for each, its name and, when it did not pass,
+/// the element's tag, `type`, `message` and body text.
+fn junit_cases(path: &Path) -> Vec<Value> {
+    let script = r#"
+import json, sys, xml.dom.minidom
+doc = xml.dom.minidom.parse(sys.argv[1])
+cases = []
+for case in doc.getElementsByTagName("testcase"):
+    item = {"name": case.getAttribute("name")}
+    for node in case.childNodes:
+        if node.nodeType == node.ELEMENT_NODE and node.tagName in ("failure", "error", "skipped"):
+            item["kind"] = node.tagName
+            item["type"] = node.getAttribute("type")
+            item["message"] = node.getAttribute("message")
+            item["body"] = "".join(t.data for t in node.childNodes if t.nodeType in (t.TEXT_NODE, t.CDATA_SECTION_NODE))
+    cases.append(item)
+print(json.dumps(cases))
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("python3 must be installed for this test");
+    assert!(
+        out.status.success(),
+        "the JUnit file does not parse: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        fs::read_to_string(path).unwrap_or_default()
+    );
+    match serde_json::from_slice(&out.stdout).expect("JSON from the parser") {
+        Value::Array(cases) => cases,
+        other => panic!("not a list: {other}"),
+    }
+}
+
+#[test]
+fn junit_failures_carry_the_diff_and_the_stderr_tail() {
+    let fake = Fake::new();
+    // A wrong answer whose output and stderr hold XML's own characters.
+    fake.candidate(
+        "wrong.py",
+        "echo '<b>&amp;' >&2\necho 'Error: ]]> \"q\"' >&2\necho 'got <x> & y'\n",
+    );
+    fake.candidate("right.py", "echo ok\n");
+    let tasks = json!([
+        {"id": "wrong", "expect": "want <x>\n"},
+        {"id": "right", "expect": "ok\n"},
+        {"id": "absent", "expect": "x\n"},
+    ]);
+    let out = fake.eval(&tasks, &["--junit", "junit.xml"]);
+    assert_exit(&out, 1);
+    let cases = junit_cases(&fake.root().join("junit.xml"));
+    let case = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no case {name}: {cases:?}"))
+    };
+    assert!(case("right").get("kind").is_none(), "{cases:?}");
+    let wrong = case("wrong");
+    assert_eq!(wrong["kind"], "failure", "{wrong}");
+    assert_eq!(wrong["type"], "wrong_output", "{wrong}");
+    let body = wrong["body"].as_str().unwrap_or_default();
+    for want in [
+        "status: fail (wrong_output)\n",
+        "diff: line 1: expected \"want <x>\\n\", got \"got <x> & y\\n\"\n",
+        "exit code: 0\n",
+        "stderr (its last part):\n<b>&amp;\nError: ]]> \"q\"\n",
+    ] {
+        assert!(body.contains(want), "missing {want:?} in the body {body:?}");
+    }
+    // `missing` is a failure (CI viewers show skips as green).
+    let absent = case("absent");
+    assert_eq!(absent["kind"], "failure", "{absent}");
+    assert_eq!(absent["type"], "no_candidate", "{absent}");
+    assert!(
+        absent["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no candidate was found for this task"),
+        "{absent}"
+    );
+}
