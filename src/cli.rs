@@ -51,7 +51,8 @@ pub struct DoctorArgs {
     /// Exit 0 even when checks were skipped because the image lacks a tool.
     #[arg(long)]
     pub allow_skips: bool,
-    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    /// Read option defaults from this TOML file instead of the sbx.toml found
+    /// in the current folder or above it (up to the repository root).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(flatten)]
@@ -184,7 +185,8 @@ pub struct RunArgs {
     /// throwaway image, or by where --engine is (a bind mount without it).
     #[arg(long, value_enum, default_value_t = DeliverChoice::Auto)]
     pub deliver: DeliverChoice,
-    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    /// Read option defaults from this TOML file instead of the sbx.toml found
+    /// in the current folder or above it (up to the repository root).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(flatten)]
@@ -315,7 +317,8 @@ pub struct EvalArgs {
     /// `sbx merge` puts the shares' reports back together.
     #[arg(long, value_name = "hash:K/N|count:K/N")]
     pub partition: Option<String>,
-    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    /// Read option defaults from this TOML file instead of the sbx.toml found
+    /// in the current folder or above it (up to the repository root).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(flatten)]

@@ -808,3 +808,62 @@ fn junit_failures_carry_the_diff_and_the_stderr_tail() {
         "{absent}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// 19: the README's make recipe prints text in a CI log (not a terminal)
+// and keeps the JSON report beside it.
+// ---------------------------------------------------------------------------
+
+/// The arguments of the README's make recipe (`\tsbx eval ...`).
+fn readme_make_args() -> Vec<String> {
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let block = readme
+        .split("```make\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README has a make example");
+    let line = block
+        .lines()
+        .find_map(|l| l.strip_prefix("\tsbx "))
+        .expect("a recipe line running sbx");
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+#[test]
+fn the_readmes_make_recipe_prints_text_and_keeps_the_json() {
+    let fake = Fake::new();
+    fake.candidate("hello.py", "echo hello\n");
+    fake.candidate("shout.py", "echo hi\n");
+    fake.file(
+        "tasks.json",
+        &json!([{"id": "hello", "expect": "hello\n"}, {"id": "shout", "expect": "HI\n"}])
+            .to_string(),
+    );
+    let args = readme_make_args();
+    assert_eq!(args[0], "eval", "{args:?}");
+    let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+    all.extend(["--isolate", "case"]);
+    // Output captured: not a terminal, as in a CI log.
+    let out = fake.sbx(&all);
+    assert_exit(&out, 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("PASS") && text.contains("FAIL") && !text.trim_start().starts_with('['),
+        "{}",
+        show(&out)
+    );
+    let json_file = args
+        .iter()
+        .position(|a| a == "-o")
+        .map(|i| args[i + 1].clone())
+        .expect("the recipe keeps the JSON with -o");
+    let kept: Value = serde_json::from_str(
+        &fs::read_to_string(fake.root().join(&json_file)).expect("the JSON report kept"),
+    )
+    .expect("JSON");
+    assert_eq!(kept.as_array().map(Vec::len), Some(2), "{kept}");
+    if let Some(i) = args.iter().position(|a| a == "--junit") {
+        assert!(fake.root().join(&args[i + 1]).is_file());
+    }
+}
