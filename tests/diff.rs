@@ -413,7 +413,7 @@ fn multi_sample_reports_show_pass_at_1() {
         // `a` is not judged on NEW: out of NEW's mean.
         "NEW         3     3     0        0      0     0.800  b.json\n",
         "mean pass@1 over 2 tasks judged on both sides: 0.600 → 0.800 (+0.200)\n",
-        "3 tasks shared: pass@1 rose on 1, fell on 0, unchanged on 1 (1 at 1), 1 not judged\n",
+        "3 tasks shared: pass@1 rose on 1, fell on 0, unchanged on 1 (1 of them at 1.000), 1 not judged\n",
         "pass@1 rose (1), old → new:\n  b  0.200 → 0.600 (+0.400)\n",
         "paired sign-flip permutation test on per-task pass@1 differences (exact): p = 1 (1 rose, 0 fell)",
     ] {
@@ -472,7 +472,9 @@ fn unjudged_samples_never_make_a_green_diff() {
         assert_eq!(code(&out), 2, "{new}: {out:?}");
         let text = stdout(&out);
         assert!(
-            text.contains("pass@1 rose on 0, fell on 0, unchanged on 0 (0 at 1), 1 not judged"),
+            text.contains(
+                "pass@1 rose on 0, fell on 0, unchanged on 0 (0 of them at 1.000), 1 not judged"
+            ),
             "{new}: {text}"
         );
         assert!(text.contains("(3 samples not judged)"), "{new}: {text}");

@@ -43,7 +43,7 @@ pub fn render(cmp: &Comparison, old_name: &str, new_name: &str) -> String {
                 "\n"
             };
             out += &format!(
-                "{} shared: pass@{k} rose on {}, fell on {}, unchanged on {} ({} at 1), {} not judged\n",
+                "{} shared: pass@{k} rose on {}, fell on {}, unchanged on {} ({} of them at 1.000), {} not judged\n",
                 tasks_word(cmp.shared),
                 cmp.fixes.len(),
                 cmp.regressions.len(),
