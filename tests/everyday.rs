@@ -867,3 +867,54 @@ fn the_readmes_make_recipe_prints_text_and_keeps_the_json() {
         assert!(fake.root().join(&args[i + 1]).is_file());
     }
 }
+
+// ---------------------------------------------------------------------------
+// 20: from `gen/`, `sbx eval` finds the project's sbx.toml above it and
+// reads its paths relative to it (on the real engine).
+// ---------------------------------------------------------------------------
+
+#[test]
+fn eval_from_gen_uses_the_projects_sbx_toml_above_it() {
+    let run = common::run_id("everyday", "upward");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let project = tempfile::tempdir().expect("scratch");
+    let root = project.path();
+    // A repository: the search stops at its root, whose file counts.
+    fs::create_dir_all(root.join(".git")).expect("mkdir");
+    fs::create_dir_all(root.join("tasks")).expect("mkdir");
+    fs::create_dir_all(root.join("gen")).expect("mkdir");
+    fs::write(
+        root.join("sbx.toml"),
+        format!(
+            "[eval]\ntasks = \"tasks/tasks.json\"\ngen = \"gen\"\nimage = \"{}\"\npull = \"never\"\n",
+            common::BUSYBOX
+        ),
+    )
+    .expect("write");
+    fs::write(
+        root.join("tasks/tasks.json"),
+        json!([{"id": "hello", "expect": "hello\n"}]).to_string(),
+    )
+    .expect("write");
+    fs::write(root.join("gen/hello.sh"), "echo hello\n").expect("write");
+    let mut cmd = common::sbx(Some(&run));
+    cmd.current_dir(root.join("gen")).arg("eval");
+    let out = common::finish(cmd, None, ENGINE_LIMIT);
+    assert_eq!(out.code(), 0, "{out:?}");
+    let entries = common::report(&out);
+    assert_eq!(entries.len(), 1, "{out:?}");
+    assert_eq!(entries[0]["id"], "hello", "{out:?}");
+    assert_eq!(entries[0]["status"], "pass", "{out:?}");
+    // A bad file above is named as found from here.
+    fs::write(root.join("sbx.toml"), "[eval]\ntaks = \"x\"\n").expect("write");
+    let mut cmd = common::sbx(Some(&run));
+    cmd.current_dir(root.join("gen")).arg("eval");
+    let out = common::finish(cmd, None, ENGINE_LIMIT);
+    assert_eq!(out.code(), 2, "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("sbx: config file `../sbx.toml`: [eval] unknown key `taks`"),
+        "{out:?}"
+    );
+    cleanup.finish();
+}
