@@ -28,6 +28,7 @@ const LAYERS: &[&[&str]] = &[
     &["engines"],
     &["judge"],
     &["report"],
+    &["diff"],
     &["eval"],
     &["config"],
     &["cmd"],
