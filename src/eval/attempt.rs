@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::cache::{Cache, KeyInput};
 use super::isolate::{judge_in_runner, Judged, Slot};
-use super::judge::{judge, ENGINE_LOST};
+use super::judge::{judge, Judging, ENGINE_LOST};
 use super::plan::{ImageCheck, Unit};
 use super::request::EvalRequest;
 use crate::docker::events::EventStream;
@@ -96,15 +96,21 @@ pub fn run_unit(
             return Step::Judged(Box::new(hit));
         }
     }
+    let cx = Judging {
+        session,
+        req,
+        task,
+        unit,
+        staged,
+        member,
+    };
     let judged = if runner {
-        match judge_in_runner(session, req, task, unit, staged, member, slot) {
+        match judge_in_runner(&cx, slot) {
             Judged::Result(result) => Some(*result),
             Judged::Interrupted => None,
             // A candidate the runner cannot start (an executable that cannot
             // run from a noexec /tmp) runs the `case` way where it can.
-            Judged::Refused(_) if member.delivery == Delivery::Bind => {
-                judge(session, req, task, unit, staged, member)
-            }
+            Judged::Refused(_) if member.delivery == Delivery::Bind => judge(&cx),
             Judged::Refused(why) => Some(TaskResult::error(
                 &task.id,
                 "runner_refused",
@@ -112,7 +118,7 @@ pub fn run_unit(
             )),
         }
     } else {
-        judge(session, req, task, unit, staged, member)
+        judge(&cx)
     };
     let Some(result) = judged else {
         return Step::Interrupted;

@@ -24,7 +24,7 @@ use sbx_runner::SUBCOMMAND;
 
 use super::candidates::{too_large, MAX_CANDIDATE_BYTES};
 use super::humaneval;
-use super::plan::Unit;
+use super::judge::Judging;
 use super::request::EvalRequest;
 use super::sealed::{self, Sealed};
 use super::tasks::Task;
@@ -37,7 +37,7 @@ use crate::judge::matcher::Matcher;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession, CASE_GRACE};
-use crate::session::{Delivery, Session, Staged};
+use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
 
@@ -102,15 +102,15 @@ pub enum Judged {
 /// Judges one candidate in `member`'s runner, reusing the container in
 /// `slot` in `worker` mode. On return, in `candidate` mode the slot is
 /// empty; in `worker` mode it holds a clean container or none.
-pub fn judge_in_runner(
-    session: &Session,
-    req: &EvalRequest,
-    task: &Task,
-    unit: &Unit,
-    staged: &Staged,
-    member: &Member,
-    slot: &mut Slot,
-) -> Judged {
+pub fn judge_in_runner(cx: &Judging<'_>, slot: &mut Slot) -> Judged {
+    let Judging {
+        session,
+        req,
+        task,
+        unit,
+        staged,
+        member,
+    } = *cx;
     // The candidate's size was checked before it was staged; a staged copy
     // that is larger after all (a file that grew meanwhile; a function
     // test's code adds a little) is never read whole into memory.

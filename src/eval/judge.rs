@@ -38,18 +38,31 @@ pub fn result_from_run(id: &str, finished: &Finished) -> TaskResult {
     }
 }
 
+/// What judging one candidate on one engine needs: the eval's session and
+/// request, the task, the candidate's unit and staged copy, the engine.
+#[derive(Debug, Clone, Copy)]
+pub struct Judging<'a> {
+    pub session: &'a Session,
+    pub req: &'a EvalRequest,
+    pub task: &'a Task,
+    pub unit: &'a Unit,
+    pub staged: &'a Staged,
+    pub member: &'a Member,
+}
+
 /// Judges one candidate against each case of its task, each in a fresh
 /// container. `None` when the eval was interrupted during a run.
-pub fn judge(
-    session: &Session,
-    req: &EvalRequest,
-    task: &Task,
-    unit: &Unit,
-    staged: &Staged,
-    member: &Member,
-) -> Option<TaskResult> {
+pub fn judge(cx: &Judging<'_>) -> Option<TaskResult> {
+    let Judging {
+        session,
+        req,
+        task,
+        unit,
+        staged,
+        member,
+    } = *cx;
     if task.function.is_some() {
-        return judge_function(session, req, task, unit, staged, member);
+        return judge_function(cx);
     }
     // A compiled language is compiled once, before its cases, outside
     // their clocks; its failure is the task's result.
@@ -157,14 +170,15 @@ pub fn over_cases(
 /// Runs a function test's program (the unit's bytes) in its own container,
 /// through the runner with a token fresh for this run on its stdin, and
 /// judges it: a pass needs the token on stdout (see `humaneval::RUNNER`).
-fn judge_function(
-    session: &Session,
-    req: &EvalRequest,
-    task: &Task,
-    unit: &Unit,
-    staged: &Staged,
-    member: &Member,
-) -> Option<TaskResult> {
+fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
+    let Judging {
+        session,
+        req,
+        task,
+        unit,
+        staged,
+        member,
+    } = *cx;
     let token = match humaneval::fresh_token() {
         Ok(token) => token,
         Err(e) => {

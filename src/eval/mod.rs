@@ -4,6 +4,7 @@
 //! - `tasks`: the tasks file's schema and validation;
 //! - `candidates`: finding each task's candidates in the gen folder;
 //! - `plan`: what to run for each task, and each image's ID;
+//! - `preflight`: one line and exit 125 when no engine can run what tasks need;
 //! - `queue`: the work queue the engines' workers share;
 //! - `attempt`: one unit on one engine, and when to run it again;
 //! - `compile`: a compiled candidate's compile step, once for all its cases;
@@ -31,6 +32,7 @@ pub mod natural;
 pub mod nearest;
 pub mod partition;
 pub mod plan;
+pub mod preflight;
 pub mod pyvalue;
 pub mod queue;
 pub mod request;

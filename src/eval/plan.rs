@@ -101,15 +101,13 @@ pub fn plan(
         Found::TooLarge(size) => candidates::too_large(id, size),
         Found::Ready { .. } => unreachable!("ready candidates become units"),
     };
-    // The candidates of every task that can run (with `--partition`, of
-    // every task: a task's units decide which share reports it).
+    // The candidates of every task (with `--partition`, a task's units
+    // decide which share reports it; a task of an image no engine can run
+    // is `missing` without a candidate, `error` with one).
     let sources: Vec<Option<Source>> = req
         .tasks
         .iter()
-        .map(|task| {
-            (req.partition.is_some() || images[task.image.as_str()].is_ok())
-                .then(|| find_source(gen_root, &task.id, req.interpreter.as_ref()))
-        })
+        .map(|task| Some(find_source(gen_root, &task.id, req.interpreter.as_ref())))
         .collect();
     let split = req.partition.map(|p| {
         let units: Vec<(&str, TaskUnits)> = req
@@ -146,6 +144,10 @@ pub fn plan(
             plans.push(Plan::Elsewhere);
             continue;
         }
+        if let (Err(_), Some(Source::Single(Found::Missing))) = (image, &source) {
+            plans.push(Plan::Known(Box::new(TaskResult::missing(&task.id))));
+            continue;
+        }
         if let Err((code, message)) = image {
             plans.push(Plan::Known(Box::new(TaskResult::error(
                 &task.id,
@@ -154,7 +156,7 @@ pub fn plan(
             ))));
             continue;
         }
-        let source = source.expect("found for every task whose image can run");
+        let source = source.expect("found for every task");
         plans.push(match source {
             Source::Single(Found::Ready { path, interpreter }) => {
                 match unit(i, path, interpreter)? {
