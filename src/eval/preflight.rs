@@ -44,7 +44,7 @@ pub fn check(
         let tasks = if needing == 1 { "task" } else { "tasks" };
         return Err(Error::CannotJudge {
             why: format!(
-                "no task was judged: {message}{}; {needing} {tasks} with candidates need image `{image}`",
+                "no task was judged ({needing} {tasks} with candidates need image `{image}`): {message}{}",
                 advice(code)
             ),
             exit_code: exit_code(code),
