@@ -28,13 +28,14 @@ use crate::eval::plan::{combine, plan, plan_samples, ImageCheck, Place, Plan, Un
 use crate::eval::preflight;
 use crate::eval::queue::{lock, take, Queue, Taken, Tally};
 use crate::eval::request::{EvalRequest, HumanEvalFiles};
+use crate::eval::saved;
 use crate::eval::sealed::{self, TestShape};
 use crate::eval::select;
 use crate::eval::tasks::{Function, Task};
 use crate::exit;
 use crate::limits;
 use crate::report::share::LINE_KEY;
-use crate::report::{self, Requeue, TaskResult};
+use crate::report::{self, Requeue, Status, TaskResult};
 use crate::runner::host::runner_unsupported;
 use crate::session::Session;
 use crate::signals;
@@ -48,6 +49,7 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
         return list(&req, &gen_root);
     }
     check_candidates(&req, &gen_root)?;
+    req.save_output = req.save_output.as_deref().map(saved::prepare).transpose()?;
     let session = Session::new(req.sandbox.clone())?;
     let cache = req.cache.clone().map(Cache::open).transpose()?;
     let needed = distinct_images(&req.tasks);
@@ -392,16 +394,28 @@ fn judge_all(
                                 }
                             }
                         };
-                        drop(tally);
                         let again = taken.again;
+                        // At a terminal, a failure is shown as it happens.
+                        let shown = match &tally.result {
+                            Some(result)
+                                if progress
+                                    && !again
+                                    && matches!(result.status, Status::Fail | Status::Error) =>
+                            {
+                                Some(live_line(result, units[i].sample.as_deref(), req.color))
+                            }
+                            _ => None,
+                        };
+                        drop(tally);
                         drop(taken);
                         if again {
                             continue;
                         }
                         let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
                         if progress {
+                            let line = shown.map(|l| format!("{l}\n")).unwrap_or_default();
                             console::progress(&format!(
-                                "\r\x1b[Ksbx: {finished}/{total} candidates judged"
+                                "\r\x1b[K{line}sbx: {finished}/{total} candidates judged"
                             ));
                         }
                     }
@@ -489,7 +503,7 @@ fn report(
     // JSON one it goes to stderr, as it always did.
     match req.format {
         ReportFormat::Json => report::json::write_json(&results)?,
-        ReportFormat::Text => report::text::write_text(&results, &line, req.color)?,
+        ReportFormat::Text => report::text::write_text(&results, &line, req.color, req.terminal)?,
     }
     // Each file is written whole (a temporary file renamed into place). A
     // signal from here on stops before the next file (the results file
@@ -766,4 +780,12 @@ fn clean_all(members: &[Member], run_id: &str) -> std::result::Result<usize, Str
         found += cleaned.map_err(|e| format!("engine `{}`: {e}", member.label))?;
     }
     Ok(found)
+}
+
+/// A unit's result that did not pass, as shown the moment it is judged
+/// (its sample named: the result learns it only in its task's entry).
+fn live_line(result: &TaskResult, sample: Option<&str>, color: bool) -> String {
+    let mut shown = result.clone();
+    shown.sample = sample.map(str::to_string);
+    report::text::live_line(&shown, color)
 }

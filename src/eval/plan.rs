@@ -40,6 +40,8 @@ pub struct Unit {
     /// A compiled language's entry (`--interpreter` unset): compiled once
     /// before its cases, which then run `interpreter` from the build.
     pub language: Option<&'static Language>,
+    /// The sample it is of its task, for a task with samples.
+    pub sample: Option<String>,
 }
 
 /// An image's ID, or why it cannot be used (error code, message).
@@ -72,7 +74,9 @@ pub fn plan(
         _ => session.stage_file(path),
     };
     let mut unit =
-        |task: usize, path: PathBuf, interpreter: Vec<String>| match stage(task, &path) {
+        |task: usize, sample: Option<&str>, path: PathBuf, interpreter: Vec<String>| match stage(
+            task, &path,
+        ) {
             Ok(staged) => {
                 let language = match req.interpreter {
                     Some(_) => None,
@@ -87,6 +91,7 @@ pub fn plan(
                     staged,
                     interpreter,
                     language,
+                    sample: sample.map(str::to_string),
                 });
                 Ok(Err(units.len() - 1))
             }
@@ -159,7 +164,7 @@ pub fn plan(
         let source = source.expect("found for every task");
         plans.push(match source {
             Source::Single(Found::Ready { path, interpreter }) => {
-                match unit(i, path, interpreter)? {
+                match unit(i, None, path, interpreter)? {
                     Err(index) => Plan::Single(index),
                     Ok(result) => Plan::Known(Box::new(result)),
                 }
@@ -172,7 +177,9 @@ pub fn plan(
                         continue;
                     }
                     let answer = match found {
-                        Found::Ready { path, interpreter } => unit(i, path, interpreter)?,
+                        Found::Ready { path, interpreter } => {
+                            unit(i, Some(&name), path, interpreter)?
+                        }
                         other => Ok(known(&task.id, other)),
                     };
                     answers.push((name, answer));
@@ -269,6 +276,7 @@ pub fn plan_samples(
                     staged: session.stage(&program)?,
                     interpreter: python.clone(),
                     language: None,
+                    sample: Some(index.to_string()),
                 });
                 Err(units.len() - 1)
             }
