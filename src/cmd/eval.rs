@@ -413,7 +413,7 @@ fn judge_all(
                         }
                         let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
                         if progress {
-                            let line = shown.map(|l| format!("{l}\n")).unwrap_or_default();
+                            let line = shown.map(|l| format!("{l}\n\r\x1b[K")).unwrap_or_default();
                             console::progress(&format!(
                                 "\r\x1b[K{line}sbx: {finished}/{total} candidates judged"
                             ));

