@@ -48,8 +48,7 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
     if req.list {
         return list(&req, &gen_root);
     }
-    check_candidates(&req, &gen_root)?;
-    req.save_output = req.save_output.as_deref().map(saved::prepare).transpose()?;
+    check_inputs(&mut req, &gen_root)?;
     let session = Session::new(req.sandbox.clone())?;
     let cache = req.cache.clone().map(Cache::open).transpose()?;
     let needed = distinct_images(&req.tasks);
@@ -106,8 +105,9 @@ fn list(req: &EvalRequest, gen_root: &Path) -> Result<i32> {
 }
 
 /// The notes on the inputs (problems without samples, files in gen/ no
-/// task names), and the refusal of a function test's non-Python candidate.
-fn check_candidates(req: &EvalRequest, gen_root: &Path) -> Result<()> {
+/// task names), the refusal of a function test's non-Python candidate, and
+/// the `--save-output` folder made (and refused if it is a symlink).
+fn check_inputs(req: &mut EvalRequest, gen_root: &Path) -> Result<()> {
     if let Some(line) = req.human_eval.as_ref().and_then(select::unsampled_note) {
         console::note(&line);
     }
@@ -117,6 +117,7 @@ fn check_candidates(req: &EvalRequest, gen_root: &Path) -> Result<()> {
     if req.human_eval.is_none() {
         python_only(&req.tasks, gen_root)?;
     }
+    req.save_output = req.save_output.as_deref().map(saved::prepare).transpose()?;
     Ok(())
 }
 
