@@ -54,6 +54,24 @@ pub struct Judging<'a> {
 /// Judges one candidate against each case of its task, each in a fresh
 /// container. `None` when the eval was interrupted during a run.
 pub fn judge(cx: &Judging<'_>) -> Option<TaskResult> {
+    if cx.task.function.is_some() {
+        return judge_function(cx);
+    }
+    match compile_unit(cx, false)? {
+        Ok(built) => judge_built(cx, built.as_ref()),
+        Err(result) => Some(result),
+    }
+}
+
+/// A compiled unit's compile step (`None` for an interpreted one), once,
+/// before its cases, outside their clocks; `Err` is the task's result (the
+/// compiler's refusal, or why sbx could not compile), with the cases
+/// counted as none passed. With `pack`, the build comes back for the
+/// runner too (`Built::files`). `None` when interrupted.
+pub fn compile_unit<'a>(
+    cx: &Judging<'a>,
+    pack: bool,
+) -> Option<Result<Option<Built<'a>>, TaskResult>> {
     let Judging {
         session,
         req,
@@ -62,32 +80,40 @@ pub fn judge(cx: &Judging<'_>) -> Option<TaskResult> {
         staged,
         member,
     } = *cx;
-    if task.function.is_some() {
-        return judge_function(cx);
-    }
-    // A compiled language is compiled once, before its cases, outside
-    // their clocks; its failure is the task's result.
-    let built = match unit.language {
-        Some(language) => match compile(
-            session,
-            member,
-            &task.id,
-            &task.image,
-            language,
-            staged,
-            &req.compile,
-        )? {
-            Ok(built) => Some(built),
-            Err(mut result) => {
-                if task.multi_case {
-                    result.cases_passed = Some(0);
-                    result.cases_total = Some(task.cases.len());
-                }
-                return Some(result);
-            }
-        },
-        None => None,
+    let Some(language) = unit.language else {
+        return Some(Ok(None));
     };
+    match compile(
+        session,
+        member,
+        &task.id,
+        &task.image,
+        language,
+        staged,
+        &req.compile,
+        pack,
+    )? {
+        Ok(built) => Some(Ok(Some(built))),
+        Err(mut result) => {
+            if task.multi_case {
+                result.cases_passed = Some(0);
+                result.cases_total = Some(task.cases.len());
+            }
+            Some(Err(result))
+        }
+    }
+}
+
+/// Judges one candidate (compiled already, if `built`) against each case of
+/// its task, each in a fresh container.
+pub fn judge_built(cx: &Judging<'_>, built: Option<&Built<'_>>) -> Option<TaskResult> {
+    let Judging {
+        req,
+        task,
+        unit,
+        staged,
+        ..
+    } = *cx;
     let run_case = |k: usize, case: &Case| {
         let candidate = Candidate {
             staged,
@@ -96,9 +122,9 @@ pub fn judge(cx: &Judging<'_>) -> Option<TaskResult> {
             interactive: true,
         };
         let case_number = task.multi_case.then_some(k + 1);
-        judge_case(cx, &candidate, case, case_number, built.as_ref())
+        judge_case(cx, &candidate, case, case_number, built)
     };
-    let compile_ms = built.as_ref().map(|b| b.compile_ms);
+    let compile_ms = built.map(|b| b.compile_ms);
     over_cases(req, task, run_case).map(|mut result| {
         result.compile_ms = compile_ms;
         result
