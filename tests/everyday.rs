@@ -640,6 +640,11 @@ fn save_output_keeps_the_output_in_every_isolation_mode() {
     )
     .expect("write");
     fs::write(
+        dir.path().join("gen/c.c"),
+        "#include <stdio.h>\nint main(void) { puts(\"hi\"); fputs(\"built\\n\", stderr); return 0; }\n",
+    )
+    .expect("write");
+    fs::write(
         dir.path().join("gen/HumanEval:0 é.py"),
         "import sys\nprint(input().upper())\nsys.exit(4)\n",
     )
@@ -648,6 +653,7 @@ fn save_output_keeps_the_output_in_every_isolation_mode() {
         dir.path().join("tasks.json"),
         json!([
             {"id": "big", "expect": "line 0\n"},
+            {"id": "c", "expect": "hi\n", "image": "sbx-polyglot:bookworm"},
             {"id": "HumanEval:0 é", "cases": [{"stdin": "a\n", "expect": "A\n"}, {"stdin": "b\n", "expect": "B\n"}]},
         ])
         .to_string(),
@@ -682,8 +688,22 @@ fn save_output_keeps_the_output_in_every_isolation_mode() {
             "warned\n",
             "{isolate}"
         );
+        // A compiled candidate's run (in the runner, in its modes).
+        let c = &entries[1];
+        let c_out = c["output"]["stdout"].as_str().expect("named");
+        assert_eq!(
+            fs::read_to_string(c_out).expect("c's stdout"),
+            "hi\n",
+            "{isolate}: {c}"
+        );
+        let c_err = c["output"]["stderr"].as_str().expect("named");
+        assert_eq!(
+            fs::read_to_string(c_err).expect("c's stderr"),
+            "built\n",
+            "{isolate}"
+        );
         // Both cases kept; the entry names the first failing one's.
-        let odd = &entries[1];
+        let odd = &entries[2];
         let named = odd["output"]["stdout"].as_str().expect("named");
         assert!(
             named.ends_with("/HumanEval%3A0%20%C3%A9.case-1.stdout"),
