@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
+pub mod corpus;
 pub mod second;
 
 pub const BUSYBOX: &str = "sbx-busybox:latest";
