@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::config::DoctorRequest;
 use crate::console;
 use crate::docker::control;
 use crate::docker::events::{ContainerRecord, EventStream};
@@ -17,10 +16,11 @@ use crate::docker::process::{
 use crate::docker::{argv, Docker};
 use crate::error::{Error, Result};
 use crate::exit;
-use crate::judge::outcome::{self, FailReason, Verdict};
+use crate::requests::DoctorRequest;
 use crate::session::{Candidate, Delivery, Prepared, Session};
 use crate::signals;
 use crate::spec::{self, Pull};
+use crate::verdict::outcome::{self, FailReason, Verdict};
 
 /// Time for probes that should finish (generous: the host may be loaded).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);

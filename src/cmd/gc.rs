@@ -11,7 +11,7 @@ use crate::console;
 use crate::docker::argv::{self, BAKED_REPOSITORY, BASE_TAG_MARK, RUN_LABEL};
 use crate::docker::process::{self, CONTROL_TIMEOUT};
 use crate::docker::Docker;
-use crate::engines::spec::EngineSpec;
+use crate::engines::engine_spec::EngineSpec;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::session;

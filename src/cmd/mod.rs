@@ -1,5 +1,5 @@
 //! The subcommands, top of the tree: each takes a validated request (see
-//! `config`) and returns the exit code.
+//! `requests`) and returns the exit code.
 //! - `run`: `sbx run`, the drop-in for run_sandboxed.sh;
 //! - `eval`: `sbx eval`, the orchestration of `eval/`'s steps;
 //! - `doctor`: `sbx doctor`, what this engine really enforces;

@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 
-use crate::config::RunRequest;
 use crate::console;
 use crate::docker::control;
 use crate::docker::events::{ContainerRecord, EventStream};
@@ -11,9 +10,10 @@ use crate::docker::process::{Ended, OutputSink, StdinSource};
 use crate::docker::{argv, Docker};
 use crate::engines::{bake, pool};
 use crate::error::{Error, Result};
-use crate::judge::outcome;
+use crate::requests::RunRequest;
 use crate::session::{self, Candidate, Delivery, Session};
 use crate::spec::{self, DeliverChoice};
+use crate::verdict::outcome;
 
 /// Runs the request and returns sbx's exit code.
 pub fn run(req: RunRequest) -> Result<i32> {

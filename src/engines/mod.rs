@@ -1,6 +1,6 @@
 //! The engines sbx runs on. The engines stay Docker's: sbx only talks to
 //! them through the docker CLI, each with its own `--context` or `--host`.
-//! - `spec`: the `--engine` values;
+//! - `engine_spec`: the `--engine` values;
 //! - `pool`: each engine set up (where, how candidates reach it, its
 //!   images), pinged, and per-engine work run on all at once;
 //! - `bake`: candidates baked into a throwaway image for a remote engine;
@@ -8,5 +8,5 @@
 
 pub mod bake;
 pub mod clean;
+pub mod engine_spec;
 pub mod pool;
-pub mod spec;

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
 
-use super::spec::{url_is_local, EngineSpec};
+use super::engine_spec::{url_is_local, EngineSpec};
 use crate::console;
 use crate::docker::argv;
 use crate::docker::control;

@@ -371,8 +371,8 @@ impl Cache {
 mod tests {
     use super::*;
     use crate::eval::tasks::{parse_tasks, TaskDefaults};
-    use crate::judge::matcher::Tolerance;
     use crate::spec::CompareMode as Mode;
+    use crate::verdict::matcher::Tolerance;
     use std::time::Duration;
 
     fn task(json: &str) -> Task {

@@ -15,12 +15,12 @@ use crate::docker::process::{self, Ended, OutputSink, StdinSource, CONTROL_TIMEO
 use crate::docker::Docker;
 use crate::engines::pool::Member;
 use crate::error::Error;
-use crate::judge::outcome;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::session::{Prepared, Session, Staged};
 use crate::spec::languages::{self, Language, DEFAULT_COMPILE_MEMORY};
 use crate::spec::{Limits, Pull};
+use crate::verdict::outcome;
 
 /// The compile container's pids limit: javac and go build run many
 /// threads.

@@ -33,13 +33,13 @@ use crate::docker::argv::{
 };
 use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
-use crate::judge::matcher::Matcher;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession, CASE_GRACE};
 use crate::session::{Delivery, Session, Staged};
 use crate::signals;
 use crate::spec::IsolateMode;
+use crate::verdict::matcher::Matcher;
 
 /// Runner losses within one candidate before it is an `error`.
 pub const MAX_LOST: usize = 3;

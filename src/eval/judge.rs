@@ -12,10 +12,10 @@ use super::tasks::{Case, Task};
 use crate::docker::events::{self, ContainerRecord};
 use crate::docker::process::{Ended, Finished, OutputSink, StdinSource};
 use crate::engines::pool::Member;
-use crate::judge::outcome::{self, FailReason, Verdict};
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::session::{Candidate, Session, Staged};
+use crate::verdict::outcome::{self, FailReason, Verdict};
 
 /// The `reason` of a result whose run lost its engine: never the
 /// candidate's failure.

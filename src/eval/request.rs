@@ -1,5 +1,5 @@
 //! A validated `sbx eval` request (built from the command line by
-//! `config`).
+//! `requests`).
 
 use std::path::PathBuf;
 
@@ -7,7 +7,7 @@ use super::compile::CompileLimits;
 use super::humaneval::{Problem, Sample};
 use super::tasks::Task;
 use crate::cli::MinPassAt;
-use crate::engines::spec::EngineSpec;
+use crate::engines::engine_spec::EngineSpec;
 use crate::session::Sandbox;
 use crate::spec::partition::Partition;
 use crate::spec::{DeliverChoice, IsolateMode, ReportFormat};

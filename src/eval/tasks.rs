@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::sealed::Sealed;
-use crate::judge::matcher::{Matcher, Tolerance};
 use crate::spec::{self, CompareMode as Mode};
+use crate::verdict::matcher::{Matcher, Tolerance};
 
 /// The fields a task may have.
 const TASK_FIELDS: [&str; 10] = [

@@ -9,13 +9,12 @@ use std::time::Duration;
 use crate::cli::{DoctorArgs, EvalArgs, GcArgs, RunArgs, SandboxArgs};
 use crate::docker::Docker;
 use crate::engines;
-use crate::engines::spec::EngineSpec;
+use crate::engines::engine_spec::EngineSpec;
 use crate::error::{Error, Result};
 use crate::eval::compile::CompileLimits;
 use crate::eval::humaneval;
 use crate::eval::request::{EvalRequest, HumanEvalFiles};
 use crate::eval::tasks::{parse_tasks, Function, Task, TaskDefaults};
-use crate::judge::matcher::Tolerance;
 use crate::report;
 use crate::session::{self, Sandbox};
 use crate::spec::partition::Partition;
@@ -23,6 +22,7 @@ use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
     Hardening, IsolateMode, Limits, Profile, STRICT_USER,
 };
+use crate::verdict::matcher::Tolerance;
 
 /// A validated `sbx run` request.
 #[derive(Debug, Clone)]
@@ -73,7 +73,7 @@ impl RunRequest {
             engine: args
                 .engine
                 .as_deref()
-                .map(engines::spec::parse_engine)
+                .map(engines::engine_spec::parse_engine)
                 .transpose()?,
             deliver: args.deliver,
             sandbox: sandbox(args.sandbox)?,
@@ -129,7 +129,7 @@ impl EvalRequest {
     /// Validates the options and reads and validates the whole tasks file.
     pub fn from_args(args: EvalArgs) -> Result<EvalRequest> {
         let sandbox = candidate_sandbox(args.sandbox)?;
-        let engines = engines::spec::parse_engines(&args.engines)?;
+        let engines = engines::engine_spec::parse_engines(&args.engines)?;
         for (name, tol) in [("--rel-tol", args.rel_tol), ("--abs-tol", args.abs_tol)] {
             if !(tol >= 0.0 && tol.is_finite()) {
                 return Err(Error::Usage(format!(
@@ -356,7 +356,7 @@ impl GcRequest {
         if let Some(run) = &args.run_id {
             session::validate_run_id_from(run, "--run")?;
         }
-        let engines = engines::spec::parse_engines(&args.engines)?;
+        let engines = engines::engine_spec::parse_engines(&args.engines)?;
         Ok(GcRequest {
             docker: Docker::new(args.engine.docker),
             engines,
