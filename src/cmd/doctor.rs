@@ -17,7 +17,7 @@ use crate::docker::{argv, Docker};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::requests::DoctorRequest;
-use crate::session::{Candidate, Delivery, Prepared, Session};
+use crate::session::{Delivery, Prepared, Session, StagedCandidate};
 use crate::signals;
 use crate::spec::{self, Pull};
 use crate::verdict::outcome::{self, FailReason, Verdict};
@@ -230,7 +230,7 @@ echo done
 /// proven through a runner session the way eval uses one.
 fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
     use crate::runner::host::{runner_unsupported, Loaded, ResetOutcome, RunnerSession};
-    use sbx_runner::protocol::{Candidate as Program, Case, Status};
+    use sbx_runner::protocol::{Candidate as Program, Case, CaseStatus};
 
     let (modes, reset, ptrace) = ("isolate modes", "runner reset", "runner ptrace");
     let docker = &session.sandbox.docker;
@@ -308,7 +308,7 @@ fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                 cpu_limit_s: None,
             };
             let result = runner.run_case(&case).map_err(|e| e.to_string())?;
-            if result.status != Status::Ok {
+            if result.status != CaseStatus::Ok {
                 return Err(format!("the probe ended {}", result.status.code()));
             }
             match runner.reset().map_err(|e| e.to_string())? {
@@ -582,7 +582,7 @@ impl Prober<'_> {
         let staged = self.session.stage(script)?;
         let sh = ["sh".to_string()];
         self.session.prepare(
-            &Candidate {
+            &StagedCandidate {
                 staged: &staged,
                 image: self.image,
                 interpreter: &sh,

@@ -11,7 +11,7 @@ use crate::docker::{argv, Docker};
 use crate::engines::{bake, pool};
 use crate::error::{Error, Result};
 use crate::requests::RunRequest;
-use crate::session::{self, Candidate, Delivery, Session};
+use crate::session::{self, Delivery, Session, StagedCandidate};
 use crate::spec::{self, DeliverChoice};
 use crate::verdict::outcome;
 
@@ -29,7 +29,7 @@ pub fn run(req: RunRequest) -> Result<i32> {
     let staged = session.stage_file(&req.file)?;
     let target = Target::choose(&session, &req)?;
     let prepared = session.prepare(
-        &Candidate {
+        &StagedCandidate {
             staged: &staged,
             image: &req.image,
             interpreter: &req.interpreter,

@@ -168,13 +168,16 @@ pub fn judge_in_runner(
     };
     let judged = match (&token, &task.sealed) {
         (Some(token), Some(plan)) => run
-            .case(&[], Check::Sealed(token, plan))
+            .case(&[], PassRule::Sealed(token, plan))
             .map(|r| with_judged(r, sealed::SEALED)),
         (Some(token), None) => run
-            .case(&humaneval::evidence_stdin(token), Check::Completion(token))
+            .case(
+                &humaneval::evidence_stdin(token),
+                PassRule::Completion(token),
+            )
             .map(|r| with_judged(r, sealed::IN_PROCESS)),
         (None, _) => super::judge::over_cases(req, task, |case| {
-            run.case(&case.stdin, Check::Output(&case.matcher))
+            run.case(&case.stdin, PassRule::Output(&case.matcher))
         }),
     };
     let refused = run.refused.take();
@@ -212,7 +215,7 @@ struct Run<'a> {
 
 impl Run<'_> {
     /// Runs one case: `None` when interrupted (or refused, see `refused`).
-    fn case(&mut self, stdin: &[u8], check: Check<'_>) -> Option<TaskResult> {
+    fn case(&mut self, stdin: &[u8], check: PassRule<'_>) -> Option<TaskResult> {
         let request = protocol::Case {
             stdin: stdin.to_vec(),
             wall_ms: u64::try_from(self.task.timeout.as_millis()).unwrap_or(u64::MAX),
@@ -246,7 +249,7 @@ impl Run<'_> {
             let name = held.session.name().unwrap_or_default().to_string();
             match held.session.run_case(&request) {
                 Ok(result) => {
-                    held.oom_tainted |= result.oom || result.status == protocol::Status::Oom;
+                    held.oom_tainted |= result.oom || result.status == protocol::CaseStatus::Oom;
                     return Some(to_result(&self.task.id, &result, check));
                 }
                 Err(RunnerError::Interrupted(_)) => return None,
@@ -427,7 +430,7 @@ fn runner_oom(id: &str, lost: &str) -> TaskResult {
 
 /// What a case that ran to its end (exit 0) must show to pass.
 #[derive(Debug, Clone, Copy)]
-pub enum Check<'a> {
+pub enum PassRule<'a> {
     /// Its stdout matches the case's expectation.
     Output(&'a Matcher),
     /// A function test: its stdout carries the run's token, which the test
@@ -440,8 +443,8 @@ pub enum Check<'a> {
 
 /// A case's result as the same entry `case` mode makes: the same statuses,
 /// reasons and matchers, plus `cpu_ms` and `max_rss_kib`.
-pub fn to_result(id: &str, r: &CaseResult, check: Check<'_>) -> TaskResult {
-    use protocol::Status as S;
+pub fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskResult {
+    use protocol::CaseStatus as S;
     if r.status == S::NotStarted {
         // As `docker start` failing in `case` mode: never the candidate's.
         let line = String::from_utf8_lossy(&r.stderr_tail).trim().to_string();
@@ -470,7 +473,7 @@ pub fn to_result(id: &str, r: &CaseResult, check: Check<'_>) -> TaskResult {
         S::NotStarted => unreachable!("handled above"),
         S::RuntimeError | S::Signal => "exit_code",
         S::Ok => match check {
-            Check::Output(matcher) => match matcher.mismatch(&r.stdout) {
+            PassRule::Output(matcher) => match matcher.mismatch(&r.stdout) {
                 None => {
                     result.status = Status::Pass;
                     result.stderr_tail.clear();
@@ -481,13 +484,13 @@ pub fn to_result(id: &str, r: &CaseResult, check: Check<'_>) -> TaskResult {
                     "wrong_output"
                 }
             },
-            Check::Completion(token) if humaneval::evidence_seen(&r.stdout, token) => {
+            PassRule::Completion(token) if humaneval::evidence_seen(&r.stdout, token) => {
                 result.status = Status::Pass;
                 result.stderr_tail.clear();
                 return result;
             }
-            Check::Completion(_) => "no_completion",
-            Check::Sealed(token, plan) => match sealed::judge(&r.stdout, token, plan) {
+            PassRule::Completion(_) => "no_completion",
+            PassRule::Sealed(token, plan) => match sealed::judge(&r.stdout, token, plan) {
                 Ok(()) => {
                     result.status = Status::Pass;
                     result.stderr_tail.clear();

@@ -8,13 +8,13 @@ use super::humaneval;
 use super::plan::Unit;
 use super::request::EvalRequest;
 use super::sealed;
-use super::tasks::{Case, Task};
+use super::tasks::{Task, TaskCase};
 use crate::docker::events::{self, ContainerRecord};
 use crate::docker::process::{Ended, Finished, OutputSink, StdinSource};
 use crate::engines::pool::Member;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::session::{Candidate, Session, Staged};
+use crate::session::{Session, Staged, StagedCandidate};
 use crate::verdict::outcome::{self, FailReason, Verdict};
 
 /// The `reason` of a result whose run lost its engine: never the
@@ -74,8 +74,8 @@ pub fn judge(
         },
         None => None,
     };
-    let run_case = |case: &Case| {
-        let candidate = Candidate {
+    let run_case = |case: &TaskCase| {
+        let candidate = StagedCandidate {
             staged,
             image: &task.image,
             interpreter: &unit.interpreter,
@@ -99,7 +99,7 @@ pub fn judge(
 pub fn over_cases(
     req: &EvalRequest,
     task: &Task,
-    mut run_case: impl FnMut(&Case) -> Option<TaskResult>,
+    mut run_case: impl FnMut(&TaskCase) -> Option<TaskResult>,
 ) -> Option<TaskResult> {
     if !task.multi_case {
         return run_case(&task.cases[0]);
@@ -183,7 +183,7 @@ fn judge_function(
             StdinSource::Bytes(humaneval::evidence_stdin(&token).into())
         }
     };
-    let candidate = Candidate {
+    let candidate = StagedCandidate {
         staged,
         image: &task.image,
         interpreter: &interpreter,
@@ -240,9 +240,9 @@ pub fn judge_case(
     session: &Session,
     req: &EvalRequest,
     task: &Task,
-    candidate: &Candidate<'_>,
+    candidate: &StagedCandidate<'_>,
     member: &Member,
-    case: &Case,
+    case: &TaskCase,
     built: Option<&Built<'_>>,
 ) -> Option<TaskResult> {
     run_and_judge(
@@ -267,7 +267,7 @@ fn run_and_judge(
     session: &Session,
     req: &EvalRequest,
     task: &Task,
-    candidate: &Candidate<'_>,
+    candidate: &StagedCandidate<'_>,
     member: &Member,
     stdin: StdinSource,
     built: Option<&Built<'_>>,

@@ -139,7 +139,7 @@ pub fn run_prepare(
 
 /// How a sealed check judges the value the candidate returned.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Check {
+pub enum ValueCheck {
     Eq(Value),
     Ne(Value),
     /// `abs(v - expected) < tol` (`<=` when not strict).
@@ -165,7 +165,7 @@ pub enum Check {
 pub struct Sealed {
     /// The JSON line after `PLAN_MARKER` in the staged program.
     pub input: String,
-    pub checks: Vec<Check>,
+    pub checks: Vec<ValueCheck>,
     /// A digest of the harness, the input and the checks, for cache keys.
     pub digest: String,
 }
@@ -203,7 +203,7 @@ fn read_one(item: &Json) -> Result<Prepared, String> {
         .get("calls")
         .and_then(Json::as_array)
         .ok_or("a plan without calls")?;
-    let checks: Vec<Check> = sealed
+    let checks: Vec<ValueCheck> = sealed
         .get("checks")
         .and_then(Json::as_array)
         .ok_or("a plan without checks")?
@@ -229,7 +229,7 @@ fn read_one(item: &Json) -> Result<Prepared, String> {
     })))
 }
 
-fn read_check(json: &Json) -> Result<Check, String> {
+fn read_check(json: &Json) -> Result<ValueCheck, String> {
     let value = |key: &str| {
         json.get(key)
             .ok_or_else(|| format!("a check without `{key}`"))
@@ -241,20 +241,20 @@ fn read_check(json: &Json) -> Result<Check, String> {
             .ok_or_else(|| format!("`{key}` is not a number"))
     };
     Ok(match json.get("op").and_then(Json::as_str).unwrap_or("") {
-        "eq" => Check::Eq(value("expected")?),
-        "ne" => Check::Ne(value("expected")?),
-        "tol" => Check::Within {
+        "eq" => ValueCheck::Eq(value("expected")?),
+        "ne" => ValueCheck::Ne(value("expected")?),
+        "tol" => ValueCheck::Within {
             expected: value("expected")?,
             tol: float("tol")?,
             strict: json.get("strict").and_then(Json::as_bool).unwrap_or(true),
         },
-        "isclose" => Check::IsClose {
+        "isclose" => ValueCheck::IsClose {
             expected: value("expected")?,
             rel_tol: float("rel_tol")?,
             abs_tol: float("abs_tol")?,
         },
-        "truthy" => Check::Truthy,
-        "falsy" => Check::Falsy,
+        "truthy" => ValueCheck::Truthy,
+        "falsy" => ValueCheck::Falsy,
         op @ ("is" | "is_not") => {
             let target = match json.get("value").and_then(Json::as_str) {
                 Some("True") => Value::Bool(true),
@@ -262,7 +262,7 @@ fn read_check(json: &Json) -> Result<Check, String> {
                 Some("None") => Value::None,
                 _ => return Err("an `is` check of something else".into()),
             };
-            Check::Is(target, op == "is")
+            ValueCheck::Is(target, op == "is")
         }
         other => return Err(format!("an unknown check `{other}`")),
     })
@@ -350,21 +350,21 @@ pub fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure>
             .and_then(|v| Value::from_json(v).map_err(|_| ()))
             .map_err(|()| fail("bad_frame", format!("check {n}: an unreadable result")))?;
         let passed = match check {
-            Check::Eq(expected) => actual.py_eq(expected),
-            Check::Ne(expected) => !actual.py_eq(expected),
-            Check::Within {
+            ValueCheck::Eq(expected) => actual.py_eq(expected),
+            ValueCheck::Ne(expected) => !actual.py_eq(expected),
+            ValueCheck::Within {
                 expected,
                 tol,
                 strict,
             } => value::within(&actual, expected, *tol, *strict).unwrap_or(false),
-            Check::IsClose {
+            ValueCheck::IsClose {
                 expected,
                 rel_tol,
                 abs_tol,
             } => value::isclose(&actual, expected, *rel_tol, *abs_tol).unwrap_or(false),
-            Check::Truthy => actual.truthy(),
-            Check::Falsy => !actual.truthy(),
-            Check::Is(target, is) => (actual == *target) == *is,
+            ValueCheck::Truthy => actual.truthy(),
+            ValueCheck::Falsy => !actual.truthy(),
+            ValueCheck::Is(target, is) => (actual == *target) == *is,
         };
         if !passed {
             return Err(fail("wrong_answer", format!("check {n} failed")));
@@ -392,7 +392,7 @@ pub fn without_frame(stdout: &[u8], token: &str) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    fn sealed(checks: Vec<Check>) -> Sealed {
+    fn sealed(checks: Vec<ValueCheck>) -> Sealed {
         Sealed {
             input: "{}".into(),
             checks,
@@ -433,7 +433,7 @@ mod tests {
 
     #[test]
     fn a_frame_is_judged_check_by_check() {
-        let plan = sealed(vec![Check::Eq(int(2)), Check::Truthy]);
+        let plan = sealed(vec![ValueCheck::Eq(int(2)), ValueCheck::Truthy]);
         let ok = b"noise\n\ntok [{\"ok\":{\"f\":\"2.0\"}},{\"ok\":{\"l\":[null]}}]\n";
         assert_eq!(judge(ok, "tok", &plan), Ok(()));
         let wrong = b"\ntok [{\"ok\":{\"i\":\"3\"}},{\"ok\":true}]\n";
@@ -466,10 +466,10 @@ mod tests {
 
     #[test]
     fn identity_checks_keep_their_meaning() {
-        let is_true = sealed(vec![Check::Is(Value::Bool(true), true)]);
+        let is_true = sealed(vec![ValueCheck::Is(Value::Bool(true), true)]);
         assert!(judge(b"\nt [{\"ok\":true}]\n", "t", &is_true).is_ok());
         assert!(judge(b"\nt [{\"ok\":{\"i\":\"1\"}}]\n", "t", &is_true).is_err());
-        let not_none = sealed(vec![Check::Is(Value::None, false)]);
+        let not_none = sealed(vec![ValueCheck::Is(Value::None, false)]);
         assert!(judge(b"\nt [{\"ok\":false}]\n", "t", &not_none).is_ok());
         assert!(judge(b"\nt [{\"ok\":null}]\n", "t", &not_none).is_err());
     }
@@ -486,7 +486,7 @@ mod tests {
         };
         assert_eq!(
             plan.checks,
-            vec![Check::Within {
+            vec![ValueCheck::Within {
                 expected: Value::Float(0.5),
                 tol: 1e-6,
                 strict: true

@@ -35,7 +35,7 @@ const CASE_REQUIRED: [&str; 1] = ["expect"];
 pub struct Task {
     pub id: String,
     /// One case for a task with `stdin`/`expect`, several with `cases`.
-    pub cases: Vec<Case>,
+    pub cases: Vec<TaskCase>,
     /// Whether the task gave `cases` (its report entry then counts them).
     pub multi_case: bool,
     pub timeout: Duration,
@@ -63,7 +63,7 @@ pub enum Function {
 
 /// One input and what must come out of it.
 #[derive(Debug, Clone)]
-pub struct Case {
+pub struct TaskCase {
     pub stdin: Arc<[u8]>,
     pub matcher: Matcher,
 }
@@ -161,18 +161,19 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
                 )
             })?,
         };
-        let case = |fields: &serde_json::Map<String, Value>, at: &str| -> Result<Case, String> {
-            if let Some(missing) = CASE_REQUIRED.iter().find(|f| !fields.contains_key(**f)) {
-                return Err(format!("{at}: missing field `{missing}`"));
-            }
-            let stdin = string_field(fields, "stdin", at)?.unwrap_or_default();
-            let expect = string_field(fields, "expect", at)?.unwrap_or_default();
-            Ok(Case {
-                stdin: Arc::from(stdin.into_bytes()),
-                matcher: Matcher::new(mode, &expect, defaults.tolerance)
-                    .map_err(|e| format!("{at}: {e}"))?,
-            })
-        };
+        let case =
+            |fields: &serde_json::Map<String, Value>, at: &str| -> Result<TaskCase, String> {
+                if let Some(missing) = CASE_REQUIRED.iter().find(|f| !fields.contains_key(**f)) {
+                    return Err(format!("{at}: missing field `{missing}`"));
+                }
+                let stdin = string_field(fields, "stdin", at)?.unwrap_or_default();
+                let expect = string_field(fields, "expect", at)?.unwrap_or_default();
+                Ok(TaskCase {
+                    stdin: Arc::from(stdin.into_bytes()),
+                    matcher: Matcher::new(mode, &expect, defaults.tolerance)
+                        .map_err(|e| format!("{at}: {e}"))?,
+                })
+            };
         let multi_case = fields.contains_key("cases");
         let cases = match fields.get("cases") {
             None => vec![case(fields, &at)?],

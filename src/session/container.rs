@@ -30,7 +30,7 @@ pub struct Prepared {
 
 /// What `prepare` needs to know about one candidate.
 #[derive(Debug, Clone, Copy)]
-pub struct Candidate<'a> {
+pub struct StagedCandidate<'a> {
     /// The staged copy of the candidate (see `Session::stage`).
     pub staged: &'a Staged,
     pub image: &'a str,
@@ -53,7 +53,11 @@ pub enum Delivery {
 impl Session {
     /// Builds the argv for a staged candidate's container, delivered as
     /// `delivery` says.
-    pub fn prepare(&self, candidate: &Candidate<'_>, delivery: &Delivery) -> Result<Prepared> {
+    pub fn prepare(
+        &self,
+        candidate: &StagedCandidate<'_>,
+        delivery: &Delivery,
+    ) -> Result<Prepared> {
         let n = self.next_container();
         let name = format!("{NAME_PREFIX}{}-{n}", self.run_id);
         let in_image = candidate.staged.in_image();

@@ -11,7 +11,7 @@ pub mod container;
 pub mod run_id;
 pub mod staging;
 
-pub use container::{Candidate, Delivery, Prepared};
+pub use container::{Delivery, Prepared, StagedCandidate};
 pub use run_id::{forget_run, run_is_live, validate_run_id, validate_run_id_from, RUN_ID_ENV};
 pub use staging::{
     is_directly_executable, open_candidate, read_header, staging_run_id, Sandbox, Session, Staged,

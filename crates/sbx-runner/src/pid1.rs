@@ -30,7 +30,7 @@ use wait4::Wait4;
 
 use super::posture::Posture;
 use super::protocol::{
-    read_message, write_message, Candidate, Case, CaseResult, Message, Status, STDERR_TAIL,
+    read_message, write_message, Candidate, Case, CaseResult, CaseStatus, Message, STDERR_TAIL,
 };
 use super::reset::{self, Dirs};
 use super::shebang;
@@ -763,24 +763,24 @@ fn decide(
     signal: Option<i32>,
     cpu_limit_s: Option<u64>,
     cpu: Duration,
-) -> Status {
+) -> CaseStatus {
     const SIGKILL: i32 = 9;
     const SIGXCPU: i32 = 24;
     match ended {
-        Ended::OutputLimit => return Status::OutputLimit,
-        _ if oom => return Status::Oom,
-        Ended::TimedOut => return Status::Timeout,
+        Ended::OutputLimit => return CaseStatus::OutputLimit,
+        _ if oom => return CaseStatus::Oom,
+        Ended::TimedOut => return CaseStatus::Timeout,
         Ended::Exited => {}
     }
     if let (Some(limit), Some(sig)) = (cpu_limit_s, signal) {
         if sig == SIGXCPU || (sig == SIGKILL && cpu >= Duration::from_secs(limit)) {
-            return Status::CpuLimit;
+            return CaseStatus::CpuLimit;
         }
     }
     match (signal, exit_code) {
-        (Some(_), _) => Status::Signal,
-        (None, Some(0)) => Status::Ok,
-        _ => Status::RuntimeError,
+        (Some(_), _) => CaseStatus::Signal,
+        (None, Some(0)) => CaseStatus::Ok,
+        _ => CaseStatus::RuntimeError,
     }
 }
 
@@ -807,7 +807,7 @@ fn cannot_execute(program: &str, e: &io::Error) -> Result<CaseResult, String> {
         _ => return Err(format!("could not start `{program}`: {e}")),
     };
     Ok(CaseResult {
-        status: Status::NotStarted,
+        status: CaseStatus::NotStarted,
         exit_code: Some(code),
         signal: None,
         wall_ms: 0,
@@ -896,38 +896,44 @@ mod tests {
         use Ended::*;
         assert_eq!(
             decide(OutputLimit, true, None, Some(9), None, s(0)),
-            Status::OutputLimit
+            CaseStatus::OutputLimit
         );
         assert_eq!(
             decide(TimedOut, true, None, Some(9), None, s(0)),
-            Status::Oom
+            CaseStatus::Oom
         );
-        assert_eq!(decide(Exited, true, Some(0), None, None, s(0)), Status::Oom);
+        assert_eq!(
+            decide(Exited, true, Some(0), None, None, s(0)),
+            CaseStatus::Oom
+        );
         assert_eq!(
             decide(TimedOut, false, None, Some(9), None, s(0)),
-            Status::Timeout
+            CaseStatus::Timeout
         );
         assert_eq!(
             decide(Exited, false, None, Some(24), Some(1), s(1)),
-            Status::CpuLimit
+            CaseStatus::CpuLimit
         );
         assert_eq!(
             decide(Exited, false, None, Some(9), Some(1), s(2)),
-            Status::CpuLimit
+            CaseStatus::CpuLimit
         );
         // SIGKILL from elsewhere before the limit is a signal; 137 alone is no OOM.
         assert_eq!(
             decide(Exited, false, None, Some(9), Some(5), s(1)),
-            Status::Signal
+            CaseStatus::Signal
         );
         assert_eq!(
             decide(Exited, false, Some(137), None, None, s(0)),
-            Status::RuntimeError
+            CaseStatus::RuntimeError
         );
-        assert_eq!(decide(Exited, false, Some(0), None, None, s(0)), Status::Ok);
+        assert_eq!(
+            decide(Exited, false, Some(0), None, None, s(0)),
+            CaseStatus::Ok
+        );
         assert_eq!(
             decide(Exited, false, Some(3), None, None, s(0)),
-            Status::RuntimeError
+            CaseStatus::RuntimeError
         );
     }
 
