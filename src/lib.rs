@@ -68,11 +68,11 @@ pub fn main_impl() -> i32 {
     }
     let (cli, applied) = match sbx_toml::parse_command_line(std::env::args_os().collect()) {
         Ok(parsed) => parsed,
-        Err(Ok(err)) => {
+        Err(sbx_toml::ParseFailure::Clap(err)) => {
             let _ = err.print();
             return err.exit_code();
         }
-        Err(Err(err)) => {
+        Err(sbx_toml::ParseFailure::Sbx(err)) => {
             console::note(&err.to_line());
             return err.exit_code();
         }

@@ -132,9 +132,11 @@ impl EvalRequest {
         let engines = engines::engine_spec::parse_engines(&args.engines)?;
         for (name, tol) in [("--rel-tol", args.rel_tol), ("--abs-tol", args.abs_tol)] {
             if !(tol >= 0.0 && tol.is_finite()) {
-                return Err(Error::Usage(format!(
-                    "invalid {name} `{tol}`: expected a number >= 0"
-                )));
+                return Err(Error::invalid(
+                    name,
+                    format!("`{tol}`"),
+                    "expected a number >= 0",
+                ));
             }
         }
         let defaults = TaskDefaults {
@@ -147,18 +149,22 @@ impl EvalRequest {
             },
         };
         let jobs = match args.jobs {
-            Some(0) => return Err(Error::Usage("invalid -j `0`: expected at least 1".into())),
+            Some(0) => return Err(Error::invalid("-j", "`0`".into(), "expected at least 1")),
             Some(n) => n,
             None => default_jobs(),
         };
         if let Some(k) = args.k.iter().find(|&&k| k == 0) {
-            return Err(Error::Usage(format!(
-                "invalid --k `{k}`: expected at least 1"
-            )));
+            return Err(Error::invalid(
+                "--k",
+                format!("`{k}`"),
+                "expected at least 1",
+            ));
         }
         if args.cpu_limit == Some(0) {
-            return Err(Error::Usage(
-                "invalid --cpu-limit `0`: expected at least 1 second".into(),
+            return Err(Error::invalid(
+                "--cpu-limit",
+                "`0`".into(),
+                "expected at least 1 second",
             ));
         }
         if args.cpu_limit.is_some() && args.isolate == IsolateMode::Case {
@@ -181,8 +187,7 @@ impl EvalRequest {
             .partition
             .as_deref()
             .map(Partition::parse)
-            .transpose()
-            .map_err(Error::Usage)?;
+            .transpose()?;
         let (tasks, human_eval, source_sha256) = match (args.problems, args.samples) {
             (Some(problems), Some(samples)) => {
                 let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
@@ -396,9 +401,7 @@ pub fn candidate_sandbox(args: SandboxArgs) -> Result<Sandbox> {
     let root = |id: &str| id.parse::<u64>().is_ok_and(|n| n == 0);
     let (uid, gid) = user.split_once(':').unwrap_or((user, user));
     if root(uid) || root(gid) {
-        return Err(Error::Usage(format!(
-            "invalid --user `{user}`: candidates never run as root (uid or gid 0); give another UID:GID or leave the default 65534:65534"
-        )));
+        return Err(Error::invalid("--user", format!("`{user}`"), "candidates never run as root (uid or gid 0); give another UID:GID or leave the default 65534:65534"));
     }
     Ok(sandbox)
 }
@@ -451,12 +454,8 @@ const SECCOMP_PROFILE_LIMIT: u64 = 1 << 20;
 /// case, so every spelling of `defaultAction` counts, and two are refused.
 fn check_seccomp_profile(path: &Path) -> Result<()> {
     use std::io::Read;
-    let bad = |why: String| {
-        Error::Usage(format!(
-            "invalid --security-opt seccomp={}: {why}",
-            path.display()
-        ))
-    };
+    let bad =
+        |why: String| Error::invalid("--security-opt", format!("seccomp={}", path.display()), why);
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|file| file.take(SECCOMP_PROFILE_LIMIT + 1).read_to_end(&mut bytes))

@@ -15,12 +15,7 @@ pub struct EngineSpec {
 
 /// Parses one `--engine` value.
 pub fn parse_engine(value: &str) -> Result<EngineSpec> {
-    let bad = |why: &str| {
-        Error::Usage(format!(
-            "invalid --engine {}: {why}",
-            crate::console::quote(value)
-        ))
-    };
+    let bad = |why: &str| Error::invalid("--engine", crate::console::quote(value), why);
     let mut parts = value.split(',');
     let address = parts.next().unwrap_or_default();
     let mut jobs = None;

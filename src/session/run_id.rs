@@ -27,10 +27,7 @@ pub fn validate_run_id_from(id: &str, what: &str) -> Result<String> {
     if ok {
         Ok(id.to_string())
     } else {
-        Err(Error::Usage(format!(
-            "invalid {what} {}: a run id is 1 to 64 lowercase letters, digits, `_`, `.` or `-`, starting with a letter or digit",
-            crate::console::quote(id)
-        )))
+        Err(Error::invalid(what, crate::console::quote(id), "a run id is 1 to 64 lowercase letters, digits, `_`, `.` or `-`, starting with a letter or digit"))
     }
 }
 

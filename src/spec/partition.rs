@@ -14,6 +14,8 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
+use crate::error::Error;
+
 /// How units are assigned to shares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
@@ -42,9 +44,9 @@ pub struct Partition {
 
 impl Partition {
     /// Parses `hash:K/N` or `count:K/N`, with 1 <= K <= N. The error is
-    /// the fragment of one line (`invalid --partition ...`).
-    pub fn parse(text: &str) -> Result<Partition, String> {
-        let bad = |why: &str| format!("invalid --partition `{text}`: {why}");
+    /// an invalid `--partition` (`invalid --partition ...`).
+    pub fn parse(text: &str) -> Result<Partition, Error> {
+        let bad = |why: &str| Error::invalid("--partition", format!("`{text}`"), why);
         let (method, share) = text
             .split_once(':')
             .ok_or_else(|| bad("expected hash:K/N or count:K/N"))?;
@@ -140,7 +142,7 @@ mod tests {
             ("HASH:1/3", "the method is"),
             ("hash:1/99999999999999999999999", "too large"),
         ] {
-            let err = Partition::parse(bad).unwrap_err();
+            let err = Partition::parse(bad).unwrap_err().to_string();
             assert!(
                 err.starts_with(&format!("invalid --partition `{bad}`: ")) && err.contains(why),
                 "{bad}: {err}"
