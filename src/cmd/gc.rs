@@ -99,16 +99,13 @@ pub fn parse_created_at(text: &str) -> Option<u64> {
     let date = parts.next()?;
     let time = parts.next()?;
     let offset = parts.next()?;
-    let d: Vec<i64> = date
-        .split('-')
-        .map(str::parse)
-        .collect::<Result<_, _>>()
-        .ok()?;
-    let t: Vec<i64> = time
-        .split(':')
-        .map(str::parse)
-        .collect::<Result<_, _>>()
-        .ok()?;
+    let numbers = |text: &str, sep: char| -> Option<Vec<i64>> {
+        text.split(sep)
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .ok()
+    };
+    let (d, t) = (numbers(date, '-')?, numbers(time, ':')?);
     if d.len() != 3 || t.len() != 3 {
         return None;
     }
@@ -158,6 +155,17 @@ pub struct Filter<'a> {
     pub run_id: Option<&'a str>,
     pub older_than: Option<Duration>,
     pub dry_run: bool,
+}
+
+impl Filter<'_> {
+    /// `dry` in a dry run, `wet` otherwise.
+    fn say(&self, dry: &'static str, wet: &'static str) -> &'static str {
+        if self.dry_run {
+            dry
+        } else {
+            wet
+        }
+    }
 }
 
 /// Lists (and unless `dry_run`, removes) the leftovers on each engine (the
@@ -264,11 +272,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         if count.success() && count.stdout.trim().parse::<usize>().is_ok_and(|n| n > 1) {
             untag.push(base);
         } else {
-            let verb = if filter.dry_run {
-                "would keep"
-            } else {
-                "keeping"
-            };
+            let verb = filter.say("would keep", "keeping");
             console::note(&format!(
                 "sbx gc: {prefix}{verb} {}: it is the last tag of its image, which is not sbx's; `docker rmi {}` if that image is not wanted",
                 base.id, base.id
@@ -276,11 +280,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         }
     }
     let images: Vec<Leftover> = baked.into_iter().chain(untag).collect();
-    let verb = if filter.dry_run {
-        "would remove"
-    } else {
-        "removing"
-    };
+    let verb = filter.say("would remove", "removing");
     let listing: String = containers
         .iter()
         .chain(&images)
@@ -306,11 +306,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         volumes.len()
     );
     if filter.dry_run || (containers.is_empty() && images.is_empty() && volumes.is_empty()) {
-        let what = if filter.dry_run {
-            "would be removed"
-        } else {
-            "to remove"
-        };
+        let what = filter.say("would be removed", "to remove");
         console::note(&format!("sbx gc: {prefix}{counts} {what}"));
         return Ok(exit::SUCCESS);
     }
@@ -323,17 +319,11 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
     // Build volumes after the containers that mounted them.
     let names: Vec<String> = volumes.iter().map(|l| l.id.clone()).collect();
     if !names.is_empty() {
-        let removed = process::control(
+        remove(
             docker_cli,
             &argv::volume_remove_args(&names),
-            CONTROL_TIMEOUT,
+            "`docker volume rm` of the leftovers",
         )?;
-        if !removed.success() {
-            return Err(Error::EngineUnreachable(format!(
-                "`docker volume rm` of the leftovers failed: {}",
-                removed.stderr_line()
-            )));
-        }
     }
     // Baked images go with `rmi -f`; a `-FROM-` tag with a plain `rmi`.
     let (untag, tags): (Vec<String>, Vec<String>) = images
@@ -348,13 +338,11 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         if list.is_empty() {
             continue;
         }
-        let removed = process::control(docker_cli, &args, CONTROL_TIMEOUT)?;
-        if !removed.success() {
-            return Err(Error::EngineUnreachable(format!(
-                "`docker {what}` of sbx's images failed: {}",
-                removed.stderr_line()
-            )));
-        }
+        remove(
+            docker_cli,
+            &args,
+            &format!("`docker {what}` of sbx's images"),
+        )?;
     }
     for l in containers.iter().chain(&images).chain(&volumes) {
         session::forget_run(&l.run_id);
@@ -366,6 +354,18 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         volumes.len()
     ));
     Ok(exit::SUCCESS)
+}
+
+/// Runs the removal `args`; `what` names it in the error when it fails.
+fn remove(docker_cli: &Docker, args: &[std::ffi::OsString], what: &str) -> Result<()> {
+    let removed = process::control(docker_cli, args, CONTROL_TIMEOUT)?;
+    if removed.success() {
+        return Ok(());
+    }
+    Err(Error::EngineUnreachable(format!(
+        "{what} failed: {}",
+        removed.stderr_line()
+    )))
 }
 
 /// The baked images of `listed` that are sbx's: their bake label is their
@@ -439,11 +439,7 @@ fn gc_staging(filter: Filter<'_>) -> Result<()> {
         found.push((path, run_id));
     }
     found.sort();
-    let verb = if filter.dry_run {
-        "would remove"
-    } else {
-        "removing"
-    };
+    let verb = filter.say("would remove", "removing");
     let mut removed = 0;
     for (path, run_id) in &found {
         console::out(
