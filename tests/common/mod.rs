@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
+pub mod scratch;
 pub mod second;
 
 pub const BUSYBOX: &str = "sbx-busybox:latest";
