@@ -22,6 +22,26 @@ if ! command -v \"$1\" >/dev/null 2>&1; then
 fi
 exec \"$@\"";
 
+/// `COMPILE_SCRIPT` for a build that the runner will receive: the
+/// compiler's own output goes to stderr, and once it succeeded the build
+/// directory is written to stdout as a tar archive, which sbx reads
+/// strictly (`eval::build_archive`) and delivers over the runner protocol.
+/// Without `tar` in the image stdout stays empty (the build is then run
+/// from the volume, a container per case). A constant too.
+pub const COMPILE_PACK_SCRIPT: &str = "set -e
+mkdir /tmp/src
+cd /tmp/src
+cat > \"$1\"
+shift
+if ! command -v \"$1\" >/dev/null 2>&1; then
+  echo \"sbx-toolchain-missing: $1\" >&2
+  exit 127
+fi
+\"$@\" >&2
+cd /sbx/build
+command -v tar >/dev/null 2>&1 || exit 0
+exec tar -cf - .";
+
 /// The line the compile script prints when the compiler is not in the image.
 pub const TOOLCHAIN_MISSING_MARK: &str = "sbx-toolchain-missing:";
 
@@ -50,6 +70,7 @@ pub fn compile_create_args(
     volume: &str,
     source_name: &str,
     command: &[String],
+    pack: bool,
 ) -> Vec<OsString> {
     let hardening = Hardening {
         user: None,
@@ -83,7 +104,14 @@ pub fn compile_create_args(
     args.push("--".into());
     args.push(c.image.into());
     args.push("-c".into());
-    args.push(COMPILE_SCRIPT.into());
+    args.push(
+        if pack {
+            COMPILE_PACK_SCRIPT
+        } else {
+            COMPILE_SCRIPT
+        }
+        .into(),
+    );
     args.push("sbx-compile".into());
     args.push(source_name.into());
     args.extend(command.iter().map(OsString::from));
@@ -153,7 +181,9 @@ mod tests {
         let command: Vec<String> = ["gcc", "-o", "/sbx/build/main", "main.c"]
             .map(String::from)
             .to_vec();
-        let args = compile_create_args(&c, "sbx-r-build-0", "main.c", &command);
+        let packed = compile_create_args(&c, "sbx-r-build-0", "main.c", &command, true);
+        assert!(strings(&packed).contains(&COMPILE_PACK_SCRIPT.to_string()));
+        let args = compile_create_args(&c, "sbx-r-build-0", "main.c", &command, false);
         let want: Vec<String> = [
             "create",
             "--rm",

@@ -25,8 +25,8 @@ pub mod runner;
 pub mod volume;
 
 pub use compile::{
-    compile_create_args, mounting_build, with_build_volume, BUILD_DIR, COMPILE_ENV, COMPILE_SCRIPT,
-    TOOLCHAIN_MISSING_MARK,
+    compile_create_args, mounting_build, with_build_volume, BUILD_DIR, COMPILE_ENV,
+    COMPILE_PACK_SCRIPT, COMPILE_SCRIPT, TOOLCHAIN_MISSING_MARK,
 };
 pub use container::{
     as_run, candidate_identity, create_args, gvisor_pids, is_gvisor, remove_args, start_args,
@@ -42,8 +42,8 @@ pub use query::{
     list_run_args, log_driver_args, ping_args, version_args,
 };
 pub use runner::{
-    runner_create_args, RUNNER_CAPS, RUNNER_NET_SYSCTL, RUNNER_PATH, RUNNER_SYSCTLS, RUNNER_USER,
-    WORK_TMPFS,
+    runner_create_args, BUILD_TMPFS, RUNNER_CAPS, RUNNER_NET_SYSCTL, RUNNER_PATH, RUNNER_SYSCTLS,
+    RUNNER_USER, WORK_TMPFS,
 };
 pub use volume::{
     list_labelled_volumes_args, list_run_volumes_args, volume_create_args, volume_remove_args,

@@ -67,6 +67,8 @@ pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> 
     }
     args.push("--tmpfs".into());
     args.push(WORK_TMPFS.into());
+    args.push("--tmpfs".into());
+    args.push(BUILD_TMPFS.into());
     for sysctl in RUNNER_SYSCTLS {
         args.push("--sysctl".into());
         args.push(sysctl.into());
@@ -109,6 +111,14 @@ pub const RUNNER_USER: &str = "0:0";
 /// bit from giving them back.
 pub const RUNNER_CAPS: [&str; 3] = ["SETUID", "SETGID", "KILL"];
 
+/// The build's place in a runner container (`protocol::BUILD_MOUNT`): a
+/// root-owned tmpfs mode 0755 where the runner writes a compiled
+/// candidate's build at `/sbx/build` (directories 0755, files 0555). The
+/// one exec-allowed place a candidate can reach, and one it cannot write:
+/// `/tmp`, `/dev/shm` and `/work` stay noexec. Its size is the protocol's
+/// largest payload.
+pub const BUILD_TMPFS: &str = "/sbx:rw,exec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0";
+
 /// `/work` in a runner container: a small root-owned tmpfs where the runner
 /// writes each candidate as `/work/task` (mode 0444). The candidate can
 /// read it but neither write there nor execute anything from it. Its size
@@ -141,6 +151,9 @@ mod tests {
                 "/tmp:rw,noexec,nosuid,size=64m,uid=1000,gid=1000"
             ]));
         assert!(args.windows(2).any(|w| w == ["--tmpfs", WORK_TMPFS]));
+        assert!(args.windows(2).any(|w| w == ["--tmpfs", BUILD_TMPFS]));
+        assert!(BUILD_TMPFS.contains(",mode=0755,uid=0,gid=0"));
+        assert!(WORK_TMPFS.contains("noexec"));
         let caps: Vec<_> = args
             .windows(2)
             .filter(|w| w[0] == "--cap-add")
