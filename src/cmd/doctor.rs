@@ -33,7 +33,7 @@ const OUTPUT_CAP: usize = 64 << 10;
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum State {
+pub(crate) enum State {
     Ok,
     Failed,
     Skipped,
@@ -41,7 +41,7 @@ pub enum State {
 
 /// One line of the doctor's report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Check {
+pub(crate) struct Check {
     pub name: &'static str,
     pub state: State,
     /// What the probe saw.
@@ -65,14 +65,14 @@ impl Check {
 
 /// The doctor's whole report.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     pub ok: bool,
     pub checks: Vec<Check>,
     pub summary: String,
 }
 
 impl Report {
-    pub fn new(checks: Vec<Check>, allow_skips: bool) -> Report {
+    pub(crate) fn new(checks: Vec<Check>, allow_skips: bool) -> Report {
         let count = |s| checks.iter().filter(|c| c.state == s).count();
         let (ok, failed, skipped) = (
             count(State::Ok),
@@ -86,7 +86,7 @@ impl Report {
         }
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut out = String::new();
         for c in &self.checks {
             let state = match c.state {
@@ -109,7 +109,7 @@ impl Report {
 }
 
 /// Runs every check and prints the report; exit 0 only if every check held.
-pub fn doctor(req: DoctorRequest) -> Result<i32> {
+pub(crate) fn doctor(req: DoctorRequest) -> Result<i32> {
     let (checks, engine_code) = run_checks(&req)?;
     let report = Report::new(checks, req.allow_skips);
     let text = if req.json {

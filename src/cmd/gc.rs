@@ -18,7 +18,7 @@ use crate::session;
 
 /// One leftover container.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Leftover {
+pub(crate) struct Leftover {
     pub id: String,
     pub name: String,
     pub run_id: String,
@@ -28,7 +28,7 @@ pub struct Leftover {
 }
 
 /// Parses one line of `docker ps --format` as built by `argv::list_labelled_args`.
-pub fn parse_line(line: &str) -> Option<Leftover> {
+pub(crate) fn parse_line(line: &str) -> Option<Leftover> {
     let mut fields = line.split('\t');
     let id = fields.next()?.trim().to_string();
     let name = fields.next()?.trim().to_string();
@@ -49,7 +49,7 @@ pub fn parse_line(line: &str) -> Option<Leftover> {
 /// Parses one line of `docker volume ls --format` as built by
 /// `argv::list_labelled_volumes_args`: name, run id. A volume's creation
 /// time is not listed: `--older-than` alone keeps volumes.
-pub fn parse_volume_line(line: &str) -> Option<Leftover> {
+pub(crate) fn parse_volume_line(line: &str) -> Option<Leftover> {
     let (name, run_id) = line.split_once('\t')?;
     let (name, run_id) = (name.trim(), run_id.trim());
     if name.is_empty() || run_id.is_empty() {
@@ -66,7 +66,7 @@ pub fn parse_volume_line(line: &str) -> Option<Leftover> {
 
 /// Parses one line of `docker image ls --format` as built by
 /// `argv::list_baked_args`: `sbx-deliver:<run id>-<n>`, creation time.
-pub fn parse_baked_line(line: &str) -> Option<Leftover> {
+pub(crate) fn parse_baked_line(line: &str) -> Option<Leftover> {
     let (image, created_text) = line.split_once('\t')?;
     let tag = image
         .trim()
@@ -94,7 +94,7 @@ pub fn parse_baked_line(line: &str) -> Option<Leftover> {
 
 /// Parses docker's `CreatedAt`, such as `2026-11-29 15:40:27 +0000 UTC`,
 /// into seconds since the Unix epoch.
-pub fn parse_created_at(text: &str) -> Option<u64> {
+pub(crate) fn parse_created_at(text: &str) -> Option<u64> {
     let mut parts = text.split_whitespace();
     let date = parts.next()?;
     let time = parts.next()?;
@@ -130,7 +130,7 @@ pub fn parse_created_at(text: &str) -> Option<u64> {
 }
 
 /// Which leftovers to remove: of the given run (if any), old enough (if asked).
-pub fn select(
+pub(crate) fn select(
     leftovers: Vec<Leftover>,
     run_id: Option<&str>,
     older_than: Option<Duration>,
@@ -151,7 +151,7 @@ pub fn select(
 
 /// What to collect.
 #[derive(Debug, Clone, Copy)]
-pub struct Filter<'a> {
+pub(crate) struct Filter<'a> {
     pub run_id: Option<&'a str>,
     pub older_than: Option<Duration>,
     pub dry_run: bool,
@@ -171,7 +171,7 @@ impl Filter<'_> {
 /// Lists (and unless `dry_run`, removes) the leftovers on each engine (the
 /// current context when `engines` is empty); returns the exit code. An
 /// engine that cannot be cleaned is reported and the others still are.
-pub fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Result<i32> {
+pub(crate) fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Result<i32> {
     // Run locks only exist on this machine: on an engine elsewhere, a live
     // run of another host would look like a leftover.
     let unfiltered = filter.run_id.is_none() && filter.older_than.is_none();
@@ -476,7 +476,7 @@ fn gc_staging(filter: Filter<'_>) -> Result<()> {
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;

@@ -7,9 +7,9 @@
 //! - `diff`: `sbx diff`, two reports compared;
 //! - `merge`: `sbx merge`, the reports of `--partition`'s shares put together.
 
-pub mod diff;
-pub mod doctor;
-pub mod eval;
-pub mod gc;
-pub mod merge;
-pub mod run;
+pub(crate) mod diff;
+pub(crate) mod doctor;
+pub(crate) mod eval;
+pub(crate) mod gc;
+pub(crate) mod merge;
+pub(crate) mod run;

@@ -16,7 +16,7 @@ use crate::spec::{self, DeliverChoice};
 use crate::verdict::outcome;
 
 /// Runs the request and returns sbx's exit code.
-pub fn run(req: RunRequest) -> Result<i32> {
+pub(crate) fn run(req: RunRequest) -> Result<i32> {
     let header = session::read_header(&req.file)?;
     if req.interpreter.is_empty() && !session::is_directly_executable(&header) {
         return Err(Error::NotExecutable(req.file));

@@ -6,7 +6,7 @@
 //! - `bake`: candidates baked into a throwaway image for a remote engine;
 //! - `clean`: what a run left on an engine, removed.
 
-pub mod bake;
-pub mod clean;
-pub mod engine_spec;
-pub mod pool;
+pub(crate) mod bake;
+pub(crate) mod clean;
+pub(crate) mod engine_spec;
+pub(crate) mod pool;

@@ -46,10 +46,10 @@ use crate::spec::IsolateMode;
 use crate::verdict::matcher::Matcher;
 
 /// Runner losses within one candidate before it is an `error`.
-pub const MAX_LOST: usize = 3;
+pub(crate) const MAX_LOST: usize = 3;
 
 /// The `reason` of a candidate whose runner kept getting lost.
-pub const RUNNER_LOST: &str = "runner_lost";
+pub(crate) const RUNNER_LOST: &str = "runner_lost";
 
 /// What a staged copy may add to a candidate (a function test's code).
 const STAGED_SLACK: u64 = 1 << 20;
@@ -59,7 +59,7 @@ const FILE_NAME: &str = "task";
 
 /// One worker's runner container, if it holds one.
 #[derive(Debug, Default)]
-pub struct Slot {
+pub(crate) struct Slot {
     held: Option<Held>,
 }
 
@@ -80,7 +80,7 @@ struct Held {
 
 impl Slot {
     /// Closes the container it holds, if any.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         if let Some(held) = self.held.take() {
             held.session.close();
         }
@@ -94,7 +94,7 @@ impl Slot {
 
 /// How one unit went in the runner.
 #[derive(Debug)]
-pub enum Judged {
+pub(crate) enum Judged {
     Result(Box<TaskResult>),
     /// The runner cannot run this candidate (no `#!` line it can follow,
     /// an executable that cannot run from a noexec `/tmp`): the caller
@@ -113,7 +113,7 @@ pub enum Judged {
     clippy::too_many_arguments,
     reason = "the unit's parts, each needed once; a struct would only rename them"
 )]
-pub fn judge_in_runner(
+pub(crate) fn judge_in_runner(
     session: &Session,
     req: &EvalRequest,
     task: &Task,
@@ -454,7 +454,7 @@ fn runner_oom(id: &str, lost: &str) -> TaskResult {
 
 /// What a case that ran to its end (exit 0) must show to pass.
 #[derive(Debug, Clone, Copy)]
-pub enum PassRule<'a> {
+pub(crate) enum PassRule<'a> {
     /// Its stdout matches the case's expectation.
     Output(&'a Matcher),
     /// A function test: its stdout carries the run's token, which the test
@@ -467,7 +467,7 @@ pub enum PassRule<'a> {
 
 /// A case's result as the same entry `case` mode makes: the same statuses,
 /// reasons and matchers, plus `cpu_ms` and `max_rss_kib`.
-pub fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskResult {
+pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskResult {
     use protocol::CaseStatus as S;
     if r.status == S::NotStarted {
         // As `docker start` failing in `case` mode: never the candidate's.

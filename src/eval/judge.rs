@@ -19,10 +19,10 @@ use crate::verdict::outcome::{self, FailReason, Verdict};
 
 /// The `reason` of a result whose run lost its engine: never the
 /// candidate's failure.
-pub const ENGINE_LOST: &str = "engine_lost";
+pub(crate) const ENGINE_LOST: &str = "engine_lost";
 
 /// A result filled from a run; the caller sets status and reason.
-pub fn result_from_run(id: &str, finished: &Finished) -> TaskResult {
+pub(crate) fn result_from_run(id: &str, finished: &Finished) -> TaskResult {
     let exit_code = match finished.ended {
         Ended::Exited(status) => status.code(),
         _ => None,
@@ -40,7 +40,7 @@ pub fn result_from_run(id: &str, finished: &Finished) -> TaskResult {
 
 /// Judges one candidate against each case of its task, each in a fresh
 /// container. `None` when the eval was interrupted during a run.
-pub fn judge(
+pub(crate) fn judge(
     session: &Session,
     req: &EvalRequest,
     task: &Task,
@@ -62,7 +62,7 @@ pub fn judge(
 /// compiler's refusal, or why sbx could not compile), with the cases
 /// counted as none passed. With `pack`, the build comes back for the
 /// runner too (`Built::files`). `None` when interrupted.
-pub fn compile_unit<'a>(
+pub(crate) fn compile_unit<'a>(
     session: &Session,
     req: &EvalRequest,
     task: &Task,
@@ -97,7 +97,7 @@ pub fn compile_unit<'a>(
 
 /// Judges one candidate (compiled already, if `built`) against each case of
 /// its task, each in a fresh container.
-pub fn judge_built(
+pub(crate) fn judge_built(
     session: &Session,
     req: &EvalRequest,
     task: &Task,
@@ -128,7 +128,7 @@ pub fn judge_built(
 /// failing case's details; an `error` in any case makes the task an
 /// `error` (sbx could not judge it); with fail-fast, the first failure
 /// ends it. Runner modes' `cpu_ms` add up and `max_rss_kib` is the largest.
-pub fn over_cases(
+pub(crate) fn over_cases(
     req: &EvalRequest,
     task: &Task,
     mut run_case: impl FnMut(&TaskCase) -> Option<TaskResult>,
@@ -258,7 +258,7 @@ fn judge_function(
 }
 
 /// How a function test is judged: `sealed` or `in_process`.
-pub fn judged_as(task: &Task) -> &'static str {
+pub(crate) fn judged_as(task: &Task) -> &'static str {
     match task.sealed {
         Some(_) => sealed::SEALED,
         None => sealed::IN_PROCESS,
@@ -268,7 +268,7 @@ pub fn judged_as(task: &Task) -> &'static str {
 /// Runs one case of a task in its own container (with a compiled
 /// candidate's build, if any) and judges it. `None` when the eval was
 /// interrupted during the run.
-pub fn judge_case(
+pub(crate) fn judge_case(
     session: &Session,
     req: &EvalRequest,
     task: &Task,

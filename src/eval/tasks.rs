@@ -32,7 +32,7 @@ const CASE_REQUIRED: [&str; 1] = ["expect"];
 
 /// One validated task.
 #[derive(Debug, Clone)]
-pub struct Task {
+pub(crate) struct Task {
     pub id: String,
     /// One case for a task with `stdin`/`expect`, several with `cases`.
     pub cases: Vec<TaskCase>,
@@ -50,7 +50,7 @@ pub struct Task {
 
 /// How a function test's program is made from a candidate.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Function {
+pub(crate) enum Function {
     /// tasks.json: the candidate, then `test`, then `check(entry_point)`
     /// when given.
     Test {
@@ -63,14 +63,14 @@ pub enum Function {
 
 /// One input and what must come out of it.
 #[derive(Debug, Clone)]
-pub struct TaskCase {
+pub(crate) struct TaskCase {
     pub stdin: Arc<[u8]>,
     pub matcher: Matcher,
 }
 
 /// Defaults that a task's own fields override.
 #[derive(Debug, Clone)]
-pub struct TaskDefaults {
+pub(crate) struct TaskDefaults {
     pub image: String,
     pub timeout: Duration,
     pub compare: Mode,
@@ -78,7 +78,7 @@ pub struct TaskDefaults {
 }
 
 /// Parses and validates a tasks file: a JSON list of task objects.
-pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, String> {
+pub(crate) fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     let Value::Array(items) = value else {
         return Err("expected a JSON list of tasks".into());

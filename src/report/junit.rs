@@ -12,7 +12,7 @@ use crate::{escape, files};
 
 /// JUnit XML: one testcase per task; `fail` and `missing` are failures,
 /// `error` is an error.
-pub fn to_junit(results: &[TaskResult], elapsed: Duration) -> String {
+pub(crate) fn to_junit(results: &[TaskResult], elapsed: Duration) -> String {
     let mut suite = TestSuite::new("sbx eval");
     for r in results {
         let status = match r.status {
@@ -73,7 +73,7 @@ fn xml_text(text: &str) -> String {
 
 /// Writes the JUnit report to `path` whole: a temporary file renamed into
 /// place (a symlink at `path` is replaced, never written through).
-pub fn write_junit(path: &Path, results: &[TaskResult], elapsed: Duration) -> Result<()> {
+pub(crate) fn write_junit(path: &Path, results: &[TaskResult], elapsed: Duration) -> Result<()> {
     let xml = to_junit(results, elapsed);
     files::write_whole(path, |w| Ok(w.write_all(xml.as_bytes())?)).map_err(|stop| Error::Write {
         what: format!("the JUnit report `{}`", escape::path(path)),

@@ -25,7 +25,7 @@ const STATUS_WIDTH: usize = 7;
 
 /// The report's form: the one asked for, else text at a terminal and JSON
 /// otherwise (the drop-in contract: a pipe or a file always gets JSON).
-pub fn format_for(asked: Option<ReportFormat>, stdout_is_terminal: bool) -> ReportFormat {
+pub(crate) fn format_for(asked: Option<ReportFormat>, stdout_is_terminal: bool) -> ReportFormat {
     match asked {
         Some(format) => format,
         None if stdout_is_terminal => ReportFormat::Text,
@@ -35,7 +35,11 @@ pub fn format_for(asked: Option<ReportFormat>, stdout_is_terminal: bool) -> Repo
 
 /// Whether to colour, as cargo decides: `always` and `never` say so; `auto`
 /// colours a terminal unless `NO_COLOR` is set to anything but "".
-pub fn color_for(choice: ColorChoice, stdout_is_terminal: bool, no_color: Option<&OsStr>) -> bool {
+pub(crate) fn color_for(
+    choice: ColorChoice,
+    stdout_is_terminal: bool,
+    no_color: Option<&OsStr>,
+) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -73,7 +77,7 @@ impl Paint {
 }
 
 /// The text report: every task, then `summary` (the summary line).
-pub fn to_text(results: &[TaskResult], summary: &str, color: bool) -> String {
+pub(crate) fn to_text(results: &[TaskResult], summary: &str, color: bool) -> String {
     let paint = Paint { color };
     let width = results
         .iter()
@@ -94,7 +98,7 @@ pub fn to_text(results: &[TaskResult], summary: &str, color: bool) -> String {
 }
 
 /// Writes the text report to stdout; a closed stdout ends quietly.
-pub fn write_text(results: &[TaskResult], summary: &str, color: bool) -> Result<()> {
+pub(crate) fn write_text(results: &[TaskResult], summary: &str, color: bool) -> Result<()> {
     console::out(&to_text(results, summary, color), "the report to stdout")
 }
 

@@ -8,6 +8,8 @@
 //! is bounded.
 
 #![allow(dead_code)]
+// `pub` here means "for the test files": each is a crate of its own.
+#![allow(unreachable_pub)]
 
 use std::fs;
 use std::io;

@@ -258,14 +258,14 @@ fn submit(lane: &mpsc::Sender<Job>, job: Job) -> Result<(), String> {
 /// The uid and gid every candidate process runs under: never root's, and
 /// never the runner's (root).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Identity {
+pub(crate) struct Identity {
     pub uid: u32,
     pub gid: u32,
 }
 
 impl Identity {
     /// `UID:GID` as the runner's argument.
-    pub fn from_args(arg: Option<&str>) -> Result<Identity, String> {
+    pub(crate) fn from_args(arg: Option<&str>) -> Result<Identity, String> {
         let arg = arg.ok_or("the candidates' UID:GID must follow the subcommand")?;
         let parsed = arg
             .split_once(':')
@@ -289,7 +289,7 @@ pub const PROBE: &str = "--probe";
 /// changing anything if it succeeds (the same limit, the same nice value,
 /// an open without a write, an attach then a detach) and prints `ok` or
 /// the errno's name.
-pub fn probe() -> String {
+pub(crate) fn probe() -> String {
     use rustix::process::{getegid, geteuid, getgid, getuid, Pid};
     let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |key: &str| {
@@ -397,7 +397,7 @@ fn errno_name(n: i32) -> String {
 
 /// Where the candidate is, as the seed script shows it (a root-owned
 /// tmpfs of its own, mode 0755; the file is mode 0444).
-pub const WORK_DIR: &str = "/work";
+pub(crate) const WORK_DIR: &str = "/work";
 
 struct Runner {
     identity: Identity,
