@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-pub mod languages;
-pub mod partition;
+pub(crate) mod languages;
+pub(crate) mod partition;
 
 /// The seed script's defaults.
 pub const DEFAULT_IMAGE: &str = "python:3.12-slim";

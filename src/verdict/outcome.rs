@@ -196,7 +196,7 @@ mod tests {
     use super::*;
     use crate::docker::process::Captured;
     use std::process::ExitStatus;
-    use std::time::{Duration, SystemTime};
+    use std::time::Duration;
 
     /// An engine record; `None` means "must not be asked".
     struct Fake {
@@ -239,7 +239,6 @@ mod tests {
                 bytes: stderr.as_bytes().to_vec(),
                 total: stderr.len() as u64,
             },
-            started: SystemTime::now(),
             duration: Duration::ZERO,
         }
     }
