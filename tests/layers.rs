@@ -28,6 +28,7 @@ const LAYERS: &[&[&str]] = &[
     &["engines"],
     &["verdict"],
     &["report"],
+    &["diff"],
     &["eval"],
     &["requests"],
     &["cmd"],
@@ -112,23 +113,22 @@ fn names_after(code: &str, prefix: &str) -> Vec<String> {
     names
 }
 
-/// A file's place: its top-level module, its own name within a folder
-/// (`None` for a top-level file or a folder's `mod.rs`), and whether it is
-/// in a folder of that folder (`docker/argv/image.rs` is `argv`'s, within
-/// `docker`: its `super::` is `argv`, its own).
-fn place(src: &Path, file: &Path) -> (String, Option<String>, bool) {
+/// A file's place: its top-level module, the folder it sits in (`a` for
+/// `a/x.rs`, `a/b` for `a/b/x.rs`) and its own name there (`None` for a
+/// top-level file or `src/a/mod.rs`). `a/b/mod.rs` is file `b` of folder
+/// `a`, whose siblings are the files of `a/b/`.
+fn place(src: &Path, file: &Path) -> (String, Option<(String, String)>) {
     let rel = file.strip_prefix(src).expect("a file under src/");
     let parts: Vec<String> = rel
         .iter()
         .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
         .collect();
     match parts.as_slice() {
-        [top] => (top.clone(), None, false),
-        [folder, name] if name == "mod" => (folder.clone(), None, false),
-        [folder, name] => (folder.clone(), Some(name.clone()), false),
-        // A sub-folder's `mod.rs` is `sub` itself: its `super::` is `folder`.
-        [folder, sub, name] if name == "mod" => (folder.clone(), Some(sub.clone()), false),
-        [folder, sub, _] => (folder.clone(), Some(sub.clone()), true),
+        [top] => (top.clone(), None),
+        [folder, name] if name == "mod" => (folder.clone(), None),
+        [folder, name] => (folder.clone(), Some((folder.clone(), name.clone()))),
+        [top, sub, name] if name == "mod" => (top.clone(), Some((top.clone(), sub.clone()))),
+        [top, sub, name] => (top.clone(), Some((format!("{top}/{sub}"), name.clone()))),
         _ => panic!(
             "{}: a folder deeper than two levels; extend this test",
             rel.display()
@@ -146,7 +146,7 @@ fn violations(src: &Path) -> Vec<String> {
     // folder -> file -> siblings it imports
     let mut siblings: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
     for file in &files {
-        let (module, own, nested) = place(src, file);
+        let (module, within_folder) = place(src, file);
         if module == "main" {
             continue;
         }
@@ -195,25 +195,20 @@ fn violations(src: &Path) -> Vec<String> {
                 ));
             }
         }
-        if let Some(own) = &own {
-            let within = format!("crate::{module}::");
-            // A nested file's `super::` is its own sub-folder.
-            let up = if nested {
-                Vec::new()
-            } else {
-                names_after(&code, "super::")
-            };
-            for name in names_after(&code, &within).into_iter().chain(up) {
+        if let Some((folder, own)) = &within_folder {
+            let within = format!("crate::{}::", folder.replace('/', "::"));
+            for name in names_after(&code, &within)
+                .into_iter()
+                .chain(names_after(&code, "super::"))
+            {
                 if &name != own && name != "*" && !name.is_empty() {
                     used_siblings.insert(name);
                 }
             }
             siblings
-                .entry(module.clone())
+                .entry(folder.clone())
                 .or_default()
-                .entry(own.clone())
-                .or_default()
-                .extend(used_siblings);
+                .insert(own.clone(), used_siblings);
         }
     }
     for (folder, graph) in &siblings {
@@ -369,13 +364,10 @@ fn the_check_sees_upward_imports_and_cycles() {
         "use super::b::X;\nuse crate::{error, spec};\n",
     );
     write("docker/b.rs", "use crate::docker::a::Y;\n");
-    // A folder of a folder: its `super::` is its own, not a sibling; an
-    // upward import is still one.
-    write("docker/argv/mod.rs", "pub mod x;\nuse super::a::Z;\n");
-    write(
-        "docker/argv/x.rs",
-        "use super::*;\nuse super::y::Z;\nuse crate::eval::W;\n",
-    );
+    // A folder inside a folder: its files' siblings are each other.
+    write("cmd/doctor/mod.rs", "mod c;\nmod d;\nuse super::eval;\n");
+    write("cmd/doctor/c.rs", "use super::d::X;\n");
+    write("cmd/doctor/d.rs", "use crate::cmd::doctor::c::Y;\n");
     write("newthing.rs", "use crate::exit;\n");
     // The runner crate: below its layer, and past its public face.
     write("error.rs", "use sbx_runner::exit::USAGE;\n");
@@ -408,10 +400,7 @@ fn the_check_sees_upward_imports_and_cycles() {
         !has("sbx_runner::protocol") && !has("sbx_runner::SUBCOMMAND") && !has("sbx_runner::exit"),
         "the public face, from the runner layer up, is fine: {problems:#?}"
     );
-    assert!(
-        has("docker/argv/x.rs: `docker` imports `crate::eval`"),
-        "{problems:#?}"
-    );
-    // The cycle is reported once from each of its two files.
-    assert_eq!(problems.len(), 7, "{problems:#?}");
+    assert!(has("src/cmd/doctor/: import cycle"), "{problems:#?}");
+    // Each cycle is reported once from each of its two files.
+    assert_eq!(problems.len(), 8, "{problems:#?}");
 }
