@@ -34,19 +34,8 @@ pub(crate) fn write_json_file(path: &Path, results: &[TaskResult]) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::result::Status;
+    use crate::report::result::failing;
     use serde_json::json;
-
-    fn failing(id: &str) -> TaskResult {
-        TaskResult {
-            stderr_tail: "Traceback".into(),
-            reason: Some("wrong_output".into()),
-            exit_code: Some(0),
-            duration_ms: 420,
-            diff: Some("line 1: expected \"a\", got \"b\"".into()),
-            ..TaskResult::bare(id, Status::Fail)
-        }
-    }
 
     #[test]
     fn json_shape_extends_the_original() {

@@ -163,6 +163,7 @@ pub(crate) fn write_junit(path: &Path, results: &[TaskResult], elapsed: Duration
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::result::failing;
 
     #[test]
     fn junit_text_keeps_only_characters_xml_allows() {
@@ -171,17 +172,6 @@ mod tests {
             xml_text("a\u{ffff}b\u{fffe}c\u{1}d\u{fffd}"),
             "a\\u{ffff}b\\u{fffe}c\\u{1}d\u{fffd}"
         );
-    }
-
-    fn failing(id: &str) -> TaskResult {
-        TaskResult {
-            stderr_tail: "Traceback".into(),
-            reason: Some("wrong_output".into()),
-            exit_code: Some(0),
-            duration_ms: 420,
-            diff: Some("line 1: expected \"a\", got \"b\"".into()),
-            ..TaskResult::bare(id, Status::Fail)
-        }
     }
 
     #[test]

@@ -190,17 +190,7 @@ pub(crate) fn means_text(results: &[TaskResult], requested_ks: &[usize]) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn failing(id: &str) -> TaskResult {
-        TaskResult {
-            stderr_tail: "Traceback".into(),
-            reason: Some("wrong_output".into()),
-            exit_code: Some(0),
-            duration_ms: 420,
-            diff: Some("line 1: expected \"a\", got \"b\"".into()),
-            ..TaskResult::bare(id, Status::Fail)
-        }
-    }
+    use crate::report::result::failing;
 
     #[test]
     fn pass_at_k_matches_known_values() {

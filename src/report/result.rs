@@ -189,6 +189,20 @@ pub(crate) fn tail(s: &str, n: usize) -> String {
     s.chars().skip(count.saturating_sub(n)).collect()
 }
 
+/// A failing result as the report tests use it: wrong output, with a diff
+/// and a stderr tail.
+#[cfg(test)]
+pub(crate) fn failing(id: &str) -> TaskResult {
+    TaskResult {
+        stderr_tail: "Traceback".into(),
+        reason: Some("wrong_output".into()),
+        exit_code: Some(0),
+        duration_ms: 420,
+        diff: Some("line 1: expected \"a\", got \"b\"".into()),
+        ..TaskResult::bare(id, Status::Fail)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -82,17 +82,7 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn failing(id: &str) -> TaskResult {
-        TaskResult {
-            stderr_tail: "Traceback".into(),
-            reason: Some("wrong_output".into()),
-            exit_code: Some(0),
-            duration_ms: 420,
-            diff: Some("line 1: expected \"a\", got \"b\"".into()),
-            ..TaskResult::bare(id, Status::Fail)
-        }
-    }
+    use crate::report::result::failing;
 
     #[test]
     fn summary_and_exit_codes() {
