@@ -28,7 +28,7 @@ use sbx_runner::SUBCOMMAND;
 use super::candidates::{too_large, MAX_CANDIDATE_BYTES};
 use super::compile::Built;
 use super::humaneval;
-use super::plan::Unit;
+use super::judge::{save_output, Judging};
 use super::request::EvalRequest;
 use super::sealed::{self, Sealed};
 use super::tasks::Task;
@@ -40,7 +40,7 @@ use crate::engines::pool::Member;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession, CASE_GRACE};
-use crate::session::{Delivery, Session, Staged};
+use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
 use crate::verdict::matcher::Matcher;
@@ -109,20 +109,19 @@ pub(crate) enum Judged {
 /// staged source is still the runner's `/work/task`, as in `case` mode.
 /// On return, in `candidate` mode the slot is empty; in `worker` mode it
 /// holds a clean container, the candidate and its build unloaded, or none.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the unit's parts, each needed once; a struct would only rename them"
-)]
 pub(crate) fn judge_in_runner(
-    session: &Session,
-    req: &EvalRequest,
-    task: &Task,
-    unit: &Unit,
-    staged: &Staged,
-    member: &Member,
+    cx: &Judging<'_>,
     slot: &mut Slot,
     built: Option<&Built<'_>>,
 ) -> Judged {
+    let Judging {
+        session,
+        req,
+        task,
+        unit,
+        staged,
+        member,
+    } = *cx;
     // The candidate's size was checked before it was staged; a staged copy
     // that is larger after all (a file that grew meanwhile; a function
     // test's code adds a little) is never read whole into memory.
@@ -177,6 +176,7 @@ pub(crate) fn judge_in_runner(
         },
     };
     let mut run = Run {
+        cx: *cx,
         session,
         req,
         task,
@@ -189,16 +189,18 @@ pub(crate) fn judge_in_runner(
     };
     let judged = match (&token, &task.sealed) {
         (Some(token), Some(plan)) => run
-            .case(&[], PassRule::Sealed(token, plan))
+            .case(&[], PassRule::Sealed(token, plan), None)
             .map(|r| with_judged(r, sealed::SEALED)),
         (Some(token), None) => run
             .case(
                 &humaneval::evidence_stdin(token),
                 PassRule::Completion(token),
+                None,
             )
             .map(|r| with_judged(r, sealed::IN_PROCESS)),
-        (None, _) => super::judge::over_cases(req, task, |case| {
-            run.case(&case.stdin, PassRule::Output(&case.matcher))
+        (None, _) => super::judge::over_cases(req, task, |k, case| {
+            let case_number = task.multi_case.then_some(k + 1);
+            run.case(&case.stdin, PassRule::Output(&case.matcher), case_number)
         }),
     };
     let judged = judged.map(|mut result| {
@@ -225,6 +227,8 @@ pub(crate) fn judge_in_runner(
 
 /// One candidate's cases in the runner.
 struct Run<'a> {
+    /// What the candidate is judged with (`--save-output` among it).
+    cx: Judging<'a>,
     session: &'a Session,
     req: &'a EvalRequest,
     task: &'a Task,
@@ -239,8 +243,14 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// Runs one case: `None` when interrupted (or refused, see `refused`).
-    fn case(&mut self, stdin: &[u8], check: PassRule<'_>) -> Option<TaskResult> {
+    /// Runs one case (`case_number` of a task of several): `None` when
+    /// interrupted (or refused, see `refused`).
+    fn case(
+        &mut self,
+        stdin: &[u8],
+        check: PassRule<'_>,
+        case_number: Option<usize>,
+    ) -> Option<TaskResult> {
         let request = protocol::Case {
             stdin: stdin.to_vec(),
             wall_ms: u64::try_from(self.task.timeout.as_millis()).unwrap_or(u64::MAX),
@@ -275,7 +285,15 @@ impl Run<'_> {
             match held.session.run_case(&request) {
                 Ok(result) => {
                     held.oom_tainted |= result.oom || result.status == protocol::CaseStatus::Oom;
-                    return Some(to_result(&self.task.id, &result, check));
+                    let mut judged = to_result(&self.task.id, &result, check);
+                    // The runner carries the last `STDERR_TAIL` bytes of stderr.
+                    let (stdout, stderr) = (&result.stdout, &result.stderr_tail);
+                    if let Some(failed) =
+                        save_output(&self.cx, case_number, stdout, stderr, &mut judged)
+                    {
+                        return Some(failed);
+                    }
+                    return Some(judged);
                 }
                 Err(RunnerError::Interrupted(_)) => return None,
                 Err(RunnerError::Request(message)) => {
