@@ -163,7 +163,7 @@ pub enum Check {
 /// and what sbx keeps (the checks).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sealed {
-    /// The JSON line after `PLAN_MARKER` in the staged program.
+    /// The line after `PLAN_MARKER` in the staged program ([`plan_line`]).
     pub input: String,
     pub checks: Vec<Check>,
     /// A digest of the harness, the input and the checks, for cache keys.
@@ -213,7 +213,7 @@ fn read_one(item: &Json) -> Result<Prepared, String> {
     if checks.len() != calls.len() || checks.is_empty() {
         return Err("a plan whose calls and checks differ".into());
     }
-    let input = input.to_string();
+    let input = plan_line(input);
     let mut hasher = Sha256::new();
     hasher.update(HARNESS.as_bytes());
     hasher.update(input.as_bytes());
@@ -227,6 +227,92 @@ fn read_one(item: &Json) -> Result<Prepared, String> {
         checks,
         digest,
     })))
+}
+
+/// Deepest nesting written as a Python literal: Python's parser refuses
+/// about 200 nested brackets; deeper plans go as JSON.
+const LITERAL_MAX_DEPTH: usize = 96;
+
+/// The plan as the harness reads it: `P` and a Python literal, which the
+/// harness reads with `eval` and no builtins (it is sbx's own text, staged
+/// read-only, read before any candidate code runs), or `J` and JSON where
+/// a literal would not say the same (floats, deep nesting). Importing
+/// `json` is about as much CPU as the rest of the harness's start together.
+pub fn plan_line(input: &Json) -> String {
+    let mut literal = String::from("P");
+    if python_literal(input, 0, &mut literal) {
+        literal
+    } else {
+        format!("J{input}")
+    }
+}
+
+/// Appends `json` as a Python literal of the same value (`None`, `True`,
+/// `False`, ints, ASCII-only strings, lists and dicts); false where it
+/// cannot (a float, nesting deeper than [`LITERAL_MAX_DEPTH`]).
+fn python_literal(json: &Json, depth: usize, out: &mut String) -> bool {
+    if depth > LITERAL_MAX_DEPTH {
+        return false;
+    }
+    match json {
+        Json::Null => out.push_str("None"),
+        Json::Bool(true) => out.push_str("True"),
+        Json::Bool(false) => out.push_str("False"),
+        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => {
+                let _ = write!(out, "{i}");
+            }
+            (None, Some(u)) => {
+                let _ = write!(out, "{u}");
+            }
+            (None, None) => return false,
+        },
+        Json::String(s) => {
+            out.push('\'');
+            for c in s.chars() {
+                match c {
+                    ' '..='~' if c != '\\' && c != '\'' => out.push(c),
+                    c if (c as u32) < 0x100 => {
+                        let _ = write!(out, "\\x{:02x}", c as u32);
+                    }
+                    c if (c as u32) < 0x10000 => {
+                        let _ = write!(out, "\\u{:04x}", c as u32);
+                    }
+                    c => {
+                        let _ = write!(out, "\\U{:08x}", c as u32);
+                    }
+                }
+            }
+            out.push('\'');
+        }
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if !python_literal(item, depth + 1, out) {
+                    return false;
+                }
+            }
+            out.push(']');
+        }
+        Json::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                python_literal(&Json::String(key.clone()), depth + 1, out);
+                out.push(':');
+                if !python_literal(item, depth + 1, out) {
+                    return false;
+                }
+            }
+            out.push('}');
+        }
+    }
+    true
 }
 
 fn read_check(json: &Json) -> Result<Check, String> {
@@ -472,6 +558,38 @@ mod tests {
         let not_none = sealed(vec![Check::Is(Value::None, false)]);
         assert!(judge(b"\nt [{\"ok\":false}]\n", "t", &not_none).is_ok());
         assert!(judge(b"\nt [{\"ok\":null}]\n", "t", &not_none).is_err());
+    }
+
+    #[test]
+    fn a_plan_is_a_python_literal_of_the_same_value_or_json() {
+        let input = serde_json::json!({
+            "prelude": "import math\nx = '\\' + \"\u{e9}\u{1f600}\u{7f}\"",
+            "calls": [["f", {"l": [{"i": "-1f"}, null, true, false]}, {"d": []}]],
+            "n": [0, -3, 18446744073709551615u64]
+        });
+        let line = plan_line(&input);
+        assert!(line.starts_with('P'), "{line}");
+        assert!(line.is_ascii());
+        // Python itself reads both forms back as the same value.
+        let check = "import json, sys\n\
+            line, want = sys.argv[1], json.loads(sys.argv[2])\n\
+            got = eval(line[1:], {'__builtins__': {}}) if line[0] == 'P' else json.loads(line[1:])\n\
+            sys.exit(0 if got == want else 1)";
+        let mut deep = serde_json::json!([]);
+        for _ in 0..150 {
+            deep = serde_json::json!([deep]);
+        }
+        let float = serde_json::json!({"x": 0.5});
+        for value in [&input, &deep, &float] {
+            let line = plan_line(value);
+            let status = std::process::Command::new("python3")
+                .args(["-c", check, &line, &value.to_string()])
+                .status()
+                .expect("python3 on the host, to read the plan back");
+            assert!(status.success(), "{line}");
+        }
+        assert!(plan_line(&deep).starts_with('J'));
+        assert!(plan_line(&float).starts_with('J'));
     }
 
     #[test]

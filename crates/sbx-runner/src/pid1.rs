@@ -433,7 +433,7 @@ impl Runner {
     fn reset(&mut self) -> Message {
         // Processes first (they could change the posture again), then the
         // posture, which a candidate may have changed from outside.
-        let done = reset::reset(&self.dirs, &self.wiper);
+        let done = reset::reset(&mut self.dirs, &self.wiper);
         let posture = self.posture.restore();
         // Nobody but the runner can write /work: it holds the program only.
         let work = self.work_holds_only_the_program();
