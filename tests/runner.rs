@@ -18,7 +18,7 @@ use sbx::docker::argv::{runner_create_args, Container, Mount};
 use sbx::docker::Docker;
 use sbx::runner::host::{Loaded, ResetOutcome, RunnerSession};
 use sbx::spec::{Hardening, Limits};
-use sbx_runner::protocol::{Candidate, Case, CaseResult, Status};
+use sbx_runner::protocol::{BuildFile, Candidate, Case, CaseResult, Status};
 use sbx_runner::SUBCOMMAND;
 
 use common::{Cleanup, BUSYBOX, PYTHON};
@@ -106,6 +106,7 @@ impl Box_ {
             file_name: file.into(),
             program: program.as_bytes().to_vec(),
             interpreter: interp.map(|i| i.split(' ').map(String::from).collect()),
+            build: None,
         };
         assert_eq!(self.s().load(&candidate).expect("load"), Loaded::Ready);
         let result = self
@@ -794,6 +795,7 @@ fn odd_shebang_lines_are_the_candidates_own_failure() {
             file_name: format!("{name} \u{1b}[31m.sh"),
             program: program.to_vec(),
             interpreter: None,
+            build: None,
         };
         assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready, "{name}");
         let r = b
@@ -952,6 +954,7 @@ fn runner_nice_sched_policy_or_hard_limit_are_out_of_a_candidates_reach() {
             file_name: "a.py".into(),
             program: format!("{TRY}t('{name}', lambda: {attack})\n").into_bytes(),
             interpreter: Some(vec!["python3".into()]),
+            build: None,
         };
         assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready);
         let r = b.s().run_case(&case(b"", 30_000)).expect("case");
@@ -1156,6 +1159,7 @@ fn shebang_candidates_run_through_their_interpreter_in_busybox() {
         file_name: "t.txt".into(),
         program: b"echo hi\n".to_vec(),
         interpreter: None,
+        build: None,
     };
     assert!(matches!(b.s().load(&c).unwrap(), Loaded::Refused(_)));
     // A missing interpreter: nothing ran; exit 127, as a shell says.
@@ -1174,11 +1178,100 @@ fn a_case_without_a_reset_before_it_is_refused() {
         file_name: "t.sh".into(),
         program: b"#!/bin/sh\necho 1\n".to_vec(),
         interpreter: None,
+        build: None,
     };
     b.s().load(&c).unwrap();
     b.s().run_case(&case(b"", 30_000)).unwrap();
     let err = b.s().run_case(&case(b"", 30_000)).unwrap_err();
     assert!(err.to_string().contains("reset"), "{err}");
+}
+
+#[test]
+fn a_delivered_build_runs_as_the_candidate_cannot_be_changed_and_goes_with_unload() {
+    let mut b = open("build", BUSYBOX);
+    // An executable of the build (a script: the kernel runs its `#!` line,
+    // which only an exec-allowed place permits), run as the command.
+    let build = Some(vec![
+        BuildFile {
+            path: "bin/probe".into(),
+            bytes: b"#!/bin/sh\nid -u; id -g; id -G\n".to_vec(),
+        },
+        BuildFile {
+            path: "data.txt".into(),
+            bytes: b"kept\n".to_vec(),
+        },
+    ]);
+    let probe = Candidate {
+        file_name: "task".into(),
+        program: b"the source\n".to_vec(),
+        interpreter: Some(vec!["/sbx/build/bin/probe".into()]),
+        build: build.clone(),
+    };
+    assert_eq!(b.s().load(&probe).expect("load"), Loaded::Ready);
+    let r = b.s().run_case(&case(b"", 30_000)).expect("case");
+    assert_eq!(
+        (r.status, text(&r.stdout).as_str()),
+        (Status::Ok, "65534\n65534\n65534\n"),
+        "{r:?} {}",
+        text(&r.stderr_tail)
+    );
+    assert_eq!(b.s().reset().expect("reset"), ResetOutcome::Clean);
+    // The same build, with a shell as its command: the candidate tries to
+    // change it and to write beside it; it can only read and run it.
+    let attack = "rm -f /sbx/build/data.txt; chmod 777 /sbx/build/data.txt; \
+        echo x >> /sbx/build/data.txt; mkdir /sbx/x /sbx/build/x; touch /sbx/y; \
+        cat /sbx/build/data.txt; ls -A /sbx /sbx/build; stat -c '%a %u' /sbx /sbx/build /sbx/build/bin/probe /sbx/build/data.txt; \
+        cat /work/task";
+    let shell = Candidate {
+        interpreter: Some(vec!["/bin/sh".into(), "-c".into(), attack.into()]),
+        ..probe.clone()
+    };
+    assert_eq!(b.s().unload().expect("unload"), ResetOutcome::Clean);
+    assert_eq!(b.s().load(&shell).expect("load"), Loaded::Ready);
+    let r = b.s().run_case(&case(b"", 30_000)).expect("case");
+    assert_eq!(
+        text(&r.stdout),
+        "kept\n/sbx:\nbuild\n\n/sbx/build:\nbin\ndata.txt\n755 0\n755 0\n555 0\n555 0\nthe source\n",
+        "{r:?} {}",
+        text(&r.stderr_tail)
+    );
+    // Nothing changed: the reset that verifies the build is clean.
+    assert_eq!(b.s().reset().expect("reset"), ResetOutcome::Clean);
+    // Unloaded, the next candidate finds no build and no source.
+    assert_eq!(b.s().unload().expect("unload"), ResetOutcome::Clean);
+    let r = b.run(
+        "look.sh",
+        "#!/bin/sh\nls -A /sbx; ls -A /work\n",
+        None,
+        case(b"", 30_000),
+    );
+    assert_eq!(text(&r.stdout), "look.sh\n", "{r:?}");
+    // A build path that leaves the build directory is refused (and the
+    // session, now broken, is discarded).
+    let bad = Candidate {
+        build: Some(vec![BuildFile {
+            path: "../escape".into(),
+            bytes: b"x".to_vec(),
+        }]),
+        ..probe
+    };
+    let err = b.s().load(&bad).unwrap_err();
+    assert!(err.to_string().contains("bad build path"), "{err}");
+}
+
+#[test]
+fn a_load_without_a_reset_before_it_is_refused() {
+    let mut b = open("noresetload", BUSYBOX);
+    let c = Candidate {
+        file_name: "t.sh".into(),
+        program: b"#!/bin/sh\necho 1\n".to_vec(),
+        interpreter: None,
+        build: None,
+    };
+    b.s().load(&c).unwrap();
+    b.s().run_case(&case(b"", 30_000)).unwrap();
+    let err = b.s().load(&c).unwrap_err();
+    assert!(err.to_string().contains("clean reset"), "{err}");
 }
 
 #[test]
@@ -1189,6 +1282,7 @@ fn a_runner_killed_mid_session_is_an_infrastructure_error() {
         file_name: "t.sh".into(),
         program: b"#!/bin/sh\nsleep 60\n".to_vec(),
         interpreter: None,
+        build: None,
     };
     b.s().load(&c).unwrap();
     let killer = std::thread::spawn(move || {

@@ -65,6 +65,7 @@ fn a_runner_dying_mid_frame_is_a_framing_error_and_the_container_is_removed() {
         file_name: "t.sh".into(),
         program: b"#!/bin/sh\n".to_vec(),
         interpreter: None,
+        build: None,
     };
     let err = session.load(&candidate).unwrap_err();
     assert!(

@@ -296,6 +296,7 @@ fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                 file_name: "probe".into(),
                 program: script.as_bytes().to_vec(),
                 interpreter: Some(interpreter),
+                build: None,
             };
             match runner.load(&program).map_err(|e| e.to_string())? {
                 Loaded::Ready => {}

@@ -334,6 +334,8 @@ pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> 
     }
     args.push("--tmpfs".into());
     args.push(WORK_TMPFS.into());
+    args.push("--tmpfs".into());
+    args.push(BUILD_TMPFS.into());
     for sysctl in RUNNER_SYSCTLS {
         args.push("--sysctl".into());
         args.push(sysctl.into());
@@ -375,6 +377,14 @@ pub const RUNNER_USER: &str = "0:0";
 /// empty, and `no-new-privileges` keeps any file's capability or setuid
 /// bit from giving them back.
 pub const RUNNER_CAPS: [&str; 3] = ["SETUID", "SETGID", "KILL"];
+
+/// The build's place in a runner container (`protocol::BUILD_MOUNT`): a
+/// root-owned tmpfs mode 0755 where the runner writes a compiled
+/// candidate's build at `/sbx/build` (directories 0755, files 0555). The
+/// one exec-allowed place a candidate can reach, and one it cannot write:
+/// `/tmp`, `/dev/shm` and `/work` stay noexec. Its size is the protocol's
+/// largest payload.
+pub const BUILD_TMPFS: &str = "/sbx:rw,exec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0";
 
 /// `/work` in a runner container: a small root-owned tmpfs where the runner
 /// writes each candidate as `/work/task` (mode 0444). The candidate can
@@ -649,6 +659,26 @@ if ! command -v \"$1\" >/dev/null 2>&1; then
 fi
 exec \"$@\"";
 
+/// `COMPILE_SCRIPT` for a build that the runner will receive: the
+/// compiler's own output goes to stderr, and once it succeeded the build
+/// directory is written to stdout as a tar archive, which sbx reads
+/// strictly (`eval::build_archive`) and delivers over the runner protocol.
+/// Without `tar` in the image stdout stays empty (the build is then run
+/// from the volume, a container per case). A constant too.
+pub const COMPILE_PACK_SCRIPT: &str = "set -e
+mkdir /tmp/src
+cd /tmp/src
+cat > \"$1\"
+shift
+if ! command -v \"$1\" >/dev/null 2>&1; then
+  echo \"sbx-toolchain-missing: $1\" >&2
+  exit 127
+fi
+\"$@\" >&2
+cd /sbx/build
+command -v tar >/dev/null 2>&1 || exit 0
+exec tar -cf - .";
+
 /// The line the compile script prints when the compiler is not in the image.
 pub const TOOLCHAIN_MISSING_MARK: &str = "sbx-toolchain-missing:";
 
@@ -677,6 +707,7 @@ pub fn compile_create_args(
     volume: &str,
     source_name: &str,
     command: &[String],
+    pack: bool,
 ) -> Vec<OsString> {
     let hardening = Hardening {
         user: None,
@@ -710,7 +741,14 @@ pub fn compile_create_args(
     args.push("--".into());
     args.push(c.image.into());
     args.push("-c".into());
-    args.push(COMPILE_SCRIPT.into());
+    args.push(
+        if pack {
+            COMPILE_PACK_SCRIPT
+        } else {
+            COMPILE_SCRIPT
+        }
+        .into(),
+    );
     args.push("sbx-compile".into());
     args.push(source_name.into());
     args.extend(command.iter().map(OsString::from));
@@ -1053,6 +1091,9 @@ mod tests {
                 "/tmp:rw,noexec,nosuid,size=64m,uid=1000,gid=1000"
             ]));
         assert!(args.windows(2).any(|w| w == ["--tmpfs", WORK_TMPFS]));
+        assert!(args.windows(2).any(|w| w == ["--tmpfs", BUILD_TMPFS]));
+        assert!(BUILD_TMPFS.contains(",mode=0755,uid=0,gid=0"));
+        assert!(WORK_TMPFS.contains("noexec"));
         let caps: Vec<_> = args
             .windows(2)
             .filter(|w| w[0] == "--cap-add")
@@ -1222,7 +1263,9 @@ mod tests {
         let command: Vec<String> = ["gcc", "-o", "/sbx/build/main", "main.c"]
             .map(String::from)
             .to_vec();
-        let args = compile_create_args(&c, "sbx-r-build-0", "main.c", &command);
+        let packed = compile_create_args(&c, "sbx-r-build-0", "main.c", &command, true);
+        assert!(strings(&packed).contains(&COMPILE_PACK_SCRIPT.to_string()));
+        let args = compile_create_args(&c, "sbx-r-build-0", "main.c", &command, false);
         let want: Vec<String> = [
             "create",
             "--rm",

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::cache::{Cache, KeyInput};
 use super::isolate::{judge_in_runner, Judged, Slot};
-use super::judge::{judge, ENGINE_LOST};
+use super::judge::{compile_unit, judge, judge_built, ENGINE_LOST};
 use super::plan::{ImageCheck, Unit};
 use super::request::EvalRequest;
 use crate::docker::events::EventStream;
@@ -44,9 +44,9 @@ pub fn run_unit(
     member: &Member,
     slot: &mut Slot,
 ) -> Step {
-    // A compiled candidate runs a container per case (its build volume is
-    // mounted at each one's creation): not in a runner yet.
-    let runner = member.isolate != IsolateMode::Case && unit.language.is_none();
+    // In the runner modes a compiled candidate is compiled in its own
+    // container, then its build is delivered to the runner (`judge_compiled`).
+    let runner = member.isolate != IsolateMode::Case;
     let task = &req.tasks[unit.task];
     let key = cache.and_then(|cache| {
         // Hashed from the staged copy, in a stream; a copy that cannot be
@@ -96,8 +96,10 @@ pub fn run_unit(
             return Step::Judged(Box::new(hit));
         }
     }
-    let judged = if runner {
-        match judge_in_runner(session, req, task, unit, staged, member, slot) {
+    let judged = if runner && unit.language.is_some() && task.function.is_none() {
+        judge_compiled(session, req, task, unit, staged, member, slot)
+    } else if runner {
+        match judge_in_runner(session, req, task, unit, staged, member, slot, None) {
             Judged::Result(result) => Some(*result),
             Judged::Interrupted => None,
             // A candidate the runner cannot start (an executable that cannot
@@ -135,4 +137,33 @@ pub fn run_unit(
         cache.put(key, &result);
     }
     Step::Judged(Box::new(result))
+}
+
+/// A compiled candidate in the runner modes: compiled once in its own
+/// container, its build delivered over the protocol and its cases run in
+/// the runner like an interpreted candidate's. A build that cannot be
+/// delivered (no `tar` in the image, larger than the protocol carries)
+/// runs from its volume, a container per case, with the same verdicts.
+fn judge_compiled(
+    session: &Session,
+    req: &EvalRequest,
+    task: &super::tasks::Task,
+    unit: &Unit,
+    staged: &Staged,
+    member: &Member,
+    slot: &mut Slot,
+) -> Option<TaskResult> {
+    let built = match compile_unit(session, req, task, unit, staged, member, true)? {
+        Ok(built) => built.expect("a compiled unit"),
+        Err(result) => return Some(result),
+    };
+    if built.files.is_ok() {
+        return match judge_in_runner(session, req, task, unit, staged, member, slot, Some(&built)) {
+            Judged::Result(result) => Some(*result),
+            Judged::Interrupted => None,
+            // A build's command is given: the runner never reads a `#!`.
+            Judged::Refused(why) => Some(TaskResult::error(&task.id, "runner_refused", why)),
+        };
+    }
+    judge_built(session, req, task, unit, staged, member, Some(&built))
 }

@@ -1,7 +1,10 @@
 //! The compile step of a compiled candidate, once for all its cases, in
 //! its own sandboxed container: the source on stdin, the output into a
 //! build volume of the candidate's own (labelled with the run), which the
-//! runs then mount read-only. It works the same on every engine: nothing
+//! runs then mount read-only (`--isolate case`). For the runner modes the
+//! compile container also writes the build to its stdout as a tar archive
+//! (`pack`), which is delivered to the runner with the candidate
+//! (`build_archive`, `isolate`). It works the same on every engine: nothing
 //! but the engine's own volumes is shared, and a volume lives on the engine
 //! that runs the candidate.
 
@@ -9,6 +12,9 @@ use std::io::Read;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sbx_runner::protocol::BuildFile;
+
+use super::build_archive::{self, MAX_BUILD};
 use crate::docker::argv::{self, Container, Mount, NAME_PREFIX, TOOLCHAIN_MISSING_MARK};
 use crate::docker::events::{self, ContainerRecord};
 use crate::docker::process::{self, Ended, OutputSink, StdinSource, CONTROL_TIMEOUT};
@@ -30,6 +36,11 @@ pub const COMPILE_PIDS_LIMIT: &str = "256";
 const ENGINE_LOST: &str = "engine_lost";
 /// The largest source sbx hands to a compiler.
 pub const MAX_SOURCE: u64 = 16 << 20;
+/// The most a compiler may write (stdout and stderr each) before its
+/// compile is a `compile_error`.
+const COMPILER_OUTPUT: usize = 1 << 20;
+/// What a build's archive adds to its files (headers, padding).
+const ARCHIVE_SLACK: usize = 4 << 20;
 
 /// The compile step's own limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +90,11 @@ pub struct Built<'a> {
     pub run: Vec<String>,
     /// How long the compile step took.
     pub compile_ms: u64,
+    /// The build's files for the runner (asked for with `pack`), or why
+    /// there are none (no `tar` in the image, a build above `MAX_BUILD`, an
+    /// archive that does not read): then it runs from `volume`, a
+    /// container per case.
+    pub files: Result<Vec<BuildFile>, String>,
 }
 
 impl Built<'_> {
@@ -98,7 +114,12 @@ pub type Compiled<'a> = Option<Result<Built<'a>, TaskResult>>;
 
 /// Compiles `staged` (task `id`, image `image`) in `language` on `member`,
 /// once. Counted in the engine's events as one container named
-/// `sbx-<run>-compile-<n>`.
+/// `sbx-<run>-compile-<n>`. With `pack`, the build also comes back on the
+/// compile container's stdout, for the runner (`Built::files`).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the compile's parts, each needed once; a struct would only rename them"
+)]
 pub fn compile<'a>(
     session: &Session,
     member: &'a Member,
@@ -107,6 +128,7 @@ pub fn compile<'a>(
     language: &Language,
     staged: &Staged,
     limits: &CompileLimits,
+    pack: bool,
 ) -> Compiled<'a> {
     let compile_words = language
         .compile
@@ -168,6 +190,7 @@ pub fn compile<'a>(
         &volume.name,
         &names.source,
         &command,
+        pack,
     );
     let prepared = Prepared {
         name: name.clone(),
@@ -181,7 +204,13 @@ pub fn compile<'a>(
         &member.docker,
         prepared,
         StdinSource::Bytes(Arc::from(source)),
-        OutputSink::Capture { max: 1 << 20 },
+        OutputSink::Capture {
+            max: if pack {
+                MAX_BUILD + ARCHIVE_SLACK
+            } else {
+                COMPILER_OUTPUT
+            },
+        },
         limits.timeout,
     ) {
         Ok(finished) => finished,
@@ -189,7 +218,12 @@ pub fn compile<'a>(
     };
     let record = ContainerRecord::new(member.events.as_ref(), &name);
     let mut said = String::from_utf8_lossy(&finished.stderr.bytes).into_owned();
-    said.push_str(&String::from_utf8_lossy(&finished.stdout.bytes));
+    // Packed, stdout is the build's archive (the compiler's went to stderr).
+    if !pack {
+        said.push_str(&String::from_utf8_lossy(&finished.stdout.bytes));
+    }
+    let too_talkative = finished.stderr.total > COMPILER_OUTPUT as u64
+        || (!pack && finished.stdout.total > COMPILER_OUTPUT as u64);
     let compile_ms = u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX);
     let failed = |reason: &str, message: String| {
         let mut result = TaskResult::bare(id, Status::Fail);
@@ -221,11 +255,21 @@ pub fn compile<'a>(
                 ),
             )
         }
-        Ended::OutputLimit => {
+        Ended::OutputLimit | Ended::Exited(_) if too_talkative => {
             return failed(
                 "compile_error",
                 format!("{said}\nsbx: the compiler wrote more than 1 MiB"),
             )
+        }
+        // The archive comes only after the compiler succeeded: a build too
+        // large to deliver runs from its volume.
+        Ended::OutputLimit => {
+            return Some(Ok(Built {
+                volume,
+                run,
+                compile_ms,
+                files: Err(format!("the build is larger than {} MiB", MAX_BUILD >> 20)),
+            }))
         }
         Ended::Exited(status) => status,
     };
@@ -246,11 +290,19 @@ pub fn compile<'a>(
         }
     }
     match status.code() {
-        Some(0) => Some(Ok(Built {
-            volume,
-            run,
-            compile_ms,
-        })),
+        Some(0) => {
+            let files = match (pack, finished.stdout.bytes.is_empty()) {
+                (false, _) => Err("not asked for".into()),
+                (true, true) => Err(format!("image `{image}` has no `tar`")),
+                (true, false) => build_archive::read(&finished.stdout.bytes),
+            };
+            Some(Ok(Built {
+                volume,
+                run,
+                compile_ms,
+                files,
+            }))
+        }
         Some(127) if said.contains(TOOLCHAIN_MISSING_MARK) => {
             Some(Err(toolchain_missing(id, image, language, &command[0])))
         }

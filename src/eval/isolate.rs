@@ -1,8 +1,11 @@
 //! Judging in sbx's runner (`--isolate candidate|worker`): a candidate is
 //! loaded over the protocol into a runner container, each case is a fresh
 //! process, and a reset comes before every next case (and, in `worker`
-//! mode, before every next candidate). A worker's `Slot` holds its runner
-//! container between units in `worker` mode.
+//! mode, before every next candidate, an `Unload` that also removes the
+//! candidate's file and build). A compiled candidate comes with its build
+//! (`compile::Built`), which the runner writes where only it can write and
+//! the candidate can execute. A worker's `Slot` holds its runner container
+//! between units in `worker` mode.
 //!
 //! A runner lost while a case runs is classified on evidence. The
 //! engine's `oom` for the container (and no earlier OOM in it) makes it the
@@ -23,6 +26,7 @@ use sbx_runner::protocol::{self, CaseResult};
 use sbx_runner::SUBCOMMAND;
 
 use super::candidates::{too_large, MAX_CANDIDATE_BYTES};
+use super::compile::Built;
 use super::humaneval;
 use super::plan::Unit;
 use super::request::EvalRequest;
@@ -100,8 +104,15 @@ pub enum Judged {
 }
 
 /// Judges one candidate in `member`'s runner, reusing the container in
-/// `slot` in `worker` mode. On return, in `candidate` mode the slot is
-/// empty; in `worker` mode it holds a clean container or none.
+/// `slot` in `worker` mode. A compiled candidate comes `built` (its files
+/// delivered with it, its run command in place of an interpreter); its
+/// staged source is still the runner's `/work/task`, as in `case` mode.
+/// On return, in `candidate` mode the slot is empty; in `worker` mode it
+/// holds a clean container, the candidate and its build unloaded, or none.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the unit's parts, each needed once; a struct would only rename them"
+)]
 pub fn judge_in_runner(
     session: &Session,
     req: &EvalRequest,
@@ -110,6 +121,7 @@ pub fn judge_in_runner(
     staged: &Staged,
     member: &Member,
     slot: &mut Slot,
+    built: Option<&Built<'_>>,
 ) -> Judged {
     // The candidate's size was checked before it was staged; a staged copy
     // that is larger after all (a file that grew meanwhile; a function
@@ -150,10 +162,19 @@ pub fn judge_in_runner(
             None => interpreter.extend(humaneval::runner_args(req.max_output / 2)),
         }
     }
-    let candidate = protocol::Candidate {
-        file_name: FILE_NAME.into(),
-        program,
-        interpreter: (!interpreter.is_empty()).then_some(interpreter),
+    let candidate = match built {
+        Some(built) => protocol::Candidate {
+            file_name: FILE_NAME.into(),
+            program,
+            interpreter: Some(built.run.clone()),
+            build: built.files.as_ref().ok().cloned(),
+        },
+        None => protocol::Candidate {
+            file_name: FILE_NAME.into(),
+            program,
+            interpreter: (!interpreter.is_empty()).then_some(interpreter),
+            build: None,
+        },
     };
     let mut run = Run {
         session,
@@ -177,6 +198,10 @@ pub fn judge_in_runner(
             run.case(&case.stdin, Check::Output(&case.matcher))
         }),
     };
+    let judged = judged.map(|mut result| {
+        result.compile_ms = built.map(|b| b.compile_ms);
+        result
+    });
     let refused = run.refused.take();
     // Between candidates: a fresh container (`candidate`), or the same one
     // after a clean reset (`worker`). Under gVisor the reset cannot see
@@ -344,16 +369,15 @@ impl Run<'_> {
     }
 
     /// `worker` mode, after the candidate: the container is kept only after
-    /// a clean reset; anything else discards it.
+    /// a clean reset that also unloaded the candidate (its file and its
+    /// build gone, verified); anything else discards it.
     fn settle(&mut self) {
         let Some(held) = self.slot.held.as_mut() else {
             return;
         };
-        if self.refused.is_some() || held.dirty {
-            match held.session.reset() {
-                Ok(ResetOutcome::Clean) => held.dirty = false,
-                _ => self.slot.discard(),
-            }
+        match held.session.unload() {
+            Ok(ResetOutcome::Clean) => held.dirty = false,
+            _ => self.slot.discard(),
         }
     }
 }

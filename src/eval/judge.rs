@@ -51,29 +51,61 @@ pub fn judge(
     if task.function.is_some() {
         return judge_function(session, req, task, unit, staged, member);
     }
-    // A compiled language is compiled once, before its cases, outside
-    // their clocks; its failure is the task's result.
-    let built = match unit.language {
-        Some(language) => match compile(
-            session,
-            member,
-            &task.id,
-            &task.image,
-            language,
-            staged,
-            &req.compile,
-        )? {
-            Ok(built) => Some(built),
-            Err(mut result) => {
-                if task.multi_case {
-                    result.cases_passed = Some(0);
-                    result.cases_total = Some(task.cases.len());
-                }
-                return Some(result);
-            }
-        },
-        None => None,
+    match compile_unit(session, req, task, unit, staged, member, false)? {
+        Ok(built) => judge_built(session, req, task, unit, staged, member, built.as_ref()),
+        Err(result) => Some(result),
+    }
+}
+
+/// A compiled unit's compile step (`None` for an interpreted one), once,
+/// before its cases, outside their clocks; `Err` is the task's result (the
+/// compiler's refusal, or why sbx could not compile), with the cases
+/// counted as none passed. With `pack`, the build comes back for the
+/// runner too (`Built::files`). `None` when interrupted.
+pub fn compile_unit<'a>(
+    session: &Session,
+    req: &EvalRequest,
+    task: &Task,
+    unit: &Unit,
+    staged: &Staged,
+    member: &'a Member,
+    pack: bool,
+) -> Option<Result<Option<Built<'a>>, TaskResult>> {
+    let Some(language) = unit.language else {
+        return Some(Ok(None));
     };
+    match compile(
+        session,
+        member,
+        &task.id,
+        &task.image,
+        language,
+        staged,
+        &req.compile,
+        pack,
+    )? {
+        Ok(built) => Some(Ok(Some(built))),
+        Err(mut result) => {
+            if task.multi_case {
+                result.cases_passed = Some(0);
+                result.cases_total = Some(task.cases.len());
+            }
+            Some(Err(result))
+        }
+    }
+}
+
+/// Judges one candidate (compiled already, if `built`) against each case of
+/// its task, each in a fresh container.
+pub fn judge_built(
+    session: &Session,
+    req: &EvalRequest,
+    task: &Task,
+    unit: &Unit,
+    staged: &Staged,
+    member: &Member,
+    built: Option<&Built<'_>>,
+) -> Option<TaskResult> {
     let run_case = |case: &Case| {
         let candidate = Candidate {
             staged,
@@ -81,9 +113,9 @@ pub fn judge(
             interpreter: &unit.interpreter,
             interactive: true,
         };
-        judge_case(session, req, task, &candidate, member, case, built.as_ref())
+        judge_case(session, req, task, &candidate, member, case, built)
     };
-    let compile_ms = built.as_ref().map(|b| b.compile_ms);
+    let compile_ms = built.map(|b| b.compile_ms);
     over_cases(req, task, run_case).map(|mut result| {
         result.compile_ms = compile_ms;
         result

@@ -7,6 +7,7 @@
 //! - `queue`: the work queue the engines' workers share;
 //! - `attempt`: one unit on one engine, and when to run it again;
 //! - `compile`: a compiled candidate's compile step, once for all its cases;
+//! - `build_archive`: a compiled candidate's build, read for the runner;
 //! - `judge`: a candidate's cases run and compared, the result made;
 //! - `isolate`: the same in sbx's runner (`--isolate candidate|worker`);
 //! - `cache`: judged results kept between evals;
@@ -20,6 +21,7 @@
 //! - `pyvalue`: plain Python data and Python's `==` on it, for `sealed`.
 
 pub mod attempt;
+pub mod build_archive;
 pub mod cache;
 pub mod candidates;
 pub mod compile;

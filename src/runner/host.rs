@@ -286,7 +286,17 @@ impl RunnerSession {
     /// Kills everything but the runner, empties the writable directories
     /// and verifies; `Dirty` means the container must be discarded.
     pub fn reset(&mut self) -> Result<ResetOutcome, RunnerError> {
-        self.send(&Message::Reset)?;
+        self.reset_with(Message::Reset)
+    }
+
+    /// A reset between candidates: the same, and the candidate's file and
+    /// build are removed too (verified gone).
+    pub fn unload(&mut self) -> Result<ResetOutcome, RunnerError> {
+        self.reset_with(Message::Unload)
+    }
+
+    fn reset_with(&mut self, message: Message) -> Result<ResetOutcome, RunnerError> {
+        self.send(&message)?;
         match self.receive(STEP_TIMEOUT, "reset")? {
             Message::ResetDone { clean: true, .. } => Ok(ResetOutcome::Clean),
             Message::ResetDone {
@@ -527,6 +537,15 @@ mod tests {
     }
 
     #[test]
+    fn the_build_is_where_the_runner_writes_it_and_the_compile_reads_it() {
+        use crate::docker::argv::{BUILD_DIR, BUILD_TMPFS};
+        use sbx_runner::protocol;
+        assert_eq!(BUILD_DIR, protocol::BUILD_DIR);
+        assert!(BUILD_TMPFS.starts_with(&format!("{}:", protocol::BUILD_MOUNT)));
+        assert!(protocol::BUILD_DIR.starts_with(&format!("{}/", protocol::BUILD_MOUNT)));
+    }
+
+    #[test]
     fn runner_argv_is_create_args_plus_sysctls_mount_and_entrypoint() {
         let limits = Limits::default();
         let c = Container {
@@ -578,6 +597,8 @@ mod tests {
                 "KILL",
                 "--tmpfs",
                 "/work:rw,noexec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0",
+                "--tmpfs",
+                "/sbx:rw,exec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0",
                 "--sysctl",
                 "kernel.shmmni=0",
                 "--sysctl",
@@ -712,6 +733,7 @@ mod tests {
             file_name: "t.py".into(),
             program: b"print(1)".to_vec(),
             interpreter: Some(vec!["python3".into()]),
+            build: None,
         };
         assert_eq!(s.load(&candidate).unwrap(), Loaded::Ready);
         let err = s.run_case(&case()).unwrap_err();

@@ -28,7 +28,7 @@
 //! | kind | direction | message | payload |
 //! |---|---|---|---|
 //! | 1 | runner -> host | `Hello` | str sbx version, bool oom counter readable |
-//! | 2 | host -> runner | `Load` | str file name, bytes program, option list-of-str interpreter (none: the `#!` line) |
+//! | 2 | host -> runner | `Load` | str file name, bytes program, option list-of-str interpreter (none: the `#!` line), option list of build files (str path, bytes) |
 //! | 3 | runner -> host | `Loaded` | (empty) |
 //! | 4 | runner -> host | `Refused` | str message (the candidate cannot be run: no `#!` line) |
 //! | 5 | host -> runner | `Case` | bytes stdin, u64 wall ms, u64 max output bytes, option u64 cpu seconds |
@@ -37,11 +37,12 @@
 //! | 8 | runner -> host | `ResetDone` | bool clean, str message |
 //! | 9 | runner -> host | `Internal` | str message (isolate's XX: the runner failed, not the candidate) |
 //! | 10 | host -> runner | `Bye` | (empty); the runner exits 0 |
+//! | 11 | host -> runner | `Unload` | (empty): a `Reset` that also drops the candidate and its build |
 //!
 //! The runner speaks first (`Hello`), then answers each host message with
 //! exactly one message: `Load` with `Loaded`, `Refused` or `Internal`;
-//! `Case` with `Result` or `Internal`; `Reset` with `ResetDone` or
-//! `Internal`. A case needs a loaded candidate and a reset since the
+//! `Case` with `Result` or `Internal`; `Reset` and `Unload` with
+//! `ResetDone` or `Internal`. A case needs a loaded candidate and a reset since the
 //! previous case.
 
 use std::io::{self, Read, Write};
@@ -49,7 +50,7 @@ use std::io::{self, Read, Write};
 /// The first bytes of every frame.
 pub const MAGIC: [u8; 4] = *b"SBXR";
 /// The protocol version; a frame of another version is a framing error.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// The largest payload either side accepts (candidate, stdin, output).
 pub const MAX_PAYLOAD: u32 = 64 << 20;
 /// Bytes of a frame before its payload.
@@ -74,6 +75,7 @@ pub enum Message {
     },
     Internal(String),
     Bye,
+    Unload,
 }
 
 /// A candidate program.
@@ -85,6 +87,38 @@ pub struct Candidate {
     pub program: Vec<u8>,
     /// Words run before the file; `None`: the runner reads the `#!` line.
     pub interpreter: Option<Vec<String>>,
+    /// A compiled candidate's build, written by the runner under
+    /// `BUILD_DIR` (root's, directories 0755, files 0555: executable, never
+    /// writable by the candidate). With a build, `interpreter` is the whole
+    /// command (such as `/sbx/build/main`): the file is not appended.
+    pub build: Option<Vec<BuildFile>>,
+}
+
+/// One file of a compiled candidate's build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildFile {
+    /// A relative path under `BUILD_DIR` (`main`, `Main$1.class`,
+    /// `pkg/A.class`): plain components, no `.` or `..`, no NUL.
+    pub path: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Where the runner writes a compiled candidate's build: inside an
+/// exec-allowed tmpfs (`BUILD_MOUNT`) that only the runner (root) can
+/// write. The same path as the compile step's output.
+pub const BUILD_DIR: &str = "/sbx/build";
+/// The runner container's exec-allowed, root-owned tmpfs holding `BUILD_DIR`.
+pub const BUILD_MOUNT: &str = "/sbx";
+
+/// Whether `path` is a build file's path the runner accepts (see
+/// `BuildFile::path`).
+pub fn valid_build_path(path: &str) -> bool {
+    !path.is_empty()
+        && path.len() <= 4096
+        && !path.contains('\0')
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != ".." && c.len() <= 255)
 }
 
 /// One case of the loaded candidate.
@@ -236,6 +270,7 @@ impl Message {
             Message::ResetDone { .. } => 8,
             Message::Internal(_) => 9,
             Message::Bye => 10,
+            Message::Unload => 11,
         }
     }
 
@@ -252,6 +287,7 @@ impl Message {
             Message::ResetDone { .. } => "ResetDone",
             Message::Internal(_) => "Internal",
             Message::Bye => "Bye",
+            Message::Unload => "Unload",
         }
     }
 
@@ -273,6 +309,14 @@ impl Message {
                     e.u32(words.len() as u32);
                     for w in words {
                         e.str(w);
+                    }
+                }
+                e.bool(c.build.is_some());
+                if let Some(files) = &c.build {
+                    e.u32(files.len() as u32);
+                    for f in files {
+                        e.str(&f.path);
+                        e.bytes(&f.bytes);
                     }
                 }
             }
@@ -303,7 +347,7 @@ impl Message {
                 e.str(message);
             }
             Message::Refused(m) | Message::Internal(m) => e.str(m),
-            Message::Loaded | Message::Reset | Message::Bye => {}
+            Message::Loaded | Message::Reset | Message::Bye | Message::Unload => {}
         }
         e.0
     }
@@ -328,10 +372,23 @@ impl Message {
                 } else {
                     None
                 };
+                let build = if d.bool()? {
+                    let n = d.u32()?;
+                    let mut files = Vec::new();
+                    for _ in 0..n {
+                        let path = d.str()?;
+                        let bytes = d.bytes()?.to_vec();
+                        files.push(BuildFile { path, bytes });
+                    }
+                    Some(files)
+                } else {
+                    None
+                };
                 Message::Load(Candidate {
                     file_name,
                     program,
                     interpreter,
+                    build,
                 })
             }
             3 => Message::Loaded,
@@ -368,6 +425,7 @@ impl Message {
             },
             9 => Message::Internal(d.str()?),
             10 => Message::Bye,
+            11 => Message::Unload,
             other => return Err(FrameError::UnknownKind(other)),
         };
         if !d.0.is_empty() {
@@ -534,11 +592,28 @@ mod tests {
                 file_name: "task.py".into(),
                 program: (0..=255u8).collect(),
                 interpreter: Some(vec!["python3".into(), "-u".into()]),
+                build: None,
+            }),
+            Message::Load(Candidate {
+                file_name: "task".into(),
+                program: b"int main(){}".to_vec(),
+                interpreter: Some(vec!["/sbx/build/main".into()]),
+                build: Some(vec![
+                    BuildFile {
+                        path: "main".into(),
+                        bytes: vec![0x7f, b'E', b'L', b'F', 0],
+                    },
+                    BuildFile {
+                        path: "pkg/Main$1.class".into(),
+                        bytes: Vec::new(),
+                    },
+                ]),
             }),
             Message::Load(Candidate {
                 file_name: "t.sh".into(),
                 program: b"#!/bin/sh\necho hi\n".to_vec(),
                 interpreter: None,
+                build: Some(Vec::new()),
             }),
             Message::Loaded,
             Message::Refused("no #! line".into()),
@@ -574,6 +649,7 @@ mod tests {
             },
             Message::Internal("boom".into()),
             Message::Bye,
+            Message::Unload,
         ]
     }
 
@@ -604,8 +680,21 @@ mod tests {
             file_name: "a".into(),
             program,
             interpreter: None,
+            build: None,
         });
         assert!(frame(&m).len() < 100_000 + 64);
+    }
+
+    #[test]
+    fn build_paths_are_plain_relative_paths() {
+        for good in ["main", "Main$1.class", "pkg/A.class", "a/b/c"] {
+            assert!(valid_build_path(good), "{good}");
+        }
+        for bad in [
+            "", "/main", "a//b", "./main", "../x", "a/../b", "a/", "a\0b",
+        ] {
+            assert!(!valid_build_path(bad), "{bad:?}");
+        }
     }
 
     #[test]
@@ -629,10 +718,10 @@ mod tests {
         assert!(matches!(err, FrameError::BadMagic(_)), "{err}");
 
         let mut f = frame(&Message::Bye);
-        f[4] = 2;
+        f[4] = 1;
         assert!(matches!(
             read_message(&mut &f[..]),
-            Err(FrameError::BadVersion(2))
+            Err(FrameError::BadVersion(1))
         ));
 
         let mut f = frame(&Message::Bye);
