@@ -88,7 +88,7 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
     )?;
     choose_isolation(&req, &session, &mut setups)?;
     let images = combine(&distinct, &setups, explicit);
-    seal(&mut req, &session, &setups, &images_owned);
+    let warm = warm_while_sealing(&mut req, &session, &mut setups, &images_owned)?;
     let (plans, units, places, split) = match &req.human_eval {
         Some(files) => plan_samples(&req, &files.problems, &files.samples, &images, &session)?,
         None => {
@@ -118,21 +118,17 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
     }
     // Each engine's event stream runs from before its first container to
     // the end of the eval (dropped with `members`, on every path).
-    let streams: Result<Vec<EventStream>> = members
-        .iter()
-        .filter(|_| !units.is_empty())
-        .map(|m| EventStream::start(&m.docker, &session.run_id))
-        .collect();
     let mut members = members;
-    match streams {
-        Ok(streams) => {
-            for (member, stream) in members.iter_mut().zip(streams) {
-                member.events = Some(stream);
-            }
+    for member in members.iter_mut().filter(|m| m.events.is_none()) {
+        if units.is_empty() {
+            break;
         }
-        Err(e) => {
-            let _ = clean_all(&members, &session.run_id);
-            return Err(e);
+        match EventStream::start(&member.docker, &session.run_id) {
+            Ok(stream) => member.events = Some(stream),
+            Err(e) => {
+                let _ = clean_all(&members, &session.run_id);
+                return Err(e);
+            }
         }
     }
 
@@ -153,7 +149,7 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
             for _ in 0..member.jobs.min(total) {
                 scope.spawn(|| {
                     // This worker's runner container (`--isolate worker`).
-                    let mut slot = Slot::default();
+                    let mut slot = warm.take(&member.label);
                     while let Some(i) = take(&queue, &wake, member, image_of) {
                         // Gives the unit back (or marks it done) however this
                         // iteration ends, a panic included.
@@ -226,6 +222,7 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
             }
         }
     });
+    warm.close();
     if progress {
         console::progress("\r\x1b[K");
     }
@@ -374,6 +371,82 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
         return Ok(exit::for_signal(signal));
     }
     Ok(code)
+}
+
+/// Runner containers started ahead, by engine label, for the workers'
+/// first candidates.
+#[derive(Debug, Default)]
+struct Warm(Mutex<Vec<(String, Slot)>>);
+
+impl Warm {
+    /// A started container for a worker of engine `label`, or an empty slot.
+    fn take(&self, label: &str) -> Slot {
+        let mut slots = lock(&self.0);
+        match slots.iter().position(|(l, _)| l == label) {
+            Some(at) => slots.swap_remove(at).1,
+            None => Slot::default(),
+        }
+    }
+
+    /// Closes those no worker took.
+    fn close(&self) {
+        for (_, mut slot) in lock(&self.0).drain(..) {
+            slot.close();
+        }
+    }
+}
+
+/// The sealed prepare step (`seal`) with, at the same time in `worker`
+/// mode, each worker's first runner container starting: both are
+/// container starts, and neither needs the other. Only when a prepare
+/// step runs (function tests): otherwise nothing would hide the starts,
+/// and a run judged from the cache needs none. Each engine's event stream
+/// starts first, as before any of its containers.
+fn warm_while_sealing(
+    req: &mut EvalRequest,
+    session: &Session,
+    setups: &mut [Setup],
+    images: &[String],
+) -> Result<Warm> {
+    let functions = req.tasks.iter().filter(|t| t.function.is_some()).count();
+    let samples = req
+        .human_eval
+        .as_ref()
+        .map_or(functions, |files| files.samples.len());
+    let first = req.tasks.iter().find(|t| t.function.is_some()).map(|t| t.image.clone());
+    let warmable = |s: &Setup| {
+        s.left_out.is_none()
+            && s.member.isolate == IsolateMode::Worker
+            && matches!(s.member.delivery, crate::session::Delivery::Bind)
+    };
+    let Some(image) = first.filter(|_| samples > 0 && setups.iter().any(warmable)) else {
+        seal(req, session, setups, images);
+        return Ok(Warm::default());
+    };
+    for setup in setups.iter_mut().filter(|s| warmable(s)) {
+        setup.member.events = Some(EventStream::start(&setup.member.docker, &session.run_id)?);
+    }
+    let setups = &*setups;
+    let slots = thread::scope(|scope| {
+        let starting: Vec<_> = setups
+            .iter()
+            .filter(|s| warmable(s) && s.member.images.contains_key(image.as_str()))
+            .flat_map(|s| (0..s.member.jobs.min(samples)).map(move |_| s))
+            .map(|s| {
+                let image = image.as_str();
+                (
+                    s.member.label.clone(),
+                    scope.spawn(move || Slot::warm(session, &s.member, image)),
+                )
+            })
+            .collect();
+        seal(req, session, setups, images);
+        starting
+            .into_iter()
+            .filter_map(|(label, started)| Some((label, started.join().ok()?)))
+            .collect()
+    });
+    Ok(Warm(Mutex::new(slots)))
 }
 
 /// The sealed prepare step: once per image, before judging, the function
