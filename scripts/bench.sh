@@ -2,7 +2,8 @@
 # Benchmarks sbx side by side with the original scripts and with the
 # engine's own limit, in one run, on locally built images, and the example
 # suite on one engine and on two (a second dockerd on loopback, started by
-# scripts/second-engine.sh for that part only). Prints a table and
+# scripts/second-engine.sh for that part only), and gVisor against runc (on
+# the engine of scripts/gvisor-engine.sh, for that part only). Prints a table and
 # writes bench-results/bench.json. Usage: scripts/bench.sh [RUNS [PART...]]
 set -euo pipefail
 cd "$(dirname "$0")/.."

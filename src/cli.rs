@@ -51,7 +51,8 @@ pub struct DoctorArgs {
     /// Exit 0 even when checks were skipped because the image lacks a tool.
     #[arg(long)]
     pub allow_skips: bool,
-    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    /// Read option defaults from this TOML file instead of the sbx.toml found
+    /// in the current folder or above it (up to the repository root).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(flatten)]
@@ -92,6 +93,12 @@ pub struct DiffArgs {
     /// default the gate is not green then: exit 2).
     #[arg(long)]
     pub allow_missing: bool,
+    /// For multi-sample reports, the pass@k the gate reads: NEW regressed
+    /// when its mean pass@k over the shared tasks is lower. Refused (exit 2)
+    /// when a task has fewer than K samples, or, with one sample per task,
+    /// for any K but 1.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub k: usize,
 }
 
 /// How sbx reaches the engine.
@@ -178,7 +185,8 @@ pub struct RunArgs {
     /// throwaway image, or by where --engine is (a bind mount without it).
     #[arg(long, value_enum, default_value_t = DeliverChoice::Auto)]
     pub deliver: DeliverChoice,
-    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    /// Read option defaults from this TOML file instead of the sbx.toml found
+    /// in the current folder or above it (up to the repository root).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(flatten)]
@@ -309,7 +317,8 @@ pub struct EvalArgs {
     /// `sbx merge` puts the shares' reports back together.
     #[arg(long, value_name = "hash:K/N|count:K/N")]
     pub partition: Option<String>,
-    /// Read option defaults from this TOML file instead of ./sbx.toml.
+    /// Read option defaults from this TOML file instead of the sbx.toml found
+    /// in the current folder or above it (up to the repository root).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(flatten)]

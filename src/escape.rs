@@ -31,6 +31,24 @@ pub fn line(text: &str) -> String {
     escaped(text, |_| false)
 }
 
+/// [`line`], cut to `max` characters with `…` (a name or a reason quoted
+/// in one line of a table).
+pub fn cut(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (count, ch) in text.chars().enumerate() {
+        if count == max {
+            out.push('…');
+            break;
+        }
+        if is_unsafe(ch) {
+            out.extend(ch.escape_default());
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
 /// `text` for a block of lines (a candidate's stderr tail): as [`line`],
 /// but tabs and newlines are kept.
 pub fn block(text: &str) -> String {
@@ -78,6 +96,14 @@ pub fn path(path: &std::path::Path) -> String {
 mod tests {
     use super::*;
     use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn cut_escapes_and_cuts() {
+        assert_eq!(cut("a\nb\x1b", 10), "a\\nb\\u{1b}");
+        assert_eq!(cut("abcdef", 3), "abc…");
+        assert_eq!(cut("abc", 3), "abc");
+        assert_eq!(cut("ééé", 2), "éé…");
+    }
 
     #[test]
     fn forged_lines_and_bidi_are_escaped() {

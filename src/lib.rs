@@ -16,7 +16,8 @@
 //! crate `sbx_runner`, which depends on nothing of sbx); `session` (run
 //! id, run lock, staged candidates, one container run); `engines` (which engines, their set-up,
 //! baking); `judge` (a run's output and outcome to a verdict); `report`
-//! (results as JSON, text, JUnit, summary); `eval` (an eval's steps: tasks,
+//! (results as JSON, text, JUnit, summary); `diff` (two reports
+//! compared: parsing, the paired tests, the gate, text and JSON); `eval` (an eval's steps: tasks,
 //! candidates, plan, queue, judging, cache); `config` (the command line's
 //! arguments to validated requests); `cmd` (the subcommands). This file
 //! dispatches to `cmd`, or, for the hidden `__runner`, to `sbx_runner`.
@@ -47,6 +48,8 @@ pub mod judge;
 
 pub mod report;
 
+pub mod diff;
+
 pub mod eval;
 
 pub mod config;
@@ -54,7 +57,7 @@ pub mod config;
 pub mod cmd;
 
 use crate::cli::Command;
-use crate::cmd::{diff, doctor, gc, merge, run};
+use crate::cmd::{doctor, gc, merge, run};
 use crate::config::{DoctorRequest, GcRequest, RunRequest};
 use crate::eval::request::EvalRequest;
 
@@ -86,7 +89,9 @@ pub fn main_impl() -> i32 {
         Command::Run(args) => RunRequest::from_args(args).and_then(run::run),
         Command::Eval(args) => EvalRequest::from_args(args).and_then(cmd::eval::eval),
         Command::Doctor(args) => DoctorRequest::from_args(args).and_then(doctor::doctor),
-        Command::Diff(args) => diff::diff(&args.old, &args.new, args.json, args.allow_missing),
+        Command::Diff(args) => {
+            cmd::diff::diff(&args.old, &args.new, args.json, args.allow_missing, args.k)
+        }
         Command::Merge(args) => merge::merge(merge::MergeRequest::from_args(args)),
         Command::Gc(args) => GcRequest::from_args(args).and_then(|req| {
             let filter = gc::Filter {

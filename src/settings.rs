@@ -8,6 +8,13 @@
 //! any command line, so a value from the file is validated exactly as the
 //! same flag would be. Precedence: flags, then environment variables, then
 //! the file, then the built-in defaults.
+//!
+//! Without `--config`, the file is searched as cargo searches for
+//! `Cargo.toml`: `./sbx.toml`, then in each parent folder, up to the
+//! repository's root (a folder holding `.git`) or the filesystem's root.
+//! A found file's relative paths are relative to its own folder. Every
+//! found file, wherever it was found, is as untrusted as a candidate: see
+//! [`untrusted`].
 
 use std::ffi::OsString;
 use std::fs;
@@ -16,13 +23,20 @@ use std::path::{Path, PathBuf};
 
 use clap::error::ContextKind;
 use clap::parser::ValueSource;
-use clap::{Arg, ArgAction, ArgMatches, Command, CommandFactory, FromArgMatches, Parser};
+use clap::{
+    Arg, ArgAction, ArgMatches, Command, CommandFactory, FromArgMatches, Parser, ValueHint,
+};
 
 use crate::cli::Cli;
 use crate::error::{Error, Result};
 
-/// The file read from the current directory when `--config` is not given.
+/// The file searched for, from the current folder up, when `--config` is
+/// not given.
 pub const FILE_NAME: &str = "sbx.toml";
+
+/// The folder whose presence marks a repository's root: the search stops
+/// there.
+const REPOSITORY_MARK: &str = ".git";
 
 /// The subcommands whose options the file may set: its only tables.
 pub const TABLES: &[&str] = &["eval", "run", "doctor"];
@@ -94,9 +108,11 @@ const LIMITS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Options naming a file or folder sbx writes (`samples`: its results go
-/// beside it): from a found file, inside the file's folder only.
-const WRITTEN: &[&str] = &["output", "junit", "cache", "samples"];
+/// The path options sbx only reads. Every other path option (a `PathBuf`
+/// in clap: `output`, `junit`, `summary`, `cache`, `samples`, whose results
+/// go beside it, and any added later) names something sbx writes: from a
+/// found file, inside the file's folder only.
+const READ_ONLY_PATHS: &[&str] = &["tasks", "gen", "problems"];
 
 /// A table of the file: its name and its keys' settings, in key order.
 type Table = (String, Vec<(String, Setting)>);
@@ -111,7 +127,7 @@ enum Setting {
 }
 
 /// Parses the command line, with the defaults of the settings file that
-/// applies (`--config FILE`, else `./sbx.toml` when there is one) for
+/// applies (`--config FILE`, else the `sbx.toml` that [`find`] finds) for
 /// `run`, `eval` and `doctor`. A clap error (usage, `--help`, `--version`)
 /// is returned as clap gives it; a bad file, or a value from it that clap
 /// refuses, as one line naming the file and the key.
@@ -176,20 +192,24 @@ pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>>
         return Ok(None);
     }
     // A file named with --config is the user's choice; one found in the
-    // current directory may be the tree's, as untrusted as a candidate.
+    // current folder or above may be the tree's, as untrusted as a
+    // candidate.
     let (file, text, found) = match sub.get_one::<PathBuf>(CONFIG) {
         Some(path) => match fs::read_to_string(path) {
             Ok(text) => (path.clone(), text, false),
             Err(e) => return Err(bad(path, format!("cannot read it: {e}"))),
         },
-        None => {
-            let path = PathBuf::from(FILE_NAME);
-            match fs::read_to_string(&path) {
-                Ok(text) => (path, text, true),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(bad(&path, format!("cannot read it: {e}"))),
-            }
-        }
+        None => match find()? {
+            Some((path, text)) => (path, text, true),
+            None => return Ok(None),
+        },
+    };
+    // A found file's relative paths are relative to its folder (`..` for
+    // one found in the parent folder); `--config`'s, to the current
+    // folder, as on the command line.
+    let base = match (found, file.parent()) {
+        (true, Some(parent)) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::new(),
     };
     let mut cli = Cli::command();
     cli.build();
@@ -226,8 +246,12 @@ pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>>
         if given(arg.get_id().as_str()) || twin_given || conflict_given {
             continue;
         }
+        let is_path = matches!(
+            arg.get_value_hint(),
+            ValueHint::AnyPath | ValueHint::FilePath | ValueHint::DirPath
+        );
         if found {
-            if let Some(why) = untrusted(name, &key, &setting) {
+            if let Some(why) = untrusted(name, &key, &setting, is_path, &base) {
                 return Err(bad(
                     &file,
                     format!(
@@ -241,11 +265,15 @@ pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>>
             Setting::Flag(true) => options.push(format!("--{key}").into()),
             Setting::Flag(false) => continue,
             Setting::Values(values) => {
-                options.extend(
-                    values
-                        .iter()
-                        .map(|v| OsString::from(format!("--{key}={v}"))),
-                );
+                for v in values {
+                    let mut option = OsString::from(format!("--{key}="));
+                    if is_path && !v.is_empty() && !Path::new(&v).is_absolute() {
+                        option.push(base.join(&v));
+                    } else {
+                        option.push(&v);
+                    }
+                    options.push(option);
+                }
             }
         }
         keys.push(key);
@@ -272,12 +300,54 @@ pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>>
     }))
 }
 
+/// The `sbx.toml` that applies without `--config`: the first of
+/// `./sbx.toml`, `../sbx.toml`, ... up to the first folder holding `.git`
+/// (the repository's root, whose own `sbx.toml` is still read) or the
+/// filesystem's root, as its path from here (`sbx.toml`, `../sbx.toml`)
+/// and its text. A file that is there but cannot be read is an error
+/// naming it; a parent folder that cannot be searched ends the search.
+pub fn find() -> Result<Option<(PathBuf, String)>> {
+    let mut dir = PathBuf::new();
+    loop {
+        let path = dir.join(FILE_NAME);
+        match fs::read_to_string(&path) {
+            Ok(text) => return Ok(Some((path, text))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied && dir.as_os_str() != "" => {
+                return Ok(None)
+            }
+            Err(e) => return Err(bad(&path, format!("cannot read it: {e}"))),
+        }
+        let here = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir.as_path()
+        };
+        if fs::symlink_metadata(here.join(REPOSITORY_MARK)).is_ok() {
+            return Ok(None);
+        }
+        // The filesystem's root is its own parent.
+        match fs::canonicalize(here) {
+            Ok(real) if real.parent().is_some() => dir.push(".."),
+            _ => return Ok(None),
+        }
+    }
+}
+
 /// Why a found file may not set `key` of `[table]` to `setting`, if it
 /// may not: the keys of [`NEVER_FOUND`], a network other than `none`,
-/// root as the user, a limit above its default, and a written path that leaves
-/// the file's folder. A value that does not parse is left to the option's
-/// own check, which refuses it anyway.
-fn untrusted(table: &str, key: &str, setting: &Setting) -> Option<String> {
+/// root as the user, a limit above its default, and a written path (a
+/// path option not in [`READ_ONLY_PATHS`]) that leaves the file's folder
+/// `base` (empty: the current folder). Where the file was found changes
+/// nothing else. A value that does not parse is left to the option's own
+/// check, which refuses it anyway.
+fn untrusted(
+    table: &str,
+    key: &str,
+    setting: &Setting,
+    is_path: bool,
+    base: &Path,
+) -> Option<String> {
     use crate::spec;
     if let Some((_, why)) = NEVER_FOUND.iter().find(|(k, _)| *k == key) {
         return Some((*why).to_string());
@@ -315,13 +385,13 @@ fn untrusted(table: &str, key: &str, setting: &Setting) -> Option<String> {
             ));
         }
     }
-    if WRITTEN.contains(&key) {
+    if is_path && !READ_ONLY_PATHS.contains(&key) {
         let path = Path::new(value);
-        let mut why = outside(path);
+        let mut why = outside(base, path);
         if why.is_none() && key == "samples" {
             let mut results = path.as_os_str().to_owned();
             results.push("_results.jsonl");
-            why = outside(Path::new(&results));
+            why = outside(base, Path::new(&results));
         }
         return why.map(|why| format!("it writes {why}"));
     }
@@ -371,15 +441,15 @@ fn above(key: &str, value: &str, default: &str) -> bool {
 }
 
 /// Where a path written from a found file would leave the file's folder
-/// (the current directory): an absolute path, a `..`, or a symlink on the
-/// way (the file itself included), each read now.
-fn outside(path: &Path) -> Option<String> {
+/// `base` (empty: the current folder): an absolute path, a `..`, or a
+/// symlink on the way (the file itself included), each read now.
+fn outside(base: &Path, path: &Path) -> Option<String> {
     use std::path::Component;
     let shown = crate::console::quote(&path.to_string_lossy());
     if path.as_os_str().is_empty() {
         return None;
     }
-    let mut walked = PathBuf::new();
+    let mut walked = base.to_path_buf();
     for part in path.components() {
         match part {
             Component::Normal(name) => walked.push(name),

@@ -53,17 +53,19 @@ fn sbx(dir: &Path, args: &[&str]) -> std::process::Output {
 
 /// The one line of a refusal: exit 2, nothing on stdout, naming the file
 /// and the key, and saying how to allow it.
-fn refused(out: &std::process::Output, table: &str, key: &str) {
+/// The found file is `file` as seen from the current folder (`sbx.toml`,
+/// `../sbx.toml`).
+fn refused_from(out: &std::process::Output, file: &str, table: &str, key: &str) {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(out.stdout.is_empty(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     let prefix = format!(
-        "sbx: config file `sbx.toml`: [{table}] {key}: refused from a file sbx found on its own ("
+        "sbx: config file `{file}`: [{table}] {key}: refused from a file sbx found on its own ("
     );
     assert!(stderr.starts_with(&prefix), "{stderr}");
     assert!(
-        stderr.contains("--config sbx.toml")
+        stderr.contains(&format!("--config {file}"))
             && stderr.contains(&format!("--{key} on the command line")),
         "{stderr}"
     );
@@ -73,7 +75,29 @@ fn refused(out: &std::process::Output, table: &str, key: &str) {
 /// raises a limit or writes outside the folder, in `[run]` and `[eval]`.
 #[test]
 fn a_found_file_cannot_loosen_the_sandbox() {
+    hostile_files_are_refused(Path::new(""));
+}
+
+/// The same hostile files, found in the parent folder of the current one
+/// (`gen/`): the upward search gives them no more power. Written paths are
+/// checked from the file's folder, where they would land.
+#[test]
+fn a_file_found_above_cannot_loosen_the_sandbox_either() {
+    hostile_files_are_refused(Path::new("gen"));
+}
+
+/// Writes each hostile `sbx.toml` at the tree's root and runs sbx in
+/// `sub` (a folder of the tree, or the root itself when empty): each is
+/// refused, naming the file as found from there, and nothing is written
+/// outside the tree.
+fn hostile_files_are_refused(sub: &Path) {
     let dir = tree();
+    fs::write(dir.path().join(sub).join("f.sh"), "#!/bin/sh\necho hi\n").expect("write");
+    let file = if sub.as_os_str().is_empty() {
+        "sbx.toml".to_string()
+    } else {
+        format!("{}sbx.toml", "../".repeat(sub.components().count()))
+    };
     fs::write(
         dir.path().join("allow.json"),
         r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#,
@@ -120,6 +144,9 @@ fn a_found_file_cannot_loosen_the_sandbox() {
         ("junit", "\"out/x.xml\""),
         ("cache", "\"../cache\""),
         ("cache", "\"out\""),
+        ("summary", "\"../s.json\""),
+        ("summary", "\"out/s.json\""),
+        ("samples", "\"out/samples.jsonl\""),
     ];
     let cases = shared
         .iter()
@@ -138,8 +165,8 @@ fn a_found_file_cannot_loosen_the_sandbox() {
         } else {
             &["eval"]
         };
-        let out = sbx(dir.path(), args);
-        refused(&out, table, key);
+        let out = sbx(&dir.path().join(sub), args);
+        refused_from(&out, &file, table, key);
     }
     assert!(
         !dir.path().join("evil.log").exists(),
@@ -297,4 +324,96 @@ fn at_a_terminal_the_applied_keys_are_printed() {
     // Not a terminal: nothing but the argv.
     let out = sbx(dir.path(), &["run", "--print-argv", "f.sh"]);
     assert!(out.stderr.is_empty(), "{out:?}");
+}
+
+/// The search goes up from the current folder, as cargo's for
+/// `Cargo.toml`: a file in the parent folder applies (and is named as
+/// `../sbx.toml`), the nearest file wins, and the search stops at a folder
+/// holding `.git` (a repository's root), whose own file still counts.
+#[test]
+fn the_file_is_searched_upward_to_the_repository_root() {
+    let dir = tree();
+    let sub = dir.path().join("gen");
+    fs::write(sub.join("f.sh"), "#!/bin/sh\necho hi\n").expect("write");
+    fs::create_dir(sub.join("tmp")).expect("mkdir");
+    fs::write(dir.path().join("sbx.toml"), "[run]\nmemory = \"128m\"\n").expect("write");
+    let argv = |cwd: &Path| {
+        let out = sbx(cwd, &["run", "--print-argv", "f.sh"]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(argv(&sub).contains("\"--memory\",\"128m\""), "found above");
+    // A bad file above is named as found from here.
+    fs::write(dir.path().join("sbx.toml"), "[run]\nmemroy = \"1m\"\n").expect("write");
+    let out = sbx(&sub, &["run", "--print-argv", "f.sh"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "sbx: config file `../sbx.toml`: [run] unknown key `memroy` (keys are the long options of `sbx run`)\n"
+    );
+    // The nearest file wins.
+    fs::write(dir.path().join("sbx.toml"), "[run]\nmemory = \"128m\"\n").expect("write");
+    fs::write(sub.join("sbx.toml"), "[run]\nmemory = \"64m\"\n").expect("write");
+    assert!(argv(&sub).contains("\"--memory\",\"64m\""));
+    fs::remove_file(sub.join("sbx.toml")).expect("rm");
+    // `.git` in the current folder: the search stops here.
+    fs::create_dir(sub.join(".git")).expect("mkdir");
+    assert!(!argv(&sub).contains("128m"), "stopped at .git");
+    // A repository root's own file counts; nothing above it does.
+    fs::write(sub.join("sbx.toml"), "[run]\npids-limit = 32\n").expect("write");
+    let inner = sub.join("deeper");
+    fs::create_dir_all(inner.join("tmp")).expect("mkdir");
+    fs::write(inner.join("f.sh"), "#!/bin/sh\necho hi\n").expect("write");
+    let text = argv(&inner);
+    assert!(
+        text.contains("\"--pids-limit\",\"32\"") && !text.contains("128m"),
+        "{text}"
+    );
+}
+
+/// A found file's paths are relative to its folder: `[eval] tasks` and
+/// `gen` of `../sbx.toml` are read from there, and a written path lands
+/// there too (the eval then stops at the missing docker, past the
+/// settings and the tasks file).
+#[test]
+fn a_found_files_paths_are_relative_to_it() {
+    let dir = tree();
+    fs::create_dir(dir.path().join("gen/tmp")).expect("mkdir");
+    fs::write(
+        dir.path().join("sbx.toml"),
+        "[eval]\ntasks = \"tasks.json\"\ngen = \"gen\"\noutput = \"reports/r.json\"\n",
+    )
+    .expect("write");
+    // `reports/` is the file's: `-o` is checked there.
+    let out = sbx(
+        &dir.path().join("gen"),
+        &["eval", "--docker", "/nonexistent/docker"],
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "cannot write -o `../reports/r.json`: no file can be created in `../reports`"
+        ),
+        "{out:?}"
+    );
+    fs::create_dir(dir.path().join("reports")).expect("mkdir");
+    let out = sbx(
+        &dir.path().join("gen"),
+        &["eval", "--docker", "/nonexistent/docker"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(!stderr.contains("tasks file"), "{stderr}");
+    assert!(!stderr.contains("refused from a file"), "{stderr}");
+    // The tasks of `../tasks.json`, the candidate of `../gen`.
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert_eq!(report[0]["id"], "f", "{out:?}");
+    assert_ne!(report[0]["status"], "missing", "{out:?}");
+    // Without the file, the same folder has no tasks file: one line.
+    fs::remove_file(dir.path().join("sbx.toml")).expect("rm");
+    let out = sbx(&dir.path().join("gen"), &["eval"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("bad tasks file `tasks.json`"),
+        "{out:?}"
+    );
 }

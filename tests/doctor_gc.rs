@@ -44,13 +44,14 @@ const DOCTOR_LIMIT: Duration = Duration::from_secs(120);
 const GC_LIMIT: Duration = Duration::from_secs(60);
 
 /// The doctor's checks, in the order it reports them.
-const CHECKS: [&str; 16] = [
+const CHECKS: [&str; 17] = [
     "engine",
     "image",
     "network",
     "read-only root",
     "/tmp",
     "capabilities",
+    "runtime kernel",
     "memory cap",
     "pids cap",
     "timeout",
@@ -253,12 +254,13 @@ fn doctor_python_every_check_holds() {
     assert_eq!(d.report["ok"], true, "{d:?}");
     assert_eq!(
         d.report["checks"].as_array().map(Vec::len),
-        Some(16),
+        Some(17),
         "{d:?}"
     );
     d.assert_states(&[], &[]);
-    assert_eq!(d.report["summary"], "16 ok, 0 failed, 0 skipped", "{d:?}");
+    assert_eq!(d.report["summary"], "17 ok, 0 failed, 0 skipped", "{d:?}");
     d.assert_detail_is("network", "interfaces in /sys/class/net: lo");
+    d.assert_detail_has("runtime kernel", "(the engine host's, shared: ");
     d.assert_detail_has(
         "runner reset",
         "a background process, a /tmp file, a /dev/shm file",
@@ -290,7 +292,7 @@ fn doctor_busybox_skips_memory_without_python3() {
     d.assert_detail_has("runner ptrace", "refused (EPERM)");
     d.assert_detail_has("candidate identity", "no capability, no_new_privs");
     d.assert_detail_has("runner reset", "the next saw none");
-    assert_eq!(d.report["summary"], "15 ok, 0 failed, 1 skipped", "{d:?}");
+    assert_eq!(d.report["summary"], "16 ok, 0 failed, 1 skipped", "{d:?}");
     d.assert_nothing_left(&id);
 
     let d = doctor(&id, &[], &["--image", BUSYBOX, "--allow-skips"]);

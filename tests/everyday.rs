@@ -595,3 +595,326 @@ fn a_missing_interpreter_names_the_polyglot_image() {
     }
     cleanup.finish();
 }
+
+// ---------------------------------------------------------------------------
+// 1: `sbx diff` judges multi-sample reports by mean pass@k, on two reports
+// `sbx eval` judged on the real engine.
+// ---------------------------------------------------------------------------
+
+/// Writes `gen/<id>/s1.sh..sN.sh` into `dir` for each `(id, n, c)`: `c`
+/// samples print the expected `yes`, the others `no`.
+fn sampled_gen(dir: &Path, tasks: &[(&str, usize, usize)]) {
+    for &(id, n, c) in tasks {
+        let folder = dir.join("gen").join(id);
+        fs::create_dir_all(&folder).expect("mkdir");
+        for i in 1..=n {
+            let word = if i <= c { "yes" } else { "no" };
+            fs::write(folder.join(format!("s{i}.sh")), format!("echo {word}\n")).expect("write");
+        }
+    }
+}
+
+/// `sbx eval` of the tasks with the samples of `tasks`, in a folder of its
+/// own; writes the report to `<name>.json` in `root` and returns that name.
+fn judged_report(run: &str, root: &Path, name: &str, tasks: &[(&str, usize, usize)]) -> PathBuf {
+    let dir = root.join(name);
+    sampled_gen(&dir, tasks);
+    let list: Vec<Value> = tasks
+        .iter()
+        .map(|&(id, _, _)| json!({"id": id, "expect": "yes\n"}))
+        .collect();
+    fs::write(dir.join("tasks.json"), Value::Array(list).to_string()).expect("write");
+    let mut cmd = common::sbx(Some(run));
+    cmd.current_dir(&dir)
+        .args(["eval", "--tasks", "tasks.json", "--gen", "gen"])
+        .args(["--image", common::BUSYBOX, "--pull", "never", "-j", "2"])
+        .args(["--timeout", "30"]);
+    let out = common::finish(cmd, None, ENGINE_LIMIT);
+    // Some sample fails on both sides: exit 1, every task judged.
+    assert_eq!(out.code(), 1, "{out:?}");
+    let entries = common::report(&out);
+    assert_eq!(entries.len(), tasks.len(), "{out:?}");
+    for (entry, &(id, n, c)) in entries.iter().zip(tasks) {
+        assert_eq!(entry["id"], id, "{out:?}");
+        assert_eq!(
+            (entry["n"].as_u64(), entry["c"].as_u64()),
+            (Some(n as u64), Some(c as u64))
+        );
+    }
+    let file = PathBuf::from(format!("{name}.json"));
+    fs::write(root.join(&file), &out.stdout).expect("write report");
+    file
+}
+
+/// The issue's case: model B raised `a` from 0.1 to 0.6 and lowered `b`
+/// from 1.0 to 0.8, so mean pass@1 went 0.42 → 0.48. By status `b` is
+/// pass→fail; the gate must follow the mean: B is no regression (exit 0),
+/// and A against B is one (exit 1).
+#[test]
+fn diff_of_two_judged_multi_sample_reports_follows_mean_pass_at_1() {
+    let run = common::run_id("everyday", "diffk");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let root = tempfile::tempdir().expect("scratch");
+    let old = judged_report(
+        &run,
+        root.path(),
+        "model-a",
+        &[
+            ("a", 10, 1),
+            ("b", 10, 10),
+            ("c", 1, 0),
+            ("d", 1, 0),
+            ("e", 1, 1),
+        ],
+    );
+    let new = judged_report(
+        &run,
+        root.path(),
+        "model-b",
+        &[
+            ("a", 10, 6),
+            ("b", 10, 8),
+            ("c", 1, 0),
+            ("d", 1, 0),
+            ("e", 1, 1),
+        ],
+    );
+    cleanup.finish();
+
+    let diff = |old: &Path, new: &Path, extra: &[&str]| {
+        let mut cmd = common::sbx(None);
+        cmd.current_dir(root.path())
+            .arg("diff")
+            .arg(old)
+            .arg(new)
+            .args(extra);
+        common::finish(cmd, None, LIMIT)
+    };
+    let out = diff(&old, &new, &[]);
+    assert_eq!(out.code(), 0, "a better model passes the gate: {out:?}");
+    for want in [
+        "mean pass@1 over 5 tasks judged on both sides: 0.420 → 0.480 (+0.060)\n",
+        "  b  1.000 → 0.800 (-0.200), fail, wrong_output",
+        "  a  0.100 → 0.600 (+0.500)\n",
+        "paired sign-flip permutation test on per-task pass@1 differences (exact): p = 1",
+    ] {
+        assert!(out.stdout.contains(want), "missing {want:?} in {out:?}");
+    }
+    let out = diff(&old, &new, &["--json"]);
+    assert_eq!(out.code(), 0, "{out:?}");
+    let v: Value = serde_json::from_str(&out.stdout).expect("diff --json");
+    assert_eq!(v["regressed"], false, "{v}");
+    assert_eq!(v["pass_at_k"]["k"], 1, "{v}");
+    assert_eq!(v["mcnemar"], Value::Null, "{v}");
+    // Backwards the mean fell: exit 1.
+    let out = diff(&new, &old, &[]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    assert!(out.stdout.contains(": NEW regressed\n"), "{out:?}");
+    // Only 1 sample of `c`: pass@2 cannot be had, one line, exit 2.
+    let out = diff(&old, &new, &["--k", "2"]);
+    assert_eq!(out.code(), 2, "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sbx: --k 2: task `c` in OLD `model-a.json` has 1 judged sample (pass@2 needs at least 2)\n"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 16: JUnit failures carry the diff and the stderr tail in their body;
+// `missing` is a failure.
+// ---------------------------------------------------------------------------
+
+/// The test cases of a JUnit file, read by Python's own XML parser (so the
+/// file is well-formed XML): for each, its name and, when it did not pass,
+/// the element's tag, `type`, `message` and body text.
+fn junit_cases(path: &Path) -> Vec<Value> {
+    let script = r#"
+import json, sys, xml.dom.minidom
+doc = xml.dom.minidom.parse(sys.argv[1])
+cases = []
+for case in doc.getElementsByTagName("testcase"):
+    item = {"name": case.getAttribute("name")}
+    for node in case.childNodes:
+        if node.nodeType == node.ELEMENT_NODE and node.tagName in ("failure", "error", "skipped"):
+            item["kind"] = node.tagName
+            item["type"] = node.getAttribute("type")
+            item["message"] = node.getAttribute("message")
+            item["body"] = "".join(t.data for t in node.childNodes if t.nodeType in (t.TEXT_NODE, t.CDATA_SECTION_NODE))
+    cases.append(item)
+print(json.dumps(cases))
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("python3 must be installed for this test");
+    assert!(
+        out.status.success(),
+        "the JUnit file does not parse: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        fs::read_to_string(path).unwrap_or_default()
+    );
+    match serde_json::from_slice(&out.stdout).expect("JSON from the parser") {
+        Value::Array(cases) => cases,
+        other => panic!("not a list: {other}"),
+    }
+}
+
+#[test]
+fn junit_failures_carry_the_diff_and_the_stderr_tail() {
+    let fake = Fake::new();
+    // A wrong answer whose output and stderr hold XML's own characters.
+    fake.candidate(
+        "wrong.py",
+        "echo '<b>&amp;' >&2\necho 'Error: ]]> \"q\"' >&2\necho 'got <x> & y'\n",
+    );
+    fake.candidate("right.py", "echo ok\n");
+    let tasks = json!([
+        {"id": "wrong", "expect": "want <x>\n"},
+        {"id": "right", "expect": "ok\n"},
+        {"id": "absent", "expect": "x\n"},
+    ]);
+    let out = fake.eval(&tasks, &["--junit", "junit.xml"]);
+    assert_exit(&out, 1);
+    let cases = junit_cases(&fake.root().join("junit.xml"));
+    let case = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no case {name}: {cases:?}"))
+    };
+    assert!(case("right").get("kind").is_none(), "{cases:?}");
+    let wrong = case("wrong");
+    assert_eq!(wrong["kind"], "failure", "{wrong}");
+    assert_eq!(wrong["type"], "wrong_output", "{wrong}");
+    let body = wrong["body"].as_str().unwrap_or_default();
+    for want in [
+        "status: fail (wrong_output)\n",
+        "diff: line 1: expected \"want <x>\\n\", got \"got <x> & y\\n\"\n",
+        "exit code: 0\n",
+        "stderr (its last part):\n<b>&amp;\nError: ]]> \"q\"\n",
+    ] {
+        assert!(body.contains(want), "missing {want:?} in the body {body:?}");
+    }
+    // `missing` is a failure (CI viewers show skips as green).
+    let absent = case("absent");
+    assert_eq!(absent["kind"], "failure", "{absent}");
+    assert_eq!(absent["type"], "no_candidate", "{absent}");
+    assert!(
+        absent["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no candidate was found for this task"),
+        "{absent}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 19: the README's make recipe prints text in a CI log (not a terminal)
+// and keeps the JSON report beside it.
+// ---------------------------------------------------------------------------
+
+/// The arguments of the README's make recipe (`\tsbx eval ...`).
+fn readme_make_args() -> Vec<String> {
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let block = readme
+        .split("```make\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README has a make example");
+    let line = block
+        .lines()
+        .find_map(|l| l.strip_prefix("\tsbx "))
+        .expect("a recipe line running sbx");
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+#[test]
+fn the_readmes_make_recipe_prints_text_and_keeps_the_json() {
+    let fake = Fake::new();
+    fake.candidate("hello.py", "echo hello\n");
+    fake.candidate("shout.py", "echo hi\n");
+    fake.file(
+        "tasks.json",
+        &json!([{"id": "hello", "expect": "hello\n"}, {"id": "shout", "expect": "HI\n"}])
+            .to_string(),
+    );
+    let args = readme_make_args();
+    assert_eq!(args[0], "eval", "{args:?}");
+    let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+    all.extend(["--isolate", "case"]);
+    // Output captured: not a terminal, as in a CI log.
+    let out = fake.sbx(&all);
+    assert_exit(&out, 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("PASS") && text.contains("FAIL") && !text.trim_start().starts_with('['),
+        "{}",
+        show(&out)
+    );
+    let json_file = args
+        .iter()
+        .position(|a| a == "-o")
+        .map(|i| args[i + 1].clone())
+        .expect("the recipe keeps the JSON with -o");
+    let kept: Value = serde_json::from_str(
+        &fs::read_to_string(fake.root().join(&json_file)).expect("the JSON report kept"),
+    )
+    .expect("JSON");
+    assert_eq!(kept.as_array().map(Vec::len), Some(2), "{kept}");
+    if let Some(i) = args.iter().position(|a| a == "--junit") {
+        assert!(fake.root().join(&args[i + 1]).is_file());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 20: from `gen/`, `sbx eval` finds the project's sbx.toml above it and
+// reads its paths relative to it (on the real engine).
+// ---------------------------------------------------------------------------
+
+#[test]
+fn eval_from_gen_uses_the_projects_sbx_toml_above_it() {
+    let run = common::run_id("everyday", "upward");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let project = tempfile::tempdir().expect("scratch");
+    let root = project.path();
+    // A repository: the search stops at its root, whose file counts.
+    fs::create_dir_all(root.join(".git")).expect("mkdir");
+    fs::create_dir_all(root.join("tasks")).expect("mkdir");
+    fs::create_dir_all(root.join("gen")).expect("mkdir");
+    fs::write(
+        root.join("sbx.toml"),
+        format!(
+            "[eval]\ntasks = \"tasks/tasks.json\"\ngen = \"gen\"\nimage = \"{}\"\npull = \"never\"\n",
+            common::BUSYBOX
+        ),
+    )
+    .expect("write");
+    fs::write(
+        root.join("tasks/tasks.json"),
+        json!([{"id": "hello", "expect": "hello\n"}]).to_string(),
+    )
+    .expect("write");
+    fs::write(root.join("gen/hello.sh"), "echo hello\n").expect("write");
+    let mut cmd = common::sbx(Some(&run));
+    cmd.current_dir(root.join("gen")).arg("eval");
+    let out = common::finish(cmd, None, ENGINE_LIMIT);
+    assert_eq!(out.code(), 0, "{out:?}");
+    let entries = common::report(&out);
+    assert_eq!(entries.len(), 1, "{out:?}");
+    assert_eq!(entries[0]["id"], "hello", "{out:?}");
+    assert_eq!(entries[0]["status"], "pass", "{out:?}");
+    // A bad file above is named as found from here.
+    fs::write(root.join("sbx.toml"), "[eval]\ntaks = \"x\"\n").expect("write");
+    let mut cmd = common::sbx(Some(&run));
+    cmd.current_dir(root.join("gen")).arg("eval");
+    let out = common::finish(cmd, None, ENGINE_LIMIT);
+    assert_eq!(out.code(), 2, "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("sbx: config file `../sbx.toml`: [eval] unknown key `taks`"),
+        "{out:?}"
+    );
+    cleanup.finish();
+}

@@ -292,7 +292,8 @@ fn bounded(cmd: std::process::Command) -> Command {
 }
 
 /// The fake's switches: never inherited from the environment of the tests.
-const FAKE_VARS: [&str; 17] = [
+const FAKE_VARS: [&str; 18] = [
+    "FAKE_RUNTIMES",
     "FAKE_FAIL_ALL",
     "FAKE_PS",
     "FAKE_IMAGES",
@@ -2287,6 +2288,82 @@ fn exit_code_doctor_with_a_failing_docker_cli_is_125() {
         .expect("run sbx");
     assert_exit(&out, 125);
     assert!(stdout(&out).contains("Cannot connect"), "{}", show(&out));
+}
+
+#[test]
+fn doctor_without_the_default_image_says_it_is_missing_not_failed() {
+    let fake = Fake::new();
+    // No sbx.toml in the folder: the default image, which is absent.
+    assert!(!fake.root().join("sbx.toml").exists());
+    for json in [false, true] {
+        let mut cmd = fake.sbx("t-doctor-noimage");
+        cmd.env("FAKE_IMAGE", "missing").arg("doctor");
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().expect("run sbx");
+        assert_exit(&out, 125);
+        let text = stdout(&out);
+        assert!(text.contains("nothing was checked"), "{}", show(&out));
+        assert!(
+            text.contains("--image sbx-python:bookworm"),
+            "{}",
+            show(&out)
+        );
+        assert!(text.contains("scripts/build-images.sh"), "{}", show(&out));
+        assert!(!text.contains("does NOT fully hold"), "{}", show(&out));
+        assert!(
+            !text.contains("network"),
+            "no probe is reported: {}",
+            show(&out)
+        );
+        if !json {
+            let last = text.lines().last().expect("a last line");
+            assert!(
+                last.starts_with(
+                    "doctor: nothing was checked: image python:3.12-slim is not on this engine"
+                ),
+                "{last}"
+            );
+        }
+    }
+    // Nothing was created.
+    assert!(
+        !commands(&fake.calls()).contains(&"create"),
+        "{:?}",
+        fake.calls()
+    );
+}
+
+#[test]
+fn doctor_with_a_runtime_the_engine_lacks_says_so_in_one_line() {
+    let fake = Fake::new();
+    let out = fake
+        .sbx("t-doctor-noruntime")
+        .env("FAKE_RUNTIMES", "runc io.containerd.runc.v2")
+        .args([
+            "doctor",
+            "--image",
+            "sbx-busybox:latest",
+            "--runtime",
+            "runsc",
+        ])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 125);
+    let text = stdout(&out);
+    let last = text.lines().last().expect("a last line");
+    assert_eq!(
+        last,
+        "doctor: nothing was checked: the engine has no runtime `runsc` (it has: runc, io.containerd.runc.v2); register it in the engine's daemon.json (for gVisor, scripts/gvisor-engine.sh runs an engine with runsc)",
+        "{}",
+        show(&out)
+    );
+    assert!(
+        !commands(&fake.calls()).contains(&"create"),
+        "{:?}",
+        fake.calls()
+    );
 }
 
 #[test]

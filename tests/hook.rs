@@ -6,10 +6,10 @@
 //!
 //! The hook is declared `language: rust` in `.pre-commit-hooks.yaml`, which
 //! makes pre-commit build sbx from this repository with `cargo install` (a
-//! release build: minutes). So the test takes the hook as the manifest
-//! declares it (id, entry, pass_filenames, always_run) and runs it as a
-//! local `language: system` hook whose entry's `sbx` is the binary under
-//! test; everything after `sbx` in the entry is the manifest's.
+//! release build: minutes). So the test runs the README's `repo: local` /
+//! `language: system` hook, as a user copies it, whose entry's `sbx` is the
+//! binary under test, and checks that it is the manifest's hook (id, name,
+//! entry, pass_filenames, always_run).
 
 mod common;
 
@@ -56,6 +56,33 @@ fn manifest(pre_commit: &Path) -> Vec<Value> {
         .clone()
 }
 
+/// The README's `repo: local` example: the fenced YAML block that holds
+/// `repo: local`.
+fn readme_local_hook() -> String {
+    let readme = fs::read_to_string(repo_root().join("README.md")).expect("README.md");
+    readme
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|rest| rest.split("```").next())
+        .find(|block| block.contains("repo: local"))
+        .expect("the README shows a `repo: local` hook")
+        .to_string()
+}
+
+/// `text` read by pre-commit's own YAML parser, as JSON.
+fn yaml(pre_commit: &Path, text: &str) -> Value {
+    let python = pre_commit.with_file_name("python");
+    let mut cmd = Command::new(python);
+    cmd.args([
+        "-c",
+        "import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.argv[1])))",
+        text,
+    ]);
+    let out = finish(cmd, None, LIMIT);
+    assert_eq!(out.code(), 0, "{out:?}");
+    serde_json::from_str(&out.stdout).expect("YAML as JSON")
+}
+
 /// A git command in `dir`, pre-commit's home kept in the scratch folder.
 fn git(dir: &Path, args: &[&str], run_id: &str) -> Out {
     let mut cmd = Command::new("git");
@@ -82,7 +109,7 @@ fn hook_passes_a_good_commit_and_blocks_a_failing_one_with_the_text_report() {
     assert_eq!(hook["id"], "sbx-eval");
     assert_eq!(hook["language"], "rust");
     let entry = hook["entry"].as_str().expect("an entry");
-    let args = entry.strip_prefix("sbx ").expect("the entry runs sbx");
+    assert!(entry.starts_with("sbx "), "the entry runs sbx: {entry}");
     let sbx = env!("CARGO_BIN_EXE_sbx");
     assert!(!sbx.contains(' '), "the binary's path has no space: {sbx}");
 
@@ -112,16 +139,20 @@ fn hook_passes_a_good_commit_and_blocks_a_failing_one_with_the_text_report() {
     write("gen/hello.sh", "echo hello\n");
     write("gen/shout.sh", "tr a-z A-Z\n");
     write(".gitignore", ".sbx-cache/\n.pre-commit-home/\n");
-    let config = json!({"repos": [{"repo": "local", "hooks": [{
-        "id": hook["id"],
-        "name": hook["name"],
-        "entry": format!("{sbx} {args}"),
-        "language": "system",
-        "pass_filenames": hook["pass_filenames"],
-        "always_run": hook["always_run"],
-    }]}]});
-    // YAML is a superset of JSON.
-    write(".pre-commit-config.yaml", &config.to_string());
+    // The README's `repo: local` hook, as a user would copy it, its `sbx`
+    // the binary under test. It must be the manifest's hook (the same id,
+    // arguments and flags), with language `system`.
+    let local = readme_local_hook();
+    let config: Value = yaml(&pre_commit, &local);
+    let readme_hook = &config["repos"][0]["hooks"][0];
+    assert_eq!(config["repos"][0]["repo"], "local", "{config}");
+    assert_eq!(readme_hook["language"], "system", "{config}");
+    for key in ["id", "name", "entry", "pass_filenames", "always_run"] {
+        assert_eq!(readme_hook[key], hook[key], "README's {key}: {config}");
+    }
+    let copied = local.replacen("entry: sbx ", &format!("entry: {sbx} "), 1);
+    assert_ne!(copied, local, "the README's hook has `entry: sbx ...`");
+    write(".pre-commit-config.yaml", &copied);
 
     ok(&git(dir, &["init", "-q", "."], &run_id));
     ok(&git(

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::{finish, report, Cleanup, Out, PYTHON};
+use common::{corpus, finish, report, Cleanup, Out, PYTHON};
 
 const LIMIT: Duration = Duration::from_secs(300);
 
@@ -119,54 +119,11 @@ fn the_three_modes_agree_on_the_examples_and_an_adversarial_set() {
         fs::create_dir_all(s.gen()).expect("gen");
         fs::copy(entry.path(), to).expect("copy a candidate");
     }
-    let adversarial = [
-        (
-            "hog",
-            "x = []\nwhile True:\n    x.append(b'x' * (16 << 20))\n",
-        ),
-        (
-            "flood",
-            "import sys\nwhile True:\n    sys.stdout.write('y' * 65536)\n",
-        ),
-        ("sleeper", "import time\ntime.sleep(60)\n"),
-        (
-            "segv",
-            "import ctypes\nprint('before', flush=True)\nctypes.string_at(0)\n",
-        ),
-        ("wrong", "print('nope')\n"),
-        (
-            "echo",
-            "import sys\nsys.stdout.write(sys.stdin.read().upper())\n",
-        ),
-        (
-            "exit3",
-            "import sys\nprint('bad', file=sys.stderr)\nsys.exit(3)\n",
-        ),
-        ("multi", "n = int(input())\nprint(n * 2 if n != 2 else 5)\n"),
-        ("multiok", "n = int(input())\nprint(n * 2)\n"),
-    ];
-    for (id, program) in adversarial {
+    for (id, program) in corpus::ADVERSARIAL {
         s.file(&format!("gen/{id}.py"), program.as_bytes());
     }
-    // An interpreter the image lacks (`.js` -> node): sbx's error, not a fail.
     s.file("gen/nonode.js", b"console.log(1)\n");
-    let doubling = json!([
-        {"stdin": "1\n", "expect": "2\n"},
-        {"stdin": "2\n", "expect": "4\n"},
-        {"stdin": "3\n", "expect": "6\n"}
-    ]);
-    tasks.extend([
-        json!({"id": "hog", "stdin": "", "expect": ""}),
-        json!({"id": "flood", "stdin": "", "expect": ""}),
-        json!({"id": "sleeper", "stdin": "", "expect": "", "timeout": 2}),
-        json!({"id": "segv", "stdin": "", "expect": "before\n"}),
-        json!({"id": "wrong", "stdin": "", "expect": "yes\n"}),
-        json!({"id": "echo", "stdin": "abc\ndef\n", "expect": "ABC\nDEF\n"}),
-        json!({"id": "exit3", "stdin": "", "expect": ""}),
-        json!({"id": "multi", "cases": doubling}),
-        json!({"id": "multiok", "cases": doubling}),
-        json!({"id": "nonode", "stdin": "", "expect": "1\n"}),
-    ]);
+    tasks.extend(corpus::adversarial_tasks());
     let tasks = Value::Array(tasks);
     let mut reports = Vec::new();
     for mode in MODES {
@@ -184,22 +141,7 @@ fn the_three_modes_agree_on_the_examples_and_an_adversarial_set() {
             reports.push((mode, fail_fast, by_id(&report(&out))));
         }
     }
-    let expected: &[(&str, &str, &str)] = &[
-        ("hello", "pass", ""),
-        ("reverse", "fail", "wrong_output"),
-        ("spin", "fail", "timeout"),
-        ("primes", "missing", "no_candidate"),
-        ("hog", "fail", "oom"),
-        ("flood", "fail", "output_limit"),
-        ("sleeper", "fail", "timeout"),
-        ("segv", "fail", "exit_code"),
-        ("wrong", "fail", "wrong_output"),
-        ("echo", "pass", ""),
-        ("exit3", "fail", "exit_code"),
-        ("multi", "fail", "wrong_output"),
-        ("multiok", "pass", ""),
-        ("nonode", "error", "toolchain_missing"),
-    ];
+    let expected = &corpus::EXPECTED;
     for (mode, fail_fast, results) in &reports {
         for (id, status, reason) in expected {
             let r = &results[*id];
@@ -250,118 +192,12 @@ fn the_three_modes_agree_on_the_examples_and_an_adversarial_set() {
     }
 }
 
-/// Finds anything a previous candidate left; prints `CLEAN next`.
-const CHECK: &str = r#"
-import os, sys
-me = os.getpid()
-bad = []
-pids = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me)]
-if pids:
-    bad.append('pids %s' % [(p, open('/proc/%s/cmdline' % p, 'rb').read()) for p in pids])
-mine = os.path.dirname(os.path.abspath(__file__))
-tmp = [e for e in os.listdir('/tmp') if '/tmp/' + e != mine]
-if tmp:
-    bad.append('tmp %s' % tmp)
-for d in ('/dev/shm', '/dev/mqueue'):
-    if os.path.isdir(d) and os.listdir(d):
-        bad.append('%s %s' % (d, os.listdir(d)))
-for t in ('shm', 'msg', 'sem'):
-    if open('/proc/sysvipc/' + t).read().splitlines()[1:]:
-        bad.append('sysv ' + t)
-if os.fork() == 0:
-    os._exit(0)
-os.wait()
-print(' '.join(bad) if bad else 'CLEAN ' + sys.stdin.read().strip())
-"#;
-
-/// Prints the container's hostname on stderr and fails: its entry's
-/// `stderr_tail` says which container it ran in.
-const WHERE: &str =
-    "import socket, sys\nprint(socket.gethostname(), file=sys.stderr)\nsys.exit(3)\n";
-
 #[test]
 fn hostile_candidates_in_one_worker_leave_nothing_for_the_next() {
     let s = Scratch::new("hostile");
-    let hostile = [
-        (
-            "daemon",
-            r#"
-import os, signal, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        os.closerange(0, 3)
-        time.sleep(3600)
-    os._exit(0)
-print('ok')
-"#,
-        ),
-        (
-            "fill",
-            r#"
-import os
-os.makedirs('/tmp/deep/er')
-fd = os.open('/tmp/deep/er/f', os.O_WRONLY | os.O_CREAT)
-try:
-    while True:
-        os.write(fd, b'z' * (1 << 20))
-except OSError:
-    pass
-os.close(fd)
-open('/dev/shm/left', 'w').write('x')
-os.chmod('/tmp/deep/er', 0); os.chmod('/tmp/deep', 0)
-print('ok')
-"#,
-        ),
-        (
-            "forge",
-            r#"
-import ctypes, os
-libc = ctypes.CDLL(None, use_errno=True)
-attached = libc.ptrace(16, 1, 0, 0)
-print('ptrace', attached, ctypes.get_errno())
-try:
-    fds = os.listdir('/proc/1/fd')
-except OSError:
-    fds = []  # another uid's (and not dumpable)
-for fd in fds:
-    try:
-        with open('/proc/1/fd/' + fd, 'wb') as f:
-            f.write(b'SBXR\x01\x06' + b'\xff' * 4 + b'[{"id":"forge","status":"pass"}]\n')
-        print('wrote', fd)
-    except OSError as e:
-        pass
-print('forged')
-"#,
-        ),
-        (
-            "bomb",
-            r#"
-import os, time
-n = 0
-while True:
-    try:
-        if os.fork() == 0:
-            time.sleep(3600)
-            os._exit(0)
-        n += 1
-    except OSError:
-        break
-print('ok' if n > 10 else 'few %d' % n)
-"#,
-        ),
-    ];
-    let mut tasks = Vec::new();
-    for (id, program) in hostile {
-        s.file(&format!("gen/{id}.py"), program.as_bytes());
-        let expect = if id == "forge" { "pass\n" } else { "ok\n" };
-        tasks.push(json!({"id": id, "stdin": "", "expect": expect, "timeout": 20}));
-        s.file(&format!("gen/{id}-check.py"), CHECK.as_bytes());
-        tasks.push(json!({"id": format!("{id}-check"), "stdin": "next", "expect": "CLEAN next\n"}));
-        s.file(&format!("gen/{id}-where.py"), WHERE.as_bytes());
-        tasks.push(json!({"id": format!("{id}-where"), "stdin": "", "expect": ""}));
+    let (tasks, files) = corpus::hostile_tasks();
+    for (path, program) in files {
+        s.file(&path, program.as_bytes());
     }
     let out = s.eval(
         &Value::Array(tasks),
@@ -371,7 +207,7 @@ print('ok' if n > 10 else 'few %d' % n)
     assert_eq!(out.code(), 1, "{out:?}");
     let results = by_id(&report(&out));
     let mut hosts = Vec::new();
-    for (id, _) in hostile {
+    for (id, _) in corpus::HOSTILE {
         let r = &results[id];
         if id == "forge" {
             // Its forged records went nowhere: judged on its own output.

@@ -614,12 +614,13 @@ pub fn version_args() -> Vec<OsString> {
     ])
 }
 
-/// `docker info`: the cgroup version, default runtime and storage driver.
+/// `docker info`: the cgroup version, default runtime, storage driver, the
+/// engine host's kernel release and the runtimes the engine knows.
 pub fn info_args() -> Vec<OsString> {
     to_os(&[
         "info",
         "--format",
-        "{{.CgroupVersion}}|{{.DefaultRuntime}}|{{.Driver}}",
+        "{{.CgroupVersion}}|{{.DefaultRuntime}}|{{.Driver}}|{{.KernelVersion}}|{{range $k, $v := .Runtimes}}{{$k}} {{end}}",
     ])
 }
 
@@ -1206,7 +1207,7 @@ mod tests {
             [
                 "info",
                 "--format",
-                "{{.CgroupVersion}}|{{.DefaultRuntime}}|{{.Driver}}"
+                "{{.CgroupVersion}}|{{.DefaultRuntime}}|{{.Driver}}|{{.KernelVersion}}|{{range $k, $v := .Runtimes}}{{$k}} {{end}}"
             ]
         );
         assert_eq!(

@@ -10,12 +10,18 @@ use crate::report::TaskResult;
 use crate::spec::languages;
 
 /// The program named by a start failure that could not find it: sbx's
-/// runner's ``cannot execute `P`: ...`` or docker's
-/// `exec: "P": executable file not found`.
+/// runner's ``cannot execute `P`: ...``, docker's (runc's)
+/// `exec: "P": executable file not found`, or gVisor's (runsc's)
+/// `error finding executable "P" in PATH [...]: no such file or directory`.
 fn missing_program(message: &str) -> Option<&str> {
     if let Some(rest) = message.split("sbx runner: cannot execute `").nth(1) {
         let (program, after) = rest.split_once('`')?;
         return (after.contains("No such file") || after.contains("not found")).then_some(program);
+    }
+    if let Some(rest) = message.split("error finding executable \"").nth(1) {
+        let (program, after) = rest.split_once('"')?;
+        return (after.starts_with(" in PATH") && after.contains("no such file or directory"))
+            .then_some(program);
     }
     let rest = message.split("exec: \"").nth(1)?;
     let (program, after) = rest.split_once('"')?;
@@ -60,6 +66,8 @@ mod tests {
         for message in [
             "sbx runner: cannot execute `node`: No such file or directory (os error 2)",
             "Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"node\": executable file not found in $PATH: unknown",
+            // gVisor's runsc (0.0~20221219), measured.
+            "Error response from daemon: OCI runtime start failed: starting container: starting root container: starting sandbox: error finding executable \"node\" in PATH [/usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin]: no such file or directory: unknown",
         ] {
             let mut r = TaskResult::error("hello", "start_failed", message.into());
             interpreter_missing(&mut r, "sbx-python:bookworm", &["node".to_string()]);
@@ -92,6 +100,11 @@ mod tests {
             (
                 "image_missing",
                 "exec: \"node\": executable file not found in $PATH",
+                "node",
+            ),
+            (
+                "start_failed",
+                "error finding executable \"node\" in PATH [/bin]: permission denied",
                 "node",
             ),
             // Not this candidate's interpreter.

@@ -11,7 +11,9 @@
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
+use std::fs;
 use std::io::{Read, Write};
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::thread;
@@ -19,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
+pub mod corpus;
 pub mod second;
 
 pub const BUSYBOX: &str = "sbx-busybox:latest";
@@ -332,18 +335,28 @@ fn check_engine() -> Result<(), String> {
 // ---------------------------------------------------------------------------
 
 /// The sbx binary with a clean docker setting (`SBX_DOCKER` unset) and
-/// `SBX_RUN_ID` set to `run_id`, or unset. It runs in cargo's scratch
-/// folder for tests, away from the repository's `sbx.toml` (whose defaults
-/// would otherwise apply); a test that needs a folder of its own sets it.
+/// `SBX_RUN_ID` set to `run_id`, or unset. It runs in a folder of cargo's
+/// scratch folder for tests that holds an empty `.git`, so that the search
+/// for `sbx.toml`, which goes up to a repository's root, never reaches the
+/// repository's own (whose defaults would otherwise apply); a test that
+/// needs a folder of its own sets it.
 pub fn sbx(run_id: Option<&str>) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sbx"));
-    cmd.current_dir(env!("CARGO_TARGET_TMPDIR"));
+    cmd.current_dir(no_config_folder());
     cmd.env_remove("SBX_DOCKER");
     match run_id {
         Some(id) => cmd.env("SBX_RUN_ID", id),
         None => cmd.env_remove("SBX_RUN_ID"),
     };
     cmd
+}
+
+/// `<cargo's test scratch>/no-config`, holding an empty `.git` folder: the
+/// search for `sbx.toml` stops there.
+pub fn no_config_folder() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-config");
+    fs::create_dir_all(dir.join(".git")).expect("create the scratch folder");
+    dir
 }
 
 /// A run id unique to this test and this process: `<prefix>-<tag>-<pid>`.

@@ -284,6 +284,13 @@ ps)
   # FAKE_PS: the lines `ps --format` prints (leftovers to list).
   [ -n "$FAKE_PS" ] && printf '%s\n' "$FAKE_PS"
   exit 0 ;;
+info)
+  # `info --format`: cgroup|default runtime|driver|kernel|runtimes.
+  # FAKE_RUNTIMES: the runtimes the engine knows (default: runc).
+  daemon_down
+  dead
+  echo "2|runc|overlay2|6.1.0-fake|${FAKE_RUNTIMES:-runc} "
+  exit 0 ;;
 volume)
   # Build volumes of compiled candidates: none listed, any removed.
   daemon_down

@@ -24,7 +24,8 @@ pub const LIMIT: Duration = Duration::from_secs(120);
 const FAKE_DOCKER: &str = include_str!("fake_docker.sh");
 
 /// The fake's switches: never inherited from the tests' environment.
-const FAKE_VARS: [&str; 17] = [
+const FAKE_VARS: [&str; 18] = [
+    "FAKE_RUNTIMES",
     "FAKE_FAIL_ALL",
     "FAKE_PS",
     "FAKE_IMAGES",

@@ -319,10 +319,16 @@ groups {}
         field("Groups")
     );
     for key in ["CapEff", "CapPrm", "CapInh", "CapAmb", "NoNewPrivs"] {
+        let mut value = field(key);
+        // gVisor's /proc/self/status has no NoNewPrivs line: ask prctl.
+        if key == "NoNewPrivs" && value == "?" {
+            if let Ok(set) = rustix::thread::no_new_privs() {
+                value = u8::from(set).to_string();
+            }
+        }
         out += &format!(
-            "{key} {}
-",
-            field(key)
+            "{key} {value}
+"
         );
     }
     let kill = nix::sys::signal::kill(nix::unistd::Pid::from_raw(1), None);
