@@ -265,6 +265,11 @@ pub struct EvalArgs {
     /// pass@k per k with how many tasks each covers, thresholds, exit code.
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
+    /// Keep every candidate's whole stdout and stderr (up to --max-output)
+    /// in files of this folder, one pair per task, sample and case, named
+    /// in the report's `output` field. Reads no result from the cache.
+    #[arg(long, value_name = "DIR")]
+    pub save_output: Option<PathBuf>,
     /// Exit by mean pass@K instead of by every sample: 0 when it is at least
     /// X, 1 when below (repeatable, one per K; 2 still when sbx could not
     /// judge something, or no task has K samples).

@@ -249,6 +249,8 @@ impl EvalRequest {
                 io::stdout().is_terminal(),
                 env::var_os("NO_COLOR").as_deref(),
             ),
+            terminal: io::stdout().is_terminal(),
+            save_output: args.save_output,
             output: args.output,
             engines,
             deliver: args.deliver,

@@ -53,6 +53,11 @@ pub enum Error {
     /// A thread of sbx panicked (a bug in sbx): what it was doing, and the
     /// panic's message (exit 125).
     Panicked { what: String, message: String },
+    /// `eval`: no engine can run an image that tasks with candidates need
+    /// (the engine unreachable, the image missing or not pullable), found
+    /// before any task started. `exit_code` is that cause's, as `sbx run`
+    /// would end with it (125, or 127 without a docker CLI).
+    CannotJudge { why: String, exit_code: i32 },
 }
 
 impl Error {
@@ -76,6 +81,7 @@ impl Error {
             | Error::Setup { .. }
             | Error::Panicked { .. } => exit::ENGINE,
             Error::TimeoutRefused(_) => exit::TIMEOUT_REFUSED,
+            Error::CannotJudge { exit_code, .. } => *exit_code,
         }
     }
 
@@ -101,6 +107,7 @@ impl Error {
             Error::Settings { .. } => "settings",
             Error::TimeoutRefused(_) => "timeout_refused",
             Error::Interrupted(_) => "interrupted",
+            Error::CannotJudge { .. } => "cannot_judge",
         }
     }
 
@@ -168,6 +175,7 @@ impl fmt::Display for Error {
                 f,
                 "interrupted by signal {signal} before any program started; nothing is left running"
             ),
+            Error::CannotJudge { why, .. } => write!(f, "{why}"),
         }
     }
 }

@@ -868,12 +868,19 @@ fn pull_never_refuses_an_absent_image_without_pulling() {
     );
     assert!(!calls.is_empty(), "the shim was not used");
 
-    // eval: the task is an error (not the candidate's failure), still no pull.
+    // eval: one line (never the candidate's failure), exit 125, still no
+    // pull.
     run.file("gen/hello.sh", "echo hi\n", 0o644);
     let tasks = json!([{"id": "hello", "stdin": "", "expect": "hi\n"}]);
     let out = shim.sbx(run.eval_cmd(&tasks, &run.path("gen"), ABSENT_IMAGE, &[]));
-    assert_eq!(out.code(), 2, "{out:?}");
-    assert_verdict(entry(&report(&out), "hello"), "error", "image_missing");
+    assert_eq!(out.code(), 125, "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("no task was judged (1 task with candidates need image")
+            && out.stderr.contains("--pull never forbids pulling it"),
+        "{out:?}"
+    );
     let calls = shim.calls();
     assert!(
         calls.lines().all(|c| c.starts_with("image inspect ")

@@ -918,3 +918,131 @@ fn eval_from_gen_uses_the_projects_sbx_toml_above_it() {
     );
     cleanup.finish();
 }
+
+// ---------------------------------------------------------------------------
+// 5, 14 on the real engine: an unreachable DOCKER_HOST is one line;
+// --save-output in the runner's modes.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn an_unreachable_docker_host_is_one_line_and_125() {
+    let dir = tempfile::tempdir().expect("scratch");
+    fs::create_dir(dir.path().join("gen")).expect("mkdir");
+    fs::write(dir.path().join("gen/hello.py"), "print('hello')\n").expect("write");
+    fs::write(
+        dir.path().join("tasks.json"),
+        json!([{"id": "hello", "expect": "hello\n"}, {"id": "absent", "expect": ""}]).to_string(),
+    )
+    .expect("write");
+    let mut cmd = common::sbx(None);
+    cmd.current_dir(dir.path())
+        .env("DOCKER_HOST", "unix:///nonexistent.sock")
+        .args(["eval", "--tasks", "tasks.json", "--gen", "gen"])
+        .args(["--image", common::PYTHON, "--pull", "never"]);
+    let out = common::finish(cmd, None, LIMIT);
+    assert_eq!(out.code(), 125, "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{out:?}");
+    assert!(
+        lines[0].starts_with("sbx: no task was judged (1 task with candidates need image")
+            && lines[0].contains("nonexistent.sock"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn save_output_keeps_the_output_in_every_isolation_mode() {
+    let run = common::run_id("everyday", "save");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let dir = tempfile::tempdir().expect("scratch");
+    fs::create_dir(dir.path().join("gen")).expect("mkdir");
+    fs::write(
+        dir.path().join("gen/big.py"),
+        "import sys\nfor i in range(5000):\n    print('line', i)\nprint('warned', file=sys.stderr)\n",
+    )
+    .expect("write");
+    fs::write(
+        dir.path().join("gen/c.c"),
+        "#include <stdio.h>\nint main(void) { puts(\"hi\"); fputs(\"built\\n\", stderr); return 0; }\n",
+    )
+    .expect("write");
+    fs::write(
+        dir.path().join("gen/HumanEval:0 é.py"),
+        "import sys\nprint(input().upper())\nsys.exit(4)\n",
+    )
+    .expect("write");
+    fs::write(
+        dir.path().join("tasks.json"),
+        json!([
+            {"id": "big", "expect": "line 0\n"},
+            {"id": "c", "expect": "hi\n", "image": "sbx-polyglot:bookworm"},
+            {"id": "HumanEval:0 é", "cases": [{"stdin": "a\n", "expect": "A\n"}, {"stdin": "b\n", "expect": "B\n"}]},
+        ])
+        .to_string(),
+    )
+    .expect("write");
+    for isolate in ["case", "candidate", "worker"] {
+        let saved = dir.path().join(format!("out-{isolate}"));
+        let mut cmd = common::sbx(Some(&run));
+        cmd.current_dir(dir.path())
+            .args([
+                "eval",
+                "--tasks",
+                "tasks.json",
+                "--gen",
+                "gen",
+                "--no-fail-fast",
+            ])
+            .args(["--image", common::PYTHON, "--pull", "never"])
+            .args(["--timeout", "30", "--isolate", isolate])
+            .arg("--save-output")
+            .arg(&saved);
+        let out = common::finish(cmd, None, ENGINE_LIMIT);
+        assert_eq!(out.code(), 1, "{isolate}: {out:?}");
+        let entries = common::report(&out);
+        let big = &entries[0];
+        let stdout = big["output"]["stdout"].as_str().expect("named");
+        let text = fs::read_to_string(stdout).expect("big's stdout");
+        assert_eq!(text.lines().count(), 5000, "{isolate}");
+        let stderr = big["output"]["stderr"].as_str().expect("named");
+        assert_eq!(
+            fs::read_to_string(stderr).expect("stderr"),
+            "warned\n",
+            "{isolate}"
+        );
+        // A compiled candidate's run (in the runner, in its modes).
+        let c = &entries[1];
+        let c_out = c["output"]["stdout"].as_str().expect("named");
+        assert_eq!(
+            fs::read_to_string(c_out).expect("c's stdout"),
+            "hi\n",
+            "{isolate}: {c}"
+        );
+        let c_err = c["output"]["stderr"].as_str().expect("named");
+        assert_eq!(
+            fs::read_to_string(c_err).expect("c's stderr"),
+            "built\n",
+            "{isolate}"
+        );
+        // Both cases kept; the entry names the first failing one's.
+        let odd = &entries[2];
+        let named = odd["output"]["stdout"].as_str().expect("named");
+        assert!(
+            named.ends_with("/HumanEval%3A0%20%C3%A9.case-1.stdout"),
+            "{isolate}: {odd}"
+        );
+        assert_eq!(
+            fs::read_to_string(named).expect("case 1"),
+            "A\n",
+            "{isolate}"
+        );
+        let second = saved.join("HumanEval%3A0%20%C3%A9.case-2.stdout");
+        assert_eq!(
+            fs::read_to_string(second).expect("case 2"),
+            "B\n",
+            "{isolate}"
+        );
+    }
+    cleanup.finish();
+}

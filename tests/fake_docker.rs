@@ -1505,7 +1505,7 @@ fn eval_oom_event_is_reported() {
 }
 
 #[test]
-fn eval_image_missing_with_pull_never_errors_every_task() {
+fn eval_image_missing_with_pull_never_is_one_line_and_125() {
     let fake = Fake::new();
     fake.candidate("a", "echo a\n");
     fake.candidate("b", "echo b\n");
@@ -1520,12 +1520,15 @@ fn eval_image_missing_with_pull_never_errors_every_task() {
         .args(["--pull", "never"])
         .output()
         .expect("run sbx");
-    assert_exit(&out, 2);
-    let results = report(&out);
-    assert_eq!(results.len(), 3);
-    for r in &results {
-        assert_verdict(r, "error", "image_missing");
-    }
+    // Nothing could run: one line saying what to do, no report.
+    assert_exit(&out, 125);
+    assert!(out.stdout.is_empty(), "{}", show(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no task was judged (2 tasks with candidates need image"),
+        "{err}"
+    );
     let calls = fake.calls();
     assert!(calls_of(&calls, "create").is_empty(), "{calls:?}");
     assert!(calls_of(&calls, "start").is_empty(), "{calls:?}");

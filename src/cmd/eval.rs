@@ -15,7 +15,7 @@ use sbx_runner::MAX_OUTPUT;
 
 use crate::console;
 use crate::docker::events::EventStream;
-use crate::engines::pool::{self, Member, Setup};
+use crate::engines::pool::{self, Member, Refusal, Setup};
 use crate::engines::{bake, clean};
 use crate::error::{Error, Result};
 use crate::eval::attempt::{run_unit, Step, MAX_ATTEMPTS};
@@ -24,39 +24,91 @@ use crate::eval::candidates;
 use crate::eval::humaneval::{self, Outcome};
 use crate::eval::isolate::Slot;
 use crate::eval::partition::{self, Split};
-use crate::eval::plan::{combine, plan, plan_samples, Plan};
+use crate::eval::plan::{combine, plan, plan_samples, ImageCheck, Place, Plan, Unit};
+use crate::eval::preflight;
 use crate::eval::queue::{lock, take, Queue, Taken, Tally};
 use crate::eval::request::{EvalRequest, HumanEvalFiles};
+use crate::eval::saved;
 use crate::eval::sealed::{self, TestShape};
 use crate::eval::select;
 use crate::eval::tasks::{Function, Task};
 use crate::exit;
 use crate::limits;
 use crate::report::share::LINE_KEY;
-use crate::report::{self, Requeue, TaskResult};
+use crate::report::{self, Requeue, Status, TaskResult};
 use crate::runner::host::runner_unsupported;
-use crate::session::{Session, Staged};
+use crate::session::Session;
 use crate::signals;
 use crate::spec::{IsolateMode, ReportFormat};
 
 /// Runs the eval and returns the exit code. The report goes to stdout.
 pub fn eval(mut req: EvalRequest) -> Result<i32> {
     let clock = Instant::now();
-    let gen_root = match &req.human_eval {
-        Some(_) => PathBuf::new(),
-        None => fs::canonicalize(&req.gen)
-            .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display())))?,
-    };
+    let gen_root = gen_root(&req)?;
     if req.list {
-        let listing = select::listing(
-            &req.tasks,
-            req.human_eval.as_ref(),
-            &gen_root,
-            req.interpreter.as_ref(),
-        );
-        console::out(&listing, "the list to stdout")?;
-        return Ok(exit::SUCCESS);
+        return list(&req, &gen_root);
     }
+    check_inputs(&mut req, &gen_root)?;
+    let session = Session::new(req.sandbox.clone())?;
+    let cache = req.cache.clone().map(Cache::open).transpose()?;
+    let needed = distinct_images(&req.tasks);
+    let (setups, images, warm) = set_up(&mut req, &session, &gen_root, &needed)?;
+    let planned = plan_tasks(&req, &gen_root, &images, &session)?;
+    let mut engines = start(&session, &req, setups, &planned.units)?;
+    let tallies = judge_all(
+        &session,
+        &req,
+        cache.as_ref(),
+        &images,
+        &engines,
+        &planned.units,
+        &warm,
+    );
+    if let Some(code) = engines.clean_up() {
+        return Ok(code);
+    }
+    let entries = entries(
+        &req,
+        &engines,
+        planned.plans,
+        &planned.units,
+        tallies,
+        planned.split.as_ref(),
+    );
+    report(
+        &req,
+        clock,
+        &entries,
+        &planned.places,
+        planned.split.as_ref(),
+    )
+}
+
+/// The candidates folder, resolved (none for human-eval's files).
+fn gen_root(req: &EvalRequest) -> Result<PathBuf> {
+    match &req.human_eval {
+        Some(_) => Ok(PathBuf::new()),
+        None => fs::canonicalize(&req.gen)
+            .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display()))),
+    }
+}
+
+/// `--list`: the tasks and their candidates, judged none.
+fn list(req: &EvalRequest, gen_root: &Path) -> Result<i32> {
+    let listing = select::listing(
+        &req.tasks,
+        req.human_eval.as_ref(),
+        gen_root,
+        req.interpreter.as_ref(),
+    );
+    console::out(&listing, "the list to stdout")?;
+    Ok(exit::SUCCESS)
+}
+
+/// The notes on the inputs (problems without samples, files in gen/ no
+/// task names), the refusal of a function test's non-Python candidate, and
+/// the `--save-output` folder made (and refused if it is a symlink).
+fn check_inputs(req: &mut EvalRequest, gen_root: &Path) -> Result<()> {
     if let Some(line) = req.human_eval.as_ref().and_then(select::unsampled_note) {
         console::note(&line);
     }
@@ -64,19 +116,34 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
         console::note(line);
     }
     if req.human_eval.is_none() {
-        python_only(&req.tasks, &gen_root)?;
+        python_only(&req.tasks, gen_root)?;
     }
-    let session = Session::new(req.sandbox.clone())?;
-    let cache = req.cache.clone().map(Cache::open).transpose()?;
-    // Every engine is set up, and each image checked (and pulled if allowed)
-    // on each, before any clock; an image's ID is part of every cache key.
-    let mut images_owned: Vec<String> = Vec::new();
-    for task in &req.tasks {
-        if !images_owned.contains(&task.image) {
-            images_owned.push(task.image.clone());
+    req.save_output = req.save_output.as_deref().map(saved::prepare).transpose()?;
+    Ok(())
+}
+
+/// Each image the tasks use, once, in task order.
+fn distinct_images(tasks: &[Task]) -> Vec<String> {
+    let mut images: Vec<String> = Vec::new();
+    for task in tasks {
+        if !images.contains(&task.image) {
+            images.push(task.image.clone());
         }
     }
-    let distinct: Vec<&str> = images_owned.iter().map(String::as_str).collect();
+    images
+}
+
+/// Sets up every engine, and checks each image (pulled if allowed) on
+/// each, before any clock: an image's ID is part of every cache key. Then
+/// each engine's isolation and the sealed prepare step. Stops with one line
+/// (`eval::preflight`) when no engine can run what the tasks need.
+fn set_up<'i>(
+    req: &mut EvalRequest,
+    session: &Session,
+    gen_root: &Path,
+    needed: &'i [String],
+) -> Result<(Vec<Setup>, BTreeMap<&'i str, ImageCheck>, Warm)> {
+    let distinct: Vec<&str> = needed.iter().map(String::as_str).collect();
     let explicit = !req.engines.is_empty();
     let mut setups = pool::set_up_all(
         &session.sandbox.docker,
@@ -86,54 +153,182 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
         &distinct,
         session.sandbox.pull,
     )?;
-    choose_isolation(&req, &session, &mut setups)?;
+    choose_isolation(req, session, &mut setups)?;
     let images = combine(&distinct, &setups, explicit);
-    let warm = warm_while_sealing(&mut req, &session, &mut setups, &images_owned)?;
+    preflight::check(req, gen_root, &images)?;
+    let warm = warm_while_sealing(req, session, &mut setups, needed)?;
+    Ok((setups, images, warm))
+}
+
+/// The plan of every task: its known answer or its units, staged.
+struct Planned {
+    plans: Vec<Plan>,
+    units: Vec<Unit>,
+    /// Each human-eval sample line's place (see `plan_samples`).
+    places: Vec<Option<Place>>,
+    split: Option<Split>,
+}
+
+fn plan_tasks(
+    req: &EvalRequest,
+    gen_root: &Path,
+    images: &BTreeMap<&str, ImageCheck>,
+    session: &Session,
+) -> Result<Planned> {
     let (plans, units, places, split) = match &req.human_eval {
-        Some(files) => plan_samples(&req, &files.problems, &files.samples, &images, &session)?,
+        Some(files) => plan_samples(req, &files.problems, &files.samples, images, session)?,
         None => {
-            let (plans, units, split) = plan(&req, &gen_root, &images, &session)?;
+            let (plans, units, split) = plan(req, gen_root, images, session)?;
             (plans, units, Vec::new(), split)
         }
     };
-    let staged: Vec<Staged> = units.iter().map(|unit| unit.staged.clone()).collect();
-    let baked = if units.is_empty() {
-        Ok(())
-    } else {
-        bake_all(&session, &mut setups, explicit)
-    };
-    let mut refusals = BTreeMap::new();
-    let members: Vec<Member> = setups
-        .into_iter()
-        .filter(|s| s.left_out.is_none())
-        .map(|s| {
-            refusals.insert(s.member.label.clone(), s.refused);
-            s.member
-        })
-        .collect();
-    if let Err(e) = baked {
-        // Interrupted while baking: what was baked already goes too.
-        let _ = clean_all(&members, &session.run_id);
-        return Err(e);
-    }
-    // Each engine's event stream runs from before its first container to
-    // the end of the eval (dropped with `members`, on every path).
-    let mut members = members;
-    for member in members.iter_mut().filter(|m| m.events.is_none()) {
-        if units.is_empty() {
-            break;
+    Ok(Planned {
+        plans,
+        units,
+        places,
+        split,
+    })
+}
+
+/// The engines an eval judges on, from the end of their set-up. Dropped,
+/// it removes this eval's containers, baked images and build volumes from
+/// every engine that answers, on every path out of the eval: an error, a
+/// panic, a signal.
+struct Engines {
+    members: Vec<Member>,
+    /// Each member's images it lacks and cannot get.
+    refused: Vec<BTreeMap<String, Refusal>>,
+    explicit: bool,
+    run_id: String,
+    /// Some unit is compiled: its build volumes go too.
+    volumes: bool,
+    cleaned: bool,
+}
+
+impl Engines {
+    /// Removes what this eval left on its engines (once), saying what it
+    /// could not. With a signal received, says so and gives its exit code.
+    fn clean_up(&mut self) -> Option<i32> {
+        let cleaned = self.clean();
+        if let Some(signal) = signals::received() {
+            let removed = match cleaned {
+                Ok(n) => format!("{n} leftover containers removed"),
+                Err(e) => format!("cleanup failed: {e}"),
+            };
+            console::note(&format!(
+                "sbx: interrupted; every container of this eval was stopped ({removed})"
+            ));
+            return Some(exit::for_signal(signal));
         }
-        match EventStream::start(&member.docker, &session.run_id) {
-            Ok(stream) => member.events = Some(stream),
-            Err(e) => {
-                let _ = clean_all(&members, &session.run_id);
-                return Err(e);
+        if let Err(e) = cleaned {
+            console::note(&format!(
+                "sbx: could not clean up {e}; `sbx gc --engine ENGINE --run {}` removes what is left once it answers",
+                self.run_id
+            ));
+        }
+        None
+    }
+
+    /// The containers found, or the first failure.
+    fn clean(&mut self) -> std::result::Result<usize, String> {
+        if self.cleaned {
+            return Ok(0);
+        }
+        self.cleaned = true;
+        // Whatever happened, nothing of this run stays on any engine that answers.
+        let cleaned = clean_all(&self.members, &self.run_id);
+        if self.volumes {
+            for member in &self.members {
+                if let Err(e) = clean::clean_volumes(member, &self.run_id) {
+                    console::note(&format!(
+                        "sbx: engine `{}`: {e}; `sbx gc --run {}` removes them once it answers",
+                        member.label, self.run_id
+                    ));
+                }
             }
         }
+        cleaned
     }
 
-    fit_open_files(&mut members, units.len());
+    /// Why no engine judged a task of `image`.
+    fn why_not(&self, image: &str) -> String {
+        let reasons: Vec<String> = self
+            .members
+            .iter()
+            .zip(&self.refused)
+            .map(|(m, refused)| match m.down_reason() {
+                Some(reason) => format!("engine `{}` stopped answering: {reason}", m.label),
+                None => match refused.get(image) {
+                    Some((_, message)) => format!("engine `{}`: {message}", m.label),
+                    None => format!("engine `{}` did not run it", m.label),
+                },
+            })
+            .collect();
+        if reasons.is_empty() {
+            "no engine could be used".to_string()
+        } else {
+            format!("no engine left to run it ({})", reasons.join("; "))
+        }
+    }
+}
 
+impl Drop for Engines {
+    fn drop(&mut self) {
+        let _ = self.clean();
+    }
+}
+
+/// The engines that answered, made ready to judge: the candidates baked
+/// where they are delivered that way, each engine's event stream started
+/// before its first container, the workers fitted to the open-file limit.
+fn start(
+    session: &Session,
+    req: &EvalRequest,
+    setups: Vec<Setup>,
+    units: &[Unit],
+) -> Result<Engines> {
+    let explicit = !req.engines.is_empty();
+    let (members, refused) = setups
+        .into_iter()
+        .filter(|s| s.left_out.is_none())
+        .map(|s| (s.member, s.refused))
+        .unzip();
+    let mut engines = Engines {
+        members,
+        refused,
+        explicit,
+        run_id: session.run_id.clone(),
+        volumes: units.iter().any(|unit| unit.language.is_some()),
+        cleaned: false,
+    };
+    if units.is_empty() {
+        return Ok(engines);
+    }
+    // Interrupted while baking: what was baked already goes too (on drop).
+    bake_all(session, &mut engines)?;
+    // Each engine's event stream runs from before its first container to
+    // the end of the eval (dropped with the members, on every path).
+    // (Started already where runner containers started ahead: see
+    // `warm_while_sealing`.)
+    for member in engines.members.iter_mut().filter(|m| m.events.is_none()) {
+        member.events = Some(EventStream::start(&member.docker, &session.run_id)?);
+    }
+    fit_open_files(&mut engines.members, units.len());
+    Ok(engines)
+}
+
+/// Judges every unit on the engines' workers, all sharing one queue; each
+/// unit's tally in unit order.
+fn judge_all(
+    session: &Session,
+    req: &EvalRequest,
+    cache: Option<&Cache>,
+    images: &BTreeMap<&str, ImageCheck>,
+    engines: &Engines,
+    units: &[Unit],
+    warm: &Warm,
+) -> Vec<Tally> {
+    let explicit = engines.explicit;
     let tallies: Vec<Mutex<Tally>> = units.iter().map(|_| Mutex::default()).collect();
     let queue = Mutex::new(Queue {
         pending: (0..units.len()).collect(),
@@ -145,7 +340,7 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
     let total = units.len();
     let image_of = |i: usize| req.tasks[units[i].task].image.as_str();
     thread::scope(|scope| {
-        for member in &members {
+        for member in &engines.members {
             for _ in 0..member.jobs.min(total) {
                 scope.spawn(|| {
                     // This worker's runner container (`--isolate worker`).
@@ -160,11 +355,11 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
                             again: false,
                         };
                         let step = run_unit(
-                            &session,
-                            &req,
-                            cache.as_ref(),
-                            &images,
-                            (&units[i], &staged[i]),
+                            session,
+                            req,
+                            cache,
+                            images,
+                            (&units[i], &units[i].staged),
                             member,
                             &mut slot,
                         );
@@ -204,16 +399,28 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
                                 }
                             }
                         };
-                        drop(tally);
                         let again = taken.again;
+                        // At a terminal, a failure is shown as it happens.
+                        let shown = match &tally.result {
+                            Some(result)
+                                if progress
+                                    && !again
+                                    && matches!(result.status, Status::Fail | Status::Error) =>
+                            {
+                                Some(live_line(result, units[i].sample.as_deref(), req.color))
+                            }
+                            _ => None,
+                        };
+                        drop(tally);
                         drop(taken);
                         if again {
                             continue;
                         }
                         let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
                         if progress {
+                            let line = shown.map(|l| format!("{l}\n\r\x1b[K")).unwrap_or_default();
                             console::progress(&format!(
-                                "\r\x1b[Ksbx: {finished}/{total} candidates judged"
+                                "\r\x1b[K{line}sbx: {finished}/{total} candidates judged"
                             ));
                         }
                     }
@@ -226,67 +433,32 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
     if progress {
         console::progress("\r\x1b[K");
     }
-    // Whatever happened, nothing of this run stays on any engine that answers.
-    let cleaned = clean_all(&members, &session.run_id);
-    if units.iter().any(|unit| unit.language.is_some()) {
-        for member in &members {
-            if let Err(e) = clean::clean_volumes(member, &session.run_id) {
-                console::note(&format!(
-                    "sbx: engine `{}`: {e}; `sbx gc --run {}` removes them once it answers",
-                    member.label, session.run_id
-                ));
-            }
-        }
-    }
-    if let Some(signal) = signals::received() {
-        let removed = match cleaned {
-            Ok(n) => format!("{n} leftover containers removed"),
-            Err(e) => format!("cleanup failed: {e}"),
-        };
-        console::note(&format!(
-            "sbx: interrupted; every container of this eval was stopped ({removed})"
-        ));
-        return Ok(exit::for_signal(signal));
-    }
-    if let Err(e) = cleaned {
-        console::note(&format!(
-            "sbx: could not clean up {e}; `sbx gc --engine ENGINE --run {}` removes what is left once it answers",
-            session.run_id
-        ));
-    }
-    let why_not = |image: &str| -> String {
-        let reasons: Vec<String> = members
-            .iter()
-            .map(|m| match m.down_reason() {
-                Some(reason) => format!("engine `{}` stopped answering: {reason}", m.label),
-                None => match refusals.get(&m.label).and_then(|r| r.get(image)) {
-                    Some((_, message)) => format!("engine `{}`: {message}", m.label),
-                    None => format!("engine `{}` did not run it", m.label),
-                },
-            })
-            .collect();
-        if reasons.is_empty() {
-            "no engine could be used".to_string()
-        } else {
-            format!("no engine left to run it ({})", reasons.join("; "))
-        }
-    };
-    let mut tallies: Vec<Tally> = tallies
+    tallies
         .into_iter()
         .map(|tally| tally.into_inner().unwrap_or_else(|p| p.into_inner()))
-        .collect();
+        .collect()
+}
+
+/// One entry per task, in task order (`None` for the tasks another share
+/// judges): its known answer, or its units' results (pass@k of samples).
+fn entries(
+    req: &EvalRequest,
+    engines: &Engines,
+    plans: Vec<Plan>,
+    units: &[Unit],
+    mut tallies: Vec<Tally>,
+    split: Option<&Split>,
+) -> Vec<Option<TaskResult>> {
     let mut take = |index: usize, task: &Task| {
         let tally = &mut tallies[index];
-        let mut result = tally
-            .result
-            .take()
-            .unwrap_or_else(|| TaskResult::error(&task.id, "no_engine", why_not(&task.image)));
+        let mut result = tally.result.take().unwrap_or_else(|| {
+            TaskResult::error(&task.id, "no_engine", engines.why_not(&task.image))
+        });
         result.requeued = std::mem::take(&mut tally.requeued);
         crate::eval::hint::interpreter_missing(&mut result, &task.image, &units[index].interpreter);
         result
     };
-    // One entry per task (none for the tasks another share judges).
-    let entries: Vec<Option<TaskResult>> = plans
+    plans
         .into_iter()
         .zip(&req.tasks)
         .enumerate()
@@ -308,17 +480,28 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
                     (entry, true)
                 }
             };
-            if let Some(split) = &split {
+            if let Some(split) = split {
                 entry.partition = Some(partition::share_of(split, i, sampled, &req.ks));
             }
             Some(entry)
         })
-        .collect();
+        .collect()
+}
+
+/// The report on stdout, the summary line, the files asked for; the exit
+/// code.
+fn report(
+    req: &EvalRequest,
+    clock: Instant,
+    entries: &[Option<TaskResult>],
+    places: &[Option<Place>],
+    split: Option<&Split>,
+) -> Result<i32> {
     let results: Vec<TaskResult> = entries.iter().flatten().cloned().collect();
     let summary = report::summary::Summary::of(&results);
     let mut line = summary.line(clock.elapsed());
     line.push_str(&report::passk::means_text(&results, &req.ks));
-    if let Some(split) = &split {
+    if let Some(split) = split {
         line.push_str(&format!("; share {}", split.assignment.partition));
     }
     // The report first: a file that cannot be written must not cost the
@@ -326,7 +509,7 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
     // JSON one it goes to stderr, as it always did.
     match req.format {
         ReportFormat::Json => report::json::write_json(&results)?,
-        ReportFormat::Text => report::text::write_text(&results, &line, req.color)?,
+        ReportFormat::Text => report::text::write_text(&results, &line, req.color, req.terminal)?,
     }
     // Each file is written whole (a temporary file renamed into place). A
     // signal from here on stops before the next file (the results file
@@ -348,8 +531,8 @@ pub fn eval(mut req: EvalRequest) -> Result<i32> {
         .filter(|_| signals::received().is_none())
     {
         // A partitioned run's lines name their share.
-        let lines = split.as_ref().map(|s| (s, files.samples.len()));
-        write_sample_results(files, &entries, &places, lines)?;
+        let lines = split.map(|s| (s, files.samples.len()));
+        write_sample_results(files, entries, places, lines)?;
     }
     if req.format == ReportFormat::Json {
         console::note(&line);
@@ -413,7 +596,11 @@ fn warm_while_sealing(
         .human_eval
         .as_ref()
         .map_or(functions, |files| files.samples.len());
-    let first = req.tasks.iter().find(|t| t.function.is_some()).map(|t| t.image.clone());
+    let first = req
+        .tasks
+        .iter()
+        .find(|t| t.function.is_some())
+        .map(|t| t.image.clone());
     let warmable = |s: &Setup| {
         s.left_out.is_none()
             && s.member.isolate == IsolateMode::Worker
@@ -570,14 +757,14 @@ fn write_sample_results(
 
 /// Bakes the candidates into a throwaway image on every engine that gets
 /// them that way, all engines at once.
-fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<()> {
-    let baking = setups.iter_mut().filter(|s| s.left_out.is_none());
-    let results = pool::at_once(baking, |s| {
-        let payload = match s.member.isolate {
+fn bake_all(session: &Session, engines: &mut Engines) -> Result<()> {
+    let baking = engines.members.iter_mut().zip(engines.refused.iter_mut());
+    let results = pool::at_once(baking, |(member, refused)| {
+        let payload = match member.isolate {
             IsolateMode::Case => bake::Payload::Candidates,
             _ => bake::Payload::Runner,
         };
-        bake::bake(session, &mut s.member, &mut s.refused, payload)
+        bake::bake(session, member, refused, payload)
     });
     for result in results {
         result.map_err(|message| Error::Panicked {
@@ -585,10 +772,13 @@ fn bake_all(session: &Session, setups: &mut [Setup], explicit: bool) -> Result<(
             message,
         })??;
     }
-    for setup in setups.iter().filter(|_| explicit) {
-        for (code, why) in setup.refused.values() {
+    for (member, refused) in engines.members.iter().zip(&engines.refused) {
+        if !engines.explicit {
+            continue;
+        }
+        for (code, why) in refused.values() {
             if code == "bake_failed" {
-                console::note(&format!("sbx: engine `{}`: {why}", setup.member.label));
+                console::note(&format!("sbx: engine `{}`: {why}", member.label));
             }
         }
     }
@@ -676,4 +866,12 @@ fn clean_all(members: &[Member], run_id: &str) -> std::result::Result<usize, Str
         found += cleaned.map_err(|e| format!("engine `{}`: {e}", member.label))?;
     }
     Ok(found)
+}
+
+/// A unit's result that did not pass, as shown the moment it is judged
+/// (its sample named: the result learns it only in its task's entry).
+fn live_line(result: &TaskResult, sample: Option<&str>, color: bool) -> String {
+    let mut shown = result.clone();
+    shown.sample = sample.map(str::to_string);
+    report::text::live_line(&shown, color)
 }

@@ -93,7 +93,7 @@ pub fn merge(req: MergeRequest) -> Result<i32> {
     );
     match req.format {
         ReportFormat::Json => report::json::write_json(&results)?,
-        ReportFormat::Text => report::text::write_text(&results, &line, req.color)?,
+        ReportFormat::Text => report::text::write_text(&results, &line, req.color, false)?,
     }
     if let Some(path) = &req.output {
         report::json::write_json_file(path, &results)?;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::cache::{Cache, KeyInput};
 use super::isolate::{judge_in_runner, Judged, Slot};
-use super::judge::{compile_unit, judge, judge_built, ENGINE_LOST};
+use super::judge::{compile_unit, judge, judge_built, Judging, ENGINE_LOST};
 use super::plan::{ImageCheck, Unit};
 use super::request::EvalRequest;
 use crate::docker::events::EventStream;
@@ -91,22 +91,31 @@ pub fn run_unit(
         .key();
         Some(key)
     });
-    if let (Some(cache), Some(key)) = (cache, &key) {
-        if let Some(hit) = cache.get(key, &task.id) {
+    // `--save-output` wants every run's output: nothing is read from the
+    // cache (what is judged is still stored).
+    if let (Some(cache), Some(key), None) = (cache, &key, &req.save_output) {
+        if let Some(mut hit) = cache.get(key, &task.id) {
+            hit.output = None;
             return Step::Judged(Box::new(hit));
         }
     }
+    let cx = Judging {
+        session,
+        req,
+        task,
+        unit,
+        staged,
+        member,
+    };
     let judged = if runner && unit.language.is_some() && task.function.is_none() {
-        judge_compiled(session, req, task, unit, staged, member, slot)
+        judge_compiled(&cx, slot)
     } else if runner {
-        match judge_in_runner(session, req, task, unit, staged, member, slot, None) {
+        match judge_in_runner(&cx, slot, None) {
             Judged::Result(result) => Some(*result),
             Judged::Interrupted => None,
             // A candidate the runner cannot start (an executable that cannot
             // run from a noexec /tmp) runs the `case` way where it can.
-            Judged::Refused(_) if member.delivery == Delivery::Bind => {
-                judge(session, req, task, unit, staged, member)
-            }
+            Judged::Refused(_) if member.delivery == Delivery::Bind => judge(&cx),
             Judged::Refused(why) => Some(TaskResult::error(
                 &task.id,
                 "runner_refused",
@@ -114,7 +123,7 @@ pub fn run_unit(
             )),
         }
     } else {
-        judge(session, req, task, unit, staged, member)
+        judge(&cx)
     };
     let Some(result) = judged else {
         return Step::Interrupted;
@@ -144,26 +153,18 @@ pub fn run_unit(
 /// the runner like an interpreted candidate's. A build that cannot be
 /// delivered (no `tar` in the image, larger than the protocol carries)
 /// runs from its volume, a container per case, with the same verdicts.
-fn judge_compiled(
-    session: &Session,
-    req: &EvalRequest,
-    task: &super::tasks::Task,
-    unit: &Unit,
-    staged: &Staged,
-    member: &Member,
-    slot: &mut Slot,
-) -> Option<TaskResult> {
-    let built = match compile_unit(session, req, task, unit, staged, member, true)? {
+fn judge_compiled(cx: &Judging<'_>, slot: &mut Slot) -> Option<TaskResult> {
+    let built = match compile_unit(cx, true)? {
         Ok(built) => built.expect("a compiled unit"),
         Err(result) => return Some(result),
     };
     if built.files.is_ok() {
-        return match judge_in_runner(session, req, task, unit, staged, member, slot, Some(&built)) {
+        return match judge_in_runner(cx, slot, Some(&built)) {
             Judged::Result(result) => Some(*result),
             Judged::Interrupted => None,
             // A build's command is given: the runner never reads a `#!`.
-            Judged::Refused(why) => Some(TaskResult::error(&task.id, "runner_refused", why)),
+            Judged::Refused(why) => Some(TaskResult::error(&cx.task.id, "runner_refused", why)),
         };
     }
-    judge_built(session, req, task, unit, staged, member, Some(&built))
+    judge_built(cx, Some(&built))
 }

@@ -28,7 +28,7 @@ use sbx_runner::SUBCOMMAND;
 use super::candidates::{too_large, MAX_CANDIDATE_BYTES};
 use super::compile::Built;
 use super::humaneval;
-use super::plan::Unit;
+use super::judge::{save_output, Judging};
 use super::request::EvalRequest;
 use super::sealed::{self, Sealed};
 use super::tasks::Task;
@@ -41,7 +41,7 @@ use crate::judge::matcher::Matcher;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession, CASE_GRACE};
-use crate::session::{Delivery, Session, Staged};
+use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
 
@@ -125,20 +125,15 @@ pub enum Judged {
 /// staged source is still the runner's `/work/task`, as in `case` mode.
 /// On return, in `candidate` mode the slot is empty; in `worker` mode it
 /// holds a clean container, the candidate and its build unloaded, or none.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the unit's parts, each needed once; a struct would only rename them"
-)]
-pub fn judge_in_runner(
-    session: &Session,
-    req: &EvalRequest,
-    task: &Task,
-    unit: &Unit,
-    staged: &Staged,
-    member: &Member,
-    slot: &mut Slot,
-    built: Option<&Built<'_>>,
-) -> Judged {
+pub fn judge_in_runner(cx: &Judging<'_>, slot: &mut Slot, built: Option<&Built<'_>>) -> Judged {
+    let Judging {
+        session,
+        req,
+        task,
+        unit,
+        staged,
+        member,
+    } = *cx;
     // The candidate's size was checked before it was staged; a staged copy
     // that is larger after all (a file that grew meanwhile; a function
     // test's code adds a little) is never read whole into memory.
@@ -193,6 +188,7 @@ pub fn judge_in_runner(
         },
     };
     let mut run = Run {
+        cx: *cx,
         session,
         req,
         task,
@@ -205,13 +201,18 @@ pub fn judge_in_runner(
     };
     let judged = match (&token, &task.sealed) {
         (Some(token), Some(plan)) => run
-            .case(&[], Check::Sealed(token, plan))
+            .case(&[], Check::Sealed(token, plan), None)
             .map(|r| with_judged(r, sealed::SEALED)),
         (Some(token), None) => run
-            .case(&humaneval::evidence_stdin(token), Check::Completion(token))
+            .case(
+                &humaneval::evidence_stdin(token),
+                Check::Completion(token),
+                None,
+            )
             .map(|r| with_judged(r, sealed::IN_PROCESS)),
-        (None, _) => super::judge::over_cases(req, task, |case| {
-            run.case(&case.stdin, Check::Output(&case.matcher))
+        (None, _) => super::judge::over_cases(req, task, |k, case| {
+            let case_number = task.multi_case.then_some(k + 1);
+            run.case(&case.stdin, Check::Output(&case.matcher), case_number)
         }),
     };
     let judged = judged.map(|mut result| {
@@ -238,6 +239,8 @@ pub fn judge_in_runner(
 
 /// One candidate's cases in the runner.
 struct Run<'a> {
+    /// What the candidate is judged with (`--save-output` among it).
+    cx: Judging<'a>,
     session: &'a Session,
     req: &'a EvalRequest,
     task: &'a Task,
@@ -252,8 +255,14 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// Runs one case: `None` when interrupted (or refused, see `refused`).
-    fn case(&mut self, stdin: &[u8], check: Check<'_>) -> Option<TaskResult> {
+    /// Runs one case (`case_number` of a task of several): `None` when
+    /// interrupted (or refused, see `refused`).
+    fn case(
+        &mut self,
+        stdin: &[u8],
+        check: Check<'_>,
+        case_number: Option<usize>,
+    ) -> Option<TaskResult> {
         let request = protocol::Case {
             stdin: stdin.to_vec(),
             wall_ms: u64::try_from(self.task.timeout.as_millis()).unwrap_or(u64::MAX),
@@ -288,7 +297,15 @@ impl Run<'_> {
             match held.session.run_case(&request) {
                 Ok(result) => {
                     held.oom_tainted |= result.oom || result.status == protocol::Status::Oom;
-                    return Some(to_result(&self.task.id, &result, check));
+                    let mut judged = to_result(&self.task.id, &result, check);
+                    // The runner carries the last `STDERR_TAIL` bytes of stderr.
+                    let (stdout, stderr) = (&result.stdout, &result.stderr_tail);
+                    if let Some(failed) =
+                        save_output(&self.cx, case_number, stdout, stderr, &mut judged)
+                    {
+                        return Some(failed);
+                    }
+                    return Some(judged);
                 }
                 Err(RunnerError::Interrupted(_)) => return None,
                 Err(RunnerError::Request(message)) => {

@@ -7,6 +7,7 @@ use super::compile::{compile, Built};
 use super::humaneval;
 use super::plan::Unit;
 use super::request::EvalRequest;
+use super::saved;
 use super::sealed;
 use super::tasks::{Case, Task};
 use crate::docker::events::{self, ContainerRecord};
@@ -38,21 +39,26 @@ pub fn result_from_run(id: &str, finished: &Finished) -> TaskResult {
     }
 }
 
+/// What judging one candidate on one engine needs: the eval's session and
+/// request, the task, the candidate's unit and staged copy, the engine.
+#[derive(Debug, Clone, Copy)]
+pub struct Judging<'a> {
+    pub session: &'a Session,
+    pub req: &'a EvalRequest,
+    pub task: &'a Task,
+    pub unit: &'a Unit,
+    pub staged: &'a Staged,
+    pub member: &'a Member,
+}
+
 /// Judges one candidate against each case of its task, each in a fresh
 /// container. `None` when the eval was interrupted during a run.
-pub fn judge(
-    session: &Session,
-    req: &EvalRequest,
-    task: &Task,
-    unit: &Unit,
-    staged: &Staged,
-    member: &Member,
-) -> Option<TaskResult> {
-    if task.function.is_some() {
-        return judge_function(session, req, task, unit, staged, member);
+pub fn judge(cx: &Judging<'_>) -> Option<TaskResult> {
+    if cx.task.function.is_some() {
+        return judge_function(cx);
     }
-    match compile_unit(session, req, task, unit, staged, member, false)? {
-        Ok(built) => judge_built(session, req, task, unit, staged, member, built.as_ref()),
+    match compile_unit(cx, false)? {
+        Ok(built) => judge_built(cx, built.as_ref()),
         Err(result) => Some(result),
     }
 }
@@ -63,14 +69,17 @@ pub fn judge(
 /// counted as none passed. With `pack`, the build comes back for the
 /// runner too (`Built::files`). `None` when interrupted.
 pub fn compile_unit<'a>(
-    session: &Session,
-    req: &EvalRequest,
-    task: &Task,
-    unit: &Unit,
-    staged: &Staged,
-    member: &'a Member,
+    cx: &Judging<'a>,
     pack: bool,
 ) -> Option<Result<Option<Built<'a>>, TaskResult>> {
+    let Judging {
+        session,
+        req,
+        task,
+        unit,
+        staged,
+        member,
+    } = *cx;
     let Some(language) = unit.language else {
         return Some(Ok(None));
     };
@@ -97,23 +106,23 @@ pub fn compile_unit<'a>(
 
 /// Judges one candidate (compiled already, if `built`) against each case of
 /// its task, each in a fresh container.
-pub fn judge_built(
-    session: &Session,
-    req: &EvalRequest,
-    task: &Task,
-    unit: &Unit,
-    staged: &Staged,
-    member: &Member,
-    built: Option<&Built<'_>>,
-) -> Option<TaskResult> {
-    let run_case = |case: &Case| {
+pub fn judge_built(cx: &Judging<'_>, built: Option<&Built<'_>>) -> Option<TaskResult> {
+    let Judging {
+        req,
+        task,
+        unit,
+        staged,
+        ..
+    } = *cx;
+    let run_case = |k: usize, case: &Case| {
         let candidate = Candidate {
             staged,
             image: &task.image,
             interpreter: &unit.interpreter,
             interactive: true,
         };
-        judge_case(session, req, task, &candidate, member, case, built)
+        let case_number = task.multi_case.then_some(k + 1);
+        judge_case(cx, &candidate, case, case_number, built)
     };
     let compile_ms = built.map(|b| b.compile_ms);
     over_cases(req, task, run_case).map(|mut result| {
@@ -122,8 +131,8 @@ pub fn judge_built(
     })
 }
 
-/// A task's entry from its cases, each judged by `run_case` (`None` when
-/// the eval was interrupted). A single case is the entry. Several cases:
+/// A task's entry from its cases, each judged by `run_case` (given its
+/// 0-based index; `None` when the eval was interrupted). A single case is the entry. Several cases:
 /// the task passes when every case passes; the entry carries the first
 /// failing case's details; an `error` in any case makes the task an
 /// `error` (sbx could not judge it); with fail-fast, the first failure
@@ -131,10 +140,10 @@ pub fn judge_built(
 pub fn over_cases(
     req: &EvalRequest,
     task: &Task,
-    mut run_case: impl FnMut(&Case) -> Option<TaskResult>,
+    mut run_case: impl FnMut(usize, &Case) -> Option<TaskResult>,
 ) -> Option<TaskResult> {
     if !task.multi_case {
-        return run_case(&task.cases[0]);
+        return run_case(0, &task.cases[0]);
     }
     let mut passed = 0;
     let mut duration_ms = 0;
@@ -143,7 +152,7 @@ pub fn over_cases(
     let mut first_failure: Option<TaskResult> = None;
     let mut last_pass: Option<TaskResult> = None;
     for (k, case) in task.cases.iter().enumerate() {
-        let mut result = run_case(case)?;
+        let mut result = run_case(k, case)?;
         duration_ms += result.duration_ms;
         if let Some(ms) = result.cpu_ms {
             cpu_ms = Some(cpu_ms.unwrap_or(0) + ms);
@@ -189,14 +198,14 @@ pub fn over_cases(
 /// Runs a function test's program (the unit's bytes) in its own container,
 /// through the runner with a token fresh for this run on its stdin, and
 /// judges it: a pass needs the token on stdout (see `humaneval::RUNNER`).
-fn judge_function(
-    session: &Session,
-    req: &EvalRequest,
-    task: &Task,
-    unit: &Unit,
-    staged: &Staged,
-    member: &Member,
-) -> Option<TaskResult> {
+fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
+    let Judging {
+        req,
+        task,
+        unit,
+        staged,
+        ..
+    } = *cx;
     let token = match humaneval::fresh_token() {
         Ok(token) => token,
         Err(e) => {
@@ -222,12 +231,10 @@ fn judge_function(
         interactive: true,
     };
     run_and_judge(
-        session,
-        req,
-        task,
+        cx,
         &candidate,
-        member,
         stdin,
+        None,
         None,
         |finished, record| match &task.sealed {
             // A sealed test: exit 0, then the frame's values compared here.
@@ -268,43 +275,42 @@ pub fn judged_as(task: &Task) -> &'static str {
 /// Runs one case of a task in its own container (with a compiled
 /// candidate's build, if any) and judges it. `None` when the eval was
 /// interrupted during the run.
-pub fn judge_case(
-    session: &Session,
-    req: &EvalRequest,
-    task: &Task,
+fn judge_case(
+    cx: &Judging<'_>,
     candidate: &Candidate<'_>,
-    member: &Member,
     case: &Case,
+    case_number: Option<usize>,
     built: Option<&Built<'_>>,
 ) -> Option<TaskResult> {
     run_and_judge(
-        session,
-        req,
-        task,
+        cx,
         candidate,
-        member,
         StdinSource::Bytes(Arc::clone(&case.stdin)),
         built,
+        case_number,
         |finished, record| outcome::judge(finished, |stdout| case.matcher.mismatch(stdout), record),
     )
 }
 
 /// Runs a candidate in its own container and turns `verdict` of the run
-/// into its result. `None` when the eval was interrupted during the run.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the run's parts, each needed once; a struct would only rename them"
-)]
+/// into its result (its output saved with `--save-output`, as case
+/// `case_number` of a task of several). `None` when the eval was
+/// interrupted during the run.
 fn run_and_judge(
-    session: &Session,
-    req: &EvalRequest,
-    task: &Task,
+    cx: &Judging<'_>,
     candidate: &Candidate<'_>,
-    member: &Member,
     stdin: StdinSource,
     built: Option<&Built<'_>>,
+    case_number: Option<usize>,
     verdict: impl FnOnce(&Finished, &ContainerRecord<'_>) -> Verdict,
 ) -> Option<TaskResult> {
+    let Judging {
+        session,
+        req,
+        task,
+        member,
+        ..
+    } = *cx;
     let run = session
         .prepare(candidate, &member.delivery)
         .map(|prepared| match built {
@@ -330,6 +336,15 @@ fn run_and_judge(
         Err(e) => return Some(TaskResult::error(&task.id, e.code(), e.to_string())),
     };
     let mut result = result_from_run(&task.id, &finished);
+    if let Some(saved) = save_output(
+        cx,
+        case_number,
+        &finished.stdout.bytes,
+        &finished.stderr.bytes,
+        &mut result,
+    ) {
+        return Some(saved);
+    }
     let record = ContainerRecord::new(member.events.as_ref(), &name);
     let verdict = verdict(&finished, &record);
     // A failure on the program's own exit is kept only if the engine
@@ -369,4 +384,30 @@ fn run_and_judge(
         }
     }
     Some(result)
+}
+
+/// With `--save-output`: writes a run's whole stdout and stderr and names
+/// the files in `result`. A file that cannot be written makes the run an
+/// `error` (`save_failed`), never the candidate's failure: that result is
+/// returned, to stand in `result`'s place.
+pub fn save_output(
+    cx: &Judging<'_>,
+    case_number: Option<usize>,
+    stdout: &[u8],
+    stderr: &[u8],
+    result: &mut TaskResult,
+) -> Option<TaskResult> {
+    let dir = cx.req.save_output.as_ref()?;
+    let stem = saved::stem(&cx.task.id, cx.unit.sample.as_deref(), case_number);
+    match saved::save(dir, &stem, stdout, stderr) {
+        Ok(files) => {
+            result.output = Some(files);
+            None
+        }
+        Err(why) => Some(TaskResult::error(
+            &cx.task.id,
+            "save_failed",
+            format!("--save-output could not write {why}"),
+        )),
+    }
 }

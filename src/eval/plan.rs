@@ -40,6 +40,8 @@ pub struct Unit {
     /// A compiled language's entry (`--interpreter` unset): compiled once
     /// before its cases, which then run `interpreter` from the build.
     pub language: Option<&'static Language>,
+    /// The sample it is of its task, for a task with samples.
+    pub sample: Option<String>,
 }
 
 /// An image's ID, or why it cannot be used (error code, message).
@@ -72,7 +74,9 @@ pub fn plan(
         _ => session.stage_file(path),
     };
     let mut unit =
-        |task: usize, path: PathBuf, interpreter: Vec<String>| match stage(task, &path) {
+        |task: usize, sample: Option<&str>, path: PathBuf, interpreter: Vec<String>| match stage(
+            task, &path,
+        ) {
             Ok(staged) => {
                 let language = match req.interpreter {
                     Some(_) => None,
@@ -87,6 +91,7 @@ pub fn plan(
                     staged,
                     interpreter,
                     language,
+                    sample: sample.map(str::to_string),
                 });
                 Ok(Err(units.len() - 1))
             }
@@ -101,15 +106,13 @@ pub fn plan(
         Found::TooLarge(size) => candidates::too_large(id, size),
         Found::Ready { .. } => unreachable!("ready candidates become units"),
     };
-    // The candidates of every task that can run (with `--partition`, of
-    // every task: a task's units decide which share reports it).
+    // The candidates of every task (with `--partition`, a task's units
+    // decide which share reports it; a task of an image no engine can run
+    // is `missing` without a candidate, `error` with one).
     let sources: Vec<Option<Source>> = req
         .tasks
         .iter()
-        .map(|task| {
-            (req.partition.is_some() || images[task.image.as_str()].is_ok())
-                .then(|| find_source(gen_root, &task.id, req.interpreter.as_ref()))
-        })
+        .map(|task| Some(find_source(gen_root, &task.id, req.interpreter.as_ref())))
         .collect();
     let split = req.partition.map(|p| {
         let units: Vec<(&str, TaskUnits)> = req
@@ -146,6 +149,10 @@ pub fn plan(
             plans.push(Plan::Elsewhere);
             continue;
         }
+        if let (Err(_), Some(Source::Single(Found::Missing))) = (image, &source) {
+            plans.push(Plan::Known(Box::new(TaskResult::missing(&task.id))));
+            continue;
+        }
         if let Err((code, message)) = image {
             plans.push(Plan::Known(Box::new(TaskResult::error(
                 &task.id,
@@ -154,10 +161,10 @@ pub fn plan(
             ))));
             continue;
         }
-        let source = source.expect("found for every task whose image can run");
+        let source = source.expect("found for every task");
         plans.push(match source {
             Source::Single(Found::Ready { path, interpreter }) => {
-                match unit(i, path, interpreter)? {
+                match unit(i, None, path, interpreter)? {
                     Err(index) => Plan::Single(index),
                     Ok(result) => Plan::Known(Box::new(result)),
                 }
@@ -170,7 +177,9 @@ pub fn plan(
                         continue;
                     }
                     let answer = match found {
-                        Found::Ready { path, interpreter } => unit(i, path, interpreter)?,
+                        Found::Ready { path, interpreter } => {
+                            unit(i, Some(&name), path, interpreter)?
+                        }
                         other => Ok(known(&task.id, other)),
                     };
                     answers.push((name, answer));
@@ -267,6 +276,7 @@ pub fn plan_samples(
                     staged: session.stage(&program)?,
                     interpreter: python.clone(),
                     language: None,
+                    sample: Some(index.to_string()),
                 });
                 Err(units.len() - 1)
             }

@@ -39,6 +39,12 @@ pub struct EvalRequest {
     pub format: ReportFormat,
     /// Whether the text report is coloured.
     pub color: bool,
+    /// Whether stdout is a terminal: the text report then folds long runs
+    /// of `MISSING` and ends with a recap.
+    pub terminal: bool,
+    /// `--save-output`: the folder (absolute, made) for every run's whole
+    /// stdout and stderr.
+    pub save_output: Option<PathBuf>,
     /// Where the JSON report is also written (`-o`).
     pub output: Option<PathBuf>,
     /// The engines to spread the tasks over (empty: the current context).

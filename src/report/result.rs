@@ -123,6 +123,17 @@ pub struct TaskResult {
     /// `sbx merge` needs to put the shares together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<super::share::Share>,
+    /// With `--save-output` only: the files that hold this run's whole
+    /// stdout and stderr (of the case the entry reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<SavedOutput>,
+}
+
+/// Where `--save-output` put one run's output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedOutput {
+    pub stdout: String,
+    pub stderr: String,
 }
 
 /// One move of a task away from an engine that stopped answering.
@@ -162,6 +173,7 @@ impl TaskResult {
             requeued: Vec::new(),
             judged: None,
             partition: None,
+            output: None,
         }
     }
 

@@ -72,8 +72,26 @@ impl Paint {
     }
 }
 
+/// A run of at least this many tasks without a candidate is one line at a
+/// terminal.
+pub const FOLD_MISSING: usize = 4;
+/// The slowest tasks the recap at a terminal names.
+const SLOWEST_SHOWN: usize = 3;
+
 /// The text report: every task, then `summary` (the summary line).
 pub fn to_text(results: &[TaskResult], summary: &str, color: bool) -> String {
+    render(results, summary, color, false)
+}
+
+/// The text report at a terminal: as [`to_text`], with each run of
+/// [`FOLD_MISSING`] or more `MISSING` tasks folded into one line (how many,
+/// the first and the last), and a recap before the summary: the tasks that
+/// did not pass, and the slowest ones.
+pub fn to_terminal(results: &[TaskResult], summary: &str, color: bool) -> String {
+    render(results, summary, color, true)
+}
+
+fn render(results: &[TaskResult], summary: &str, color: bool, terminal: bool) -> String {
     let paint = Paint { color };
     let width = results
         .iter()
@@ -82,8 +100,22 @@ pub fn to_text(results: &[TaskResult], summary: &str, color: bool) -> String {
         .max()
         .unwrap_or(0);
     let mut out = String::new();
-    for r in results {
-        task(&mut out, r, width, paint);
+    let mut i = 0;
+    while i < results.len() {
+        let run = results[i..]
+            .iter()
+            .take_while(|r| is_plain_missing(r))
+            .count();
+        if terminal && run >= FOLD_MISSING {
+            folded(&mut out, &results[i..i + run], paint);
+            i += run;
+        } else {
+            task(&mut out, &results[i], width, paint);
+            i += 1;
+        }
+    }
+    if terminal {
+        recap(&mut out, results, paint);
     }
     if !results.is_empty() {
         out.push('\n');
@@ -93,9 +125,94 @@ pub fn to_text(results: &[TaskResult], summary: &str, color: bool) -> String {
     out
 }
 
-/// Writes the text report to stdout; a closed stdout ends quietly.
-pub fn write_text(results: &[TaskResult], summary: &str, color: bool) -> Result<()> {
-    console::out(&to_text(results, summary, color), "the report to stdout")
+/// Writes the text report to stdout (the terminal's form when `terminal`);
+/// a closed stdout ends quietly.
+pub fn write_text(
+    results: &[TaskResult],
+    summary: &str,
+    color: bool,
+    terminal: bool,
+) -> Result<()> {
+    let text = render(results, summary, color, terminal);
+    console::out(&text, "the report to stdout")
+}
+
+/// A task without a candidate, and nothing else to say about it.
+fn is_plain_missing(r: &TaskResult) -> bool {
+    r.status == Status::Missing && r.samples.is_none() && r.partition.is_none()
+}
+
+/// A run of `MISSING` tasks as one line: `MISSING  144 tasks, from A to B`.
+fn folded(out: &mut String, run: &[TaskResult], paint: Paint) {
+    let first = name(&run[0].id);
+    let last = name(&run[run.len() - 1].id);
+    let reason = run[0].reason.as_deref().map(name).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{}  {} tasks, from {first} to {last}  {reason}",
+        paint.status(Status::Missing, true),
+        run.len()
+    );
+}
+
+/// The recap: each task that failed or could not be judged, one line
+/// each, then the slowest tasks judged now (not from the cache).
+fn recap(out: &mut String, results: &[TaskResult], paint: Paint) {
+    let failed: Vec<&TaskResult> = results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Fail | Status::Error))
+        .collect();
+    let mut timed: Vec<&TaskResult> = results
+        .iter()
+        .filter(|r| r.status != Status::Missing && r.cached != Some(true))
+        .collect();
+    if failed.is_empty() && timed.len() < 2 {
+        return;
+    }
+    out.push('\n');
+    if !failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint.paint("1", &format!("Not passed ({}):", failed.len()))
+        );
+        for r in &failed {
+            let _ = writeln!(out, "{}", live_line(r, paint.color));
+        }
+    }
+    if timed.len() >= 2 {
+        timed.sort_by_key(|r| std::cmp::Reverse(r.duration_ms));
+        let slowest: Vec<String> = timed
+            .iter()
+            .take(SLOWEST_SHOWN)
+            .map(|r| format!("{} {}", name(&r.id), seconds(r.duration_ms)))
+            .collect();
+        let _ = writeln!(out, "Slowest: {}", slowest.join(", "));
+    }
+}
+
+/// A duration as the report shows it: `1.31s`.
+fn seconds(ms: u64) -> String {
+    format!("{:.2}s", ms as f64 / 1000.0)
+}
+
+/// One task (or sample) that did not pass, as printed the moment it is
+/// judged at a terminal and in the recap, nextest's way: the status
+/// (right-aligned), the time, the id (and sample), the reason.
+pub fn live_line(r: &TaskResult, color: bool) -> String {
+    let paint = Paint { color };
+    let mut id = name(&r.id);
+    if let Some(sample) = &r.sample {
+        let _ = write!(id, " sample {}", name(sample));
+    }
+    let word = paint.status(r.status, false);
+    let pad = 12usize.saturating_sub(r.status.name().len());
+    let mut line = format!("{:pad$}{word} [{:>7}] {id}", "", seconds(r.duration_ms));
+    let what = headline(r);
+    if !what.is_empty() {
+        let _ = write!(line, "  {what}");
+    }
+    line
 }
 
 /// One task: its line, then the details of what went wrong.
