@@ -169,7 +169,7 @@ pub fn judge_in_runner(cx: &Judging<'_>, slot: &mut Slot, built: Option<&Built<'
     let mut interpreter = unit.interpreter.clone();
     if let Some(token) = &token {
         match &task.sealed {
-            Some(_) => interpreter.extend(sealed::harness_args(token, req.max_output / 2)),
+            Some(plan) => interpreter.extend(sealed::harness_args(token, req.max_output / 2, plan)),
             None => interpreter.extend(humaneval::runner_args(req.max_output / 2)),
         }
     }
