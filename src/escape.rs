@@ -11,7 +11,7 @@ use std::ffi::OsStr;
 
 /// Whether `c` is shown escaped: a control character, a bidi control, or a
 /// line or paragraph separator.
-pub fn is_unsafe(c: char) -> bool {
+pub(crate) fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
@@ -27,13 +27,13 @@ pub fn is_unsafe(c: char) -> bool {
 
 /// `text` for one line of a terminal: every [`is_unsafe`] character
 /// escaped, newlines and tabs included.
-pub fn line(text: &str) -> String {
+pub(crate) fn line(text: &str) -> String {
     escaped(text, |_| false)
 }
 
 /// [`line`], cut to `max` characters with `…` (a name or a reason quoted
 /// in one line of a table).
-pub fn cut(text: &str, max: usize) -> String {
+pub(crate) fn cut(text: &str, max: usize) -> String {
     let mut out = String::new();
     for (count, ch) in text.chars().enumerate() {
         if count == max {
@@ -51,7 +51,7 @@ pub fn cut(text: &str, max: usize) -> String {
 
 /// `text` for a block of lines (a candidate's stderr tail): as [`line`],
 /// but tabs and newlines are kept.
-pub fn block(text: &str) -> String {
+pub(crate) fn block(text: &str) -> String {
     escaped(text, |c| c == '\t' || c == '\n')
 }
 
@@ -71,7 +71,7 @@ fn escaped(text: &str, keep: impl Fn(char) -> bool) -> String {
 /// UTF-8; otherwise each byte that is not part of valid UTF-8 written
 /// `\xHH` (`\xfe.py`), as Python's `backslashreplace` does, so two names
 /// that differ in such bytes stay different and the form is stable.
-pub fn os_name(name: &OsStr) -> String {
+pub(crate) fn os_name(name: &OsStr) -> String {
     let bytes = name.as_encoded_bytes();
     if let Ok(text) = std::str::from_utf8(bytes) {
         return text.to_string();
@@ -88,7 +88,7 @@ pub fn os_name(name: &OsStr) -> String {
 
 /// A path for one line of a message: [`os_name`] of its bytes, then
 /// [`line`].
-pub fn path(path: &std::path::Path) -> String {
+pub(crate) fn path(path: &std::path::Path) -> String {
     line(&os_name(path.as_os_str()))
 }
 

@@ -6,34 +6,37 @@
 //! `sbx diff` exits 0 without regressions, 1 with, 2 for unreadable input.
 
 /// Everything passed (eval) or the program exited 0 (run).
-pub const SUCCESS: i32 = 0;
+pub(crate) const SUCCESS: i32 = 0;
 /// `eval`: at least one task failed or had no candidate.
-pub const NOT_ALL_PASSED: i32 = 1;
+pub(crate) const NOT_ALL_PASSED: i32 = 1;
 /// `diff`: NEW has at least one pass→fail regression.
-pub const REGRESSED: i32 = 1;
+pub(crate) const REGRESSED: i32 = 1;
 /// Usage error: bad arguments, bad tasks file, invalid image reference;
 /// for `eval` also any task that sbx could not judge (status `error`).
-pub const USAGE: i32 = 2;
+pub(crate) const USAGE: i32 = 2;
 /// `run`: FILE is not a regular file (the seed script's code).
-pub const NO_SUCH_FILE: i32 = 64;
+pub(crate) const NO_SUCH_FILE: i32 = 64;
 /// `run`: the program hit the timeout and was killed (GNU timeout's code).
-pub const TIMEOUT: i32 = 124;
+pub(crate) const TIMEOUT: i32 = 124;
 /// The engine could not run the container: daemon unreachable, image
 /// missing, docker refused the request.
-pub const ENGINE: i32 = 125;
+pub(crate) const ENGINE: i32 = 125;
 /// `run`: TIMEOUT is one GNU `timeout` refuses (its own code, as the seed
 /// script exits); the same number as [`ENGINE`].
-pub const TIMEOUT_REFUSED: i32 = 125;
+pub(crate) const TIMEOUT_REFUSED: i32 = 125;
 /// The command in the container could not be executed.
-pub const CANNOT_EXECUTE: i32 = 126;
+pub(crate) const CANNOT_EXECUTE: i32 = 126;
 /// The docker CLI itself was not found (or the command in the container).
-pub const NOT_FOUND: i32 = 127;
+pub(crate) const NOT_FOUND: i32 = 127;
+// SIGINT and SIGTERM are named for the table; `for_signal` computes them.
 /// Interrupted by SIGINT, after cleanup.
-pub const SIGINT: i32 = 130;
+#[allow(dead_code)]
+pub(crate) const SIGINT: i32 = 130;
 /// Interrupted by SIGTERM, after cleanup.
-pub const SIGTERM: i32 = 143;
+#[allow(dead_code)]
+pub(crate) const SIGTERM: i32 = 143;
 
 /// The exit code for a process that was stopped by `signal`.
-pub fn for_signal(signal: i32) -> i32 {
+pub(crate) fn for_signal(signal: i32) -> i32 {
     128 + signal
 }

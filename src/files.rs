@@ -15,7 +15,7 @@ use crate::escape;
 /// Who may not write (or read) a private directory: the bits of its mode
 /// that must be clear.
 #[derive(Debug, Clone, Copy)]
-pub enum Private {
+pub(crate) enum Private {
     /// Nobody else may read or write it (mode `0700`): the run locks.
     Whole,
     /// Nobody else may write it (`0755` is fine): the result cache, which
@@ -36,7 +36,7 @@ impl Private {
 /// exist, then checks it: a real directory (not a symlink), owned by the
 /// user sbx runs as, whose mode leaves nobody else `who` access. Refused
 /// with one line (exit 2) that names `what` it is for and says `fix`.
-pub fn private_dir(dir: &Path, what: &str, who: Private, fix: &str) -> Result<()> {
+pub(crate) fn private_dir(dir: &Path, what: &str, who: Private, fix: &str) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     let shown = escape::path(dir);
     if fs::symlink_metadata(dir).is_err() {
@@ -89,7 +89,7 @@ pub fn private_dir(dir: &Path, what: &str, who: Private, fix: &str) -> Result<()
 /// `O_NOFOLLOW`) of at most `max` bytes. The open never blocks (a FIFO), and
 /// the type and size are checked on the open file, then the read is
 /// bounded too (a file that grows meanwhile).
-pub fn read_regular_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_regular_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
     let file = fs::OpenOptions::new()
         .read(true)
@@ -128,7 +128,7 @@ pub fn read_regular_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
 
 /// Why [`write_whole`] stopped without replacing the file.
 #[derive(Debug)]
-pub enum WriteStop {
+pub(crate) enum WriteStop {
     /// Writing failed.
     Io(io::Error),
     /// The writer gave up (a signal arrived): the old file is untouched.
@@ -143,7 +143,7 @@ impl From<io::Error> for WriteStop {
 
 /// The error of a [`write_whole`] that stopped (an interruption as
 /// `Interrupted`).
-pub fn stop_error(stop: WriteStop) -> io::Error {
+pub(crate) fn stop_error(stop: WriteStop) -> io::Error {
     match stop {
         WriteStop::Io(e) => e,
         WriteStop::Interrupted(signal) => io::Error::new(
@@ -159,7 +159,7 @@ pub fn stop_error(stop: WriteStop) -> io::Error {
 /// sees the old file or the new one, never half of one, and a symlink at
 /// `path` is replaced by the file, never written through. On any failure
 /// the temporary file is removed and `path` is left as it was.
-pub fn write_whole(
+pub(crate) fn write_whole(
     path: &Path,
     write: impl FnOnce(&mut io::BufWriter<&fs::File>) -> std::result::Result<(), WriteStop>,
 ) -> std::result::Result<(), WriteStop> {

@@ -6,7 +6,7 @@
 //! `exit`, `signals`, `limits` (the open-file limit), `escape` (outside
 //! text made safe for a terminal), `error`, `console`, `files` (private
 //! directories, bounded reads, files written whole) (plumbing); `spec` (validated values and the command line's plain
-//! choices); `cli` (clap types, no I/O); `settings` (option defaults from
+//! choices); `cli` (clap types, no I/O); `sbx_toml` (option defaults from
 //! `sbx.toml`, spliced into the command line); `docker` (`argv`: pure
 //! argument vectors; `process`: the only place that spawns, waits, kills
 //! and drains; `control` and `events`: short commands and the engine's
@@ -15,51 +15,51 @@
 //! container's PID 1, and the framed protocol both sides speak are the
 //! crate `sbx_runner`, which depends on nothing of sbx); `session` (run
 //! id, run lock, staged candidates, one container run); `engines` (which engines, their set-up,
-//! baking); `judge` (a run's output and outcome to a verdict); `report`
+//! baking); `verdict` (a run's output and outcome to a verdict); `report`
 //! (results as JSON, text, JUnit, summary); `diff` (two reports
 //! compared: parsing, the paired tests, the gate, text and JSON); `eval` (an eval's steps: tasks,
-//! candidates, plan, queue, judging, cache); `config` (the command line's
+//! candidates, plan, queue, judging, cache); `requests` (the command line's
 //! arguments to validated requests); `cmd` (the subcommands). This file
 //! dispatches to `cmd`, or, for the hidden `__runner`, to `sbx_runner`.
 
-pub mod console;
+pub(crate) mod console;
 pub mod error;
-pub mod escape;
-pub mod exit;
-pub mod files;
-pub mod limits;
-pub mod signals;
+pub(crate) mod escape;
+pub(crate) mod exit;
+pub(crate) mod files;
+pub(crate) mod limits;
+pub(crate) mod signals;
 
 pub mod spec;
 
 pub mod cli;
 
-pub mod settings;
+pub(crate) mod sbx_toml;
 
 pub mod docker;
 
 pub mod runner;
 
-pub mod session;
+pub(crate) mod session;
 
-pub mod engines;
+pub(crate) mod engines;
 
-pub mod judge;
+pub(crate) mod verdict;
 
-pub mod report;
+pub(crate) mod report;
 
-pub mod diff;
+pub(crate) mod diff;
 
-pub mod eval;
+pub(crate) mod eval;
 
-pub mod config;
+pub(crate) mod requests;
 
-pub mod cmd;
+pub(crate) mod cmd;
 
 use crate::cli::Command;
 use crate::cmd::{doctor, gc, merge, run};
-use crate::config::{DoctorRequest, GcRequest, RunRequest};
 use crate::eval::request::EvalRequest;
+use crate::requests::{DoctorRequest, GcRequest, RunRequest};
 
 /// Parses the command line, runs the subcommand, and returns the exit code.
 /// Errors are printed here as one line on stderr.
@@ -69,13 +69,13 @@ pub fn main_impl() -> i32 {
     if std::env::args_os().nth(1).as_deref() == Some(sbx_runner::SUBCOMMAND.as_ref()) {
         return sbx_runner::main();
     }
-    let (cli, applied) = match settings::parse_command_line(std::env::args_os().collect()) {
+    let (cli, applied) = match sbx_toml::parse_command_line(std::env::args_os().collect()) {
         Ok(parsed) => parsed,
-        Err(Ok(err)) => {
+        Err(sbx_toml::ParseFailure::Clap(err)) => {
             let _ = err.print();
             return err.exit_code();
         }
-        Err(Err(err)) => {
+        Err(sbx_toml::ParseFailure::Sbx(err)) => {
             console::note(&err.to_line());
             return err.exit_code();
         }
@@ -102,7 +102,7 @@ pub fn main_impl() -> i32 {
             gc::gc(&req.docker, &req.engines, filter)
         }),
     };
-    let code = match result.map_err(|err| settings::blame(applied.as_ref(), err)) {
+    let code = match result.map_err(|err| sbx_toml::blame(applied.as_ref(), err)) {
         Ok(code) => code,
         Err(err) => {
             console::note(&err.to_line());

@@ -7,14 +7,14 @@ use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
 /// Open files one run at once may hold at its peak: its client's stdin,
 /// stdout and stderr pipes, and the pipes of a client being spawned.
-pub const FILES_PER_JOB: u64 = 8;
+pub(crate) const FILES_PER_JOB: u64 = 8;
 /// Open files kept for everything else: sbx's own stdio, the engines'
 /// event streams, the run lock, the cache, the files being read.
-pub const FILES_RESERVED: u64 = 32;
+pub(crate) const FILES_RESERVED: u64 = 32;
 
 /// Raises the soft open-file limit to the hard limit (best effort: the
 /// limit stays as it was if the kernel refuses).
-pub fn raise_open_files() {
+pub(crate) fn raise_open_files() {
     let limit = getrlimit(Resource::Nofile);
     if limit.current != limit.maximum {
         let _ = setrlimit(
@@ -28,12 +28,12 @@ pub fn raise_open_files() {
 }
 
 /// The soft open-file limit in force; `None` when unlimited.
-pub fn open_files() -> Option<u64> {
+pub(crate) fn open_files() -> Option<u64> {
     getrlimit(Resource::Nofile).current
 }
 
 /// How many runs at once an open-file limit allows (at least one).
-pub fn max_jobs(open_files: Option<u64>) -> usize {
+pub(crate) fn max_jobs(open_files: Option<u64>) -> usize {
     match open_files {
         None => usize::MAX,
         Some(n) => {
@@ -45,7 +45,7 @@ pub fn max_jobs(open_files: Option<u64>) -> usize {
 
 /// Lowers each engine's `jobs` so that their sum fits in `max`, in
 /// proportion, each keeping at least one. Returns whether anything changed.
-pub fn fit(jobs: &mut [usize], max: usize) -> bool {
+pub(crate) fn fit(jobs: &mut [usize], max: usize) -> bool {
     let total: usize = jobs.iter().sum();
     if total <= max {
         return false;

@@ -11,7 +11,7 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 static RECEIVED: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
 
 /// Installs the handlers (once). Until this is called, `received()` is `None`.
-pub fn install() -> std::io::Result<()> {
+pub(crate) fn install() -> std::io::Result<()> {
     let flag = RECEIVED.get_or_init(|| Arc::new(AtomicUsize::new(0)));
     for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
         signal_hook::flag::register_usize(signal, Arc::clone(flag), signal as usize)?;
@@ -20,7 +20,7 @@ pub fn install() -> std::io::Result<()> {
 }
 
 /// The signal that asked sbx to stop, if one arrived.
-pub fn received() -> Option<i32> {
+pub(crate) fn received() -> Option<i32> {
     let value = RECEIVED.get()?.load(Ordering::SeqCst);
     i32::try_from(value).ok().filter(|&s| s != 0)
 }
@@ -33,7 +33,7 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(50);
 /// a helper thread while this one polls for a signal, so a writer that
 /// never comes cannot keep sbx from ending on SIGINT or SIGTERM: then
 /// `Err(signal)`, and the helper is left blocked until sbx exits.
-pub fn read_interruptibly(path: &std::path::Path) -> Result<std::io::Result<Vec<u8>>, i32> {
+pub(crate) fn read_interruptibly(path: &std::path::Path) -> Result<std::io::Result<Vec<u8>>, i32> {
     use std::sync::mpsc::{channel, RecvTimeoutError};
     let (tx, rx) = channel();
     let path = path.to_path_buf();
@@ -60,7 +60,7 @@ pub fn read_interruptibly(path: &std::path::Path) -> Result<std::io::Result<Vec<
 /// would block it), and the type is checked on the open file, so a read of
 /// what is expected to be a file (a candidate, a cache entry) can never
 /// wait for ever.
-pub fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+pub(crate) fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)

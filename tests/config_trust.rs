@@ -401,13 +401,15 @@ fn a_found_files_paths_are_relative_to_it() {
         &["eval", "--docker", "/nonexistent/docker"],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // No docker CLI: one line and 127, before any task; it counts the
+    // tasks of `../tasks.json` whose candidate it found in `../gen`.
+    assert_eq!(out.status.code(), Some(127), "{out:?}");
     assert!(!stderr.contains("tasks file"), "{stderr}");
     assert!(!stderr.contains("refused from a file"), "{stderr}");
-    // The tasks of `../tasks.json`, the candidate of `../gen`.
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
-    assert_eq!(report[0]["id"], "f", "{out:?}");
-    assert_ne!(report[0]["status"], "missing", "{out:?}");
+    assert!(
+        stderr.contains("no task was judged (1 task with candidates need image"),
+        "{stderr}"
+    );
     // Without the file, the same folder has no tasks file: one line.
     fs::remove_file(dir.path().join("sbx.toml")).expect("rm");
     let out = sbx(&dir.path().join("gen"), &["eval"]);

@@ -1,6 +1,8 @@
 //! `sbx diff` through the binary, on report files each test writes into its
 //! own temp directory. No engine is involved and every run is bounded.
 
+mod support;
+
 use std::fs;
 use std::path::PathBuf;
 use std::process::Output;
@@ -9,6 +11,8 @@ use std::time::Duration;
 use assert_cmd::Command;
 use serde_json::{json, Value};
 use tempfile::TempDir;
+
+use support::{stderr, stdout};
 
 /// Upper bound for any one sbx invocation: a hang fails instead of hanging CI.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -48,14 +52,6 @@ impl Reports {
             .timeout(LIMIT);
         cmd.output().expect("sbx runs")
     }
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn code(out: &Output) -> i32 {

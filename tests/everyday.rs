@@ -6,6 +6,7 @@
 //! without them.
 
 mod common;
+mod support;
 
 use std::fs;
 use std::io::Write as _;
@@ -16,6 +17,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
+
+use support::{assert_exit, report, show, stderr};
 
 /// Upper bound for one sbx invocation against the fake engine.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -104,31 +107,6 @@ impl Fake {
         let mut all = vec!["eval", "--isolate", "case"];
         all.extend_from_slice(args);
         self.sbx(&all)
-    }
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status: {:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn assert_exit(out: &Output, code: i32) {
-    assert_eq!(out.status.code(), Some(code), "{}", show(out));
-}
-
-/// The JSON report on stdout (a list).
-fn report(out: &Output) -> Vec<Value> {
-    match serde_json::from_slice(&out.stdout) {
-        Ok(Value::Array(items)) => items,
-        other => panic!("stdout is not a JSON list ({other:?}): {}", show(out)),
     }
 }
 

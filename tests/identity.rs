@@ -11,62 +11,20 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::{finish, report, Cleanup, Out, PYTHON};
+use common::report;
+use common::scratch::Scratch;
 
 const LIMIT: Duration = Duration::from_secs(400);
+
+/// A scratch folder and run id for `test`.
+fn scratch(test: &str) -> Scratch {
+    Scratch::new("idt", "identity", test, LIMIT)
+}
 const MODES: [&str; 3] = ["case", "candidate", "worker"];
-
-struct Scratch {
-    cleanup: Cleanup,
-    id: String,
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let id = common::run_id("idt", test);
-        Scratch {
-            cleanup: Cleanup::new(&[&id]),
-            dir: tempfile::Builder::new()
-                .prefix("sbx-identity-")
-                .tempdir()
-                .expect("scratch folder"),
-            id,
-        }
-    }
-
-    fn file(&self, rel: &str, content: &[u8]) -> PathBuf {
-        let path = self.dir.path().join(rel);
-        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        fs::write(&path, content).expect("write");
-        path
-    }
-
-    /// `sbx eval` over `tasks` and `gen/` with `extra`.
-    fn eval(&self, tasks: &Value, extra: &[&str]) -> Out {
-        let path = self.file("tasks.json", &serde_json::to_vec(tasks).expect("tasks"));
-        let gen = self.dir.path().join("gen");
-        fs::create_dir_all(&gen).expect("gen");
-        let mut cmd: Command = common::sbx(Some(&self.id));
-        cmd.arg("eval")
-            .arg("--tasks")
-            .arg(path)
-            .arg("--gen")
-            .arg(gen)
-            .args(["--image", PYTHON, "--pull", "never"])
-            .args(extra);
-        let out = finish(cmd, None, LIMIT);
-        common::assert_nothing_left(&self.id, &format!("{out:?}"));
-        out
-    }
-}
 
 impl Drop for Scratch {
     fn drop(&mut self) {
@@ -266,7 +224,7 @@ const CORRECT: &str = "print(42)\n";
 #[test]
 fn candidates_have_no_privilege_and_cannot_reach_pid_1_in_any_mode() {
     common::require_engine();
-    let s = Scratch::new("reach");
+    let s = scratch("reach");
     let mut tasks = vec![];
     s.file("gen/probe.py", PROBE.as_bytes());
     tasks.push(json!({"id": "probe", "stdin": "", "expect": "placeholder", "timeout": 30}));
@@ -314,7 +272,7 @@ fn candidates_have_no_privilege_and_cannot_reach_pid_1_in_any_mode() {
 #[test]
 fn nothing_a_candidate_can_write_can_be_executed_and_work_holds_only_task() {
     common::require_engine();
-    let s = Scratch::new("write-exec");
+    let s = scratch("write-exec");
     s.file("gen/walk.py", COPY_AND_EXEC.as_bytes());
     s.file("gen/work.py", WORK.as_bytes());
     s.file("gen/walk-after.py", CORRECT.as_bytes());
@@ -356,7 +314,7 @@ else:
 #[test]
 fn a_sibling_is_out_of_reach_with_deliver_image() {
     common::require_engine();
-    let s = Scratch::new("sibling");
+    let s = scratch("sibling");
     s.file("gen/a.py", CORRECT.as_bytes());
     s.file("gen/b.py", SIBLING.as_bytes());
     let tasks = json!([
@@ -390,7 +348,7 @@ fn a_sibling_is_out_of_reach_with_deliver_image() {
 
 #[test]
 fn root_is_refused_for_candidates() {
-    let s = Scratch::new("root");
+    let s = scratch("root");
     s.file("gen/a.py", CORRECT.as_bytes());
     let tasks = json!([{"id": "a", "stdin": "", "expect": "42\n"}]);
     for user in ["0", "0:0", "1000:0"] {

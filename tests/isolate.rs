@@ -11,65 +11,19 @@ mod common;
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::{corpus, finish, report, Cleanup, Out, PYTHON};
+use common::scratch::Scratch;
+use common::{corpus, report};
 
 const LIMIT: Duration = Duration::from_secs(300);
 
-struct Scratch {
-    cleanup: Cleanup,
-    id: String,
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let id = common::run_id("iso", test);
-        Scratch {
-            cleanup: Cleanup::new(&[&id]),
-            dir: tempfile::Builder::new()
-                .prefix("sbx-isolate-")
-                .tempdir()
-                .expect("scratch folder"),
-            id,
-        }
-    }
-
-    fn gen(&self) -> PathBuf {
-        self.dir.path().join("gen")
-    }
-
-    fn file(&self, rel: &str, content: &[u8]) -> PathBuf {
-        let path = self.dir.path().join(rel);
-        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        fs::write(&path, content).expect("write");
-        path
-    }
-
-    /// `sbx eval` over `tasks` and `gen/` with `extra`.
-    fn eval(&self, tasks: &Value, extra: &[&str], docker: Option<&Path>) -> Out {
-        let path = self.file("tasks.json", &serde_json::to_vec(tasks).expect("tasks"));
-        fs::create_dir_all(self.gen()).expect("gen");
-        let mut cmd: Command = common::sbx(Some(&self.id));
-        cmd.arg("eval")
-            .arg("--tasks")
-            .arg(path)
-            .arg("--gen")
-            .arg(self.gen())
-            .args(["--image", PYTHON, "--pull", "never"])
-            .args(extra);
-        if let Some(docker) = docker {
-            cmd.env("SBX_DOCKER", docker);
-        }
-        let out = finish(cmd, None, LIMIT);
-        common::assert_nothing_left(&self.id, &format!("{out:?}"));
-        out
-    }
+/// A scratch folder and run id for `test`.
+fn scratch(test: &str) -> Scratch {
+    Scratch::new("iso", "isolate", test, LIMIT)
 }
 
 impl Drop for Scratch {
@@ -108,7 +62,7 @@ const MODES: [&str; 3] = ["case", "candidate", "worker"];
 
 #[test]
 fn the_three_modes_agree_on_the_examples_and_an_adversarial_set() {
-    let s = Scratch::new("agree");
+    let s = scratch("agree");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut tasks: Vec<Value> =
         serde_json::from_slice(&fs::read(root.join("tasks/tasks.json")).expect("example tasks"))
@@ -132,7 +86,7 @@ fn the_three_modes_agree_on_the_examples_and_an_adversarial_set() {
             if !fail_fast {
                 extra.push("--no-fail-fast");
             }
-            let out = s.eval(&tasks, &extra, None);
+            let out = s.eval_with(&tasks, &extra, None);
             assert_eq!(out.code(), 2, "{mode}: an error entry: {out:?}");
             assert!(
                 !out.stderr.contains("--isolate case instead"),
@@ -194,12 +148,12 @@ fn the_three_modes_agree_on_the_examples_and_an_adversarial_set() {
 
 #[test]
 fn hostile_candidates_in_one_worker_leave_nothing_for_the_next() {
-    let s = Scratch::new("hostile");
+    let s = scratch("hostile");
     let (tasks, files) = corpus::hostile_tasks();
     for (path, program) in files {
         s.file(&path, program.as_bytes());
     }
-    let out = s.eval(
+    let out = s.eval_with(
         &Value::Array(tasks),
         &["--isolate", "worker", "-j", "1"],
         None,
@@ -273,7 +227,7 @@ while True:
 
 #[test]
 fn a_runner_cut_mid_frame_is_rerun_then_an_error_never_a_failure() {
-    let s = Scratch::new("cut");
+    let s = scratch("cut");
     let wrapper = s.file(
         "docker",
         WRAPPER
@@ -287,7 +241,7 @@ fn a_runner_cut_mid_frame_is_rerun_then_an_error_never_a_failure() {
     for mode in ["candidate", "worker"] {
         // Cut once: the case runs again in a fresh container and passes.
         let _ = fs::remove_dir(s.dir.path().join("cut"));
-        let out = s.eval(&tasks, &["--isolate", mode], Some(&wrapper));
+        let out = s.eval_with(&tasks, &["--isolate", mode], Some(&wrapper));
         assert!(s.dir.path().join("cut").is_dir(), "the wrapper cut a frame");
         assert_eq!(out.code(), 0, "{mode}: {out:?}");
         assert_eq!(report(&out)[0]["status"], "pass", "{mode}: {out:?}");
@@ -301,7 +255,7 @@ fn a_runner_cut_mid_frame_is_rerun_then_an_error_never_a_failure() {
             .as_bytes(),
         );
         fs::set_permissions(&always, fs::Permissions::from_mode(0o755)).expect("chmod");
-        let out = s.eval(&tasks, &["--isolate", mode], Some(&always));
+        let out = s.eval_with(&tasks, &["--isolate", mode], Some(&always));
         let r = &report(&out)[0];
         assert_eq!(
             (r["status"].as_str(), r["reason"].as_str()),

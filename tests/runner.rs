@@ -18,7 +18,7 @@ use sbx::docker::argv::{runner_create_args, Container, Mount};
 use sbx::docker::Docker;
 use sbx::runner::host::{Loaded, ResetOutcome, RunnerSession};
 use sbx::spec::{Hardening, Limits};
-use sbx_runner::protocol::{BuildFile, Candidate, Case, CaseResult, Status};
+use sbx_runner::protocol::{BuildFile, Candidate, Case, CaseResult, CaseStatus};
 use sbx_runner::SUBCOMMAND;
 
 use common::{Cleanup, BUSYBOX, PYTHON};
@@ -130,7 +130,7 @@ impl Box_ {
         let r = self.py("check.py", CHECK, case(b"next", 30_000));
         assert_eq!(
             (r.status, text(&r.stdout).as_str()),
-            (Status::Ok, "CLEAN next\n"),
+            (CaseStatus::Ok, "CLEAN next\n"),
             "after {after}: {r:?} stderr: {}",
             text(&r.stderr_tail)
         );
@@ -159,7 +159,7 @@ def t(name, f):
         print(name, errno.errorcode[e.errno])
 ";
 
-fn assert_ended(r: &CaseResult, status: Status, stdout: &str) {
+fn assert_ended(r: &CaseResult, status: CaseStatus, stdout: &str) {
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
         (status, stdout),
@@ -243,7 +243,7 @@ print('parent done')
     );
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "parent done\n"),
+        (CaseStatus::Ok, "parent done\n"),
         "{r:?}"
     );
     b.check_clean("daemon");
@@ -266,7 +266,7 @@ print('bye', flush=True)
     );
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "bye\n"),
+        (CaseStatus::Ok, "bye\n"),
         "{r:?}"
     );
     assert!(
@@ -299,7 +299,7 @@ print('filled', n > 10)
     );
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "filled True\n"),
+        (CaseStatus::Ok, "filled True\n"),
         "{r:?}"
     );
     b.check_clean("a filled /tmp");
@@ -320,7 +320,7 @@ print('made')
     );
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "made\n"),
+        (CaseStatus::Ok, "made\n"),
         "{r:?}"
     );
     b.check_clean("many directories");
@@ -347,7 +347,7 @@ t('chmod', lambda: os.chmod('/dev', 0o700))
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
         (
-            Status::Ok,
+            CaseStatus::Ok,
             "write EACCES\nmkdir EACCES\nchmod EPERM\nremove EACCES\nchmod EPERM\n"
         ),
         "{r:?} {}",
@@ -365,13 +365,13 @@ fn a_chmod_in_dev_pts_is_put_back() {
         case(b"", 30_000),
     );
     // Not the candidate's to change.
-    assert_ended(&r, Status::Ok, "chmod EPERM\n");
+    assert_ended(&r, CaseStatus::Ok, "chmod EPERM\n");
     let r = b.py(
         "pty.py",
         "import os\nm, s = os.openpty()\nprint('pty', os.isatty(s))\n",
         case(b"", 30_000),
     );
-    assert_ended(&r, Status::Ok, "pty True\n");
+    assert_ended(&r, CaseStatus::Ok, "pty True\n");
     b.check_clean("a chmod in /dev/pts");
 }
 
@@ -395,7 +395,7 @@ for d in ('/tmp', '/dev/shm', '/dev'):
     // Only /tmp is the candidate's (the wipe helper removes both there).
     assert_ended(
         &r,
-        Status::Ok,
+        CaseStatus::Ok,
         "/tmp ok\n/tmp ok\n/dev/shm EPERM\n/dev/shm EPERM\n/dev EACCES\n/dev EPERM\n",
     );
     let r = b.py(
@@ -411,7 +411,7 @@ print(oct(os.stat('/dev/shm/f').st_mode & 0o777))
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
         (
-            Status::Ok,
+            CaseStatus::Ok,
             "[('/tmp', []), ('/dev/shm', []), ('/dev', [])]\n0o644\n"
         ),
         "{}",
@@ -431,7 +431,12 @@ print([(p, os.lstat(p).st_mtime_ns, os.lstat(p).st_atime_ns not in (1, 123456789
        for p in ('/dev/null', '/dev/zero', '/dev/stdout', '/dev/pts/ptmx', '/dev/shm', '/dev/mqueue')])
 "#;
     let before = b.py("probe.py", probe, case(b"", 30_000));
-    assert_eq!(before.status, Status::Ok, "{}", text(&before.stderr_tail));
+    assert_eq!(
+        before.status,
+        CaseStatus::Ok,
+        "{}",
+        text(&before.stderr_tail)
+    );
     // 128 bits of any data in each file's times.
     let r = b.py(
         "utime.py",
@@ -446,7 +451,7 @@ t('/dev/stdout', lambda: os.utime('/dev/stdout', ns=(1, 2), follow_symlinks=Fals
     // Only /tmp is the candidate's; the wipe helper puts its times back.
     assert_ended(
         &r,
-        Status::Ok,
+        CaseStatus::Ok,
         "/dev/null EPERM\n/dev/zero EPERM\n/dev/pts/ptmx EPERM\n/dev/shm EPERM\n/dev/mqueue EPERM\n/tmp ok\n/dev/stdout EPERM\n",
     );
     let after = b.py("probe.py", probe, case(b"", 30_000));
@@ -468,7 +473,7 @@ fn a_device_node_cannot_be_removed_by_a_candidate() {
         &format!("{TRY}t('remove', lambda: os.remove('/dev/null'))\n"),
         case(b"", 30_000),
     );
-    assert_ended(&r, Status::Ok, "remove EACCES\n");
+    assert_ended(&r, CaseStatus::Ok, "remove EACCES\n");
     b.check_clean("removing /dev/null");
 }
 
@@ -498,7 +503,7 @@ print('locked')
     );
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "locked\n"),
+        (CaseStatus::Ok, "locked\n"),
         "{r:?}"
     );
     b.check_clean("locked directories");
@@ -526,7 +531,7 @@ os._exit(0)
     );
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "mq_open -1 True\nshm ['plain', 'sbxshm']\n"),
+        (CaseStatus::Ok, "mq_open -1 True\nshm ['plain', 'sbxshm']\n"),
         "{r:?} {}",
         text(&r.stderr_tail)
     );
@@ -550,7 +555,7 @@ print('semget', libc.semget(IPC_PRIVATE, 1, IPC_CREAT | 0o600))
     );
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "shmget -1\nmsgget -1\nsemget -1\n"),
+        (CaseStatus::Ok, "shmget -1\nmsgget -1\nsemget -1\n"),
         "{r:?} {}",
         text(&r.stderr_tail)
     );
@@ -580,7 +585,7 @@ print('children', n > 30)
     );
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "children True\n"),
+        (CaseStatus::Ok, "children True\n"),
         "{r:?}"
     );
     b.check_clean("a fork bomb");
@@ -610,7 +615,7 @@ print('sent')
     );
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "sent\n"),
+        (CaseStatus::Ok, "sent\n"),
         "{r:?}"
     );
     b.check_clean("signals to PID 1");
@@ -636,7 +641,7 @@ print('stopped' if state in ('T', 't') else 'running')
     // (T or t; sleeping or running, as it happens to be, is fine).
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "attach -1 1\nrunning\n"),
+        (CaseStatus::Ok, "attach -1 1\nrunning\n"),
         "{r:?}"
     );
     b.check_clean("ptrace");
@@ -663,7 +668,7 @@ except (ValueError, OSError):
     );
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "(0, 0)\nrefused\n"),
+        (CaseStatus::Ok, "(0, 0)\nrefused\n"),
         "{r:?}"
     );
     b.check_clean("core");
@@ -699,7 +704,7 @@ print('fds', sorted(os.listdir('/proc/self/fd')), 'threads', len(tasks) > 1)
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
         (
-            Status::Ok,
+            CaseStatus::Ok,
             "/proc/1/fd/1 denied 13\n/proc/1/fd/0 denied 13\n/proc/1/fd/2 denied 13\nfds ['0', '1', '2', '3'] threads True\n"
         ),
         "{r:?}"
@@ -739,7 +744,7 @@ print('process_vm_readv', n, ctypes.get_errno())
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
         (
-            Status::Ok,
+            CaseStatus::Ok,
             "/proc/1/environ 13\n/proc/1/mem 13\n/proc/1/maps 13\n/proc/1/auxv 13\n\
              /proc/1/cwd 13\n/proc/1/root 13\n/proc/1/exe 13\nprocess_vm_readv -1 1\n"
         ),
@@ -768,7 +773,7 @@ os._exit(0)
 "#,
         case(b"", 30_000),
     );
-    assert_ended(&r, Status::Ok, "sent\n");
+    assert_ended(&r, CaseStatus::Ok, "sent\n");
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "{:?}",
@@ -846,7 +851,7 @@ os.wait()
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
         (
-            Status::Ok,
+            CaseStatus::Ok,
             "65534 False
 "
         ),
@@ -872,7 +877,12 @@ for t in sorted(os.listdir('/proc/1/task')):
 fn runner_limits_oom_score_and_affinity_changed_by_a_candidate_are_put_back() {
     let mut b = open("posture", PYTHON);
     let before = b.py("p.py", POSTURE, case(b"", 30_000));
-    assert_eq!(before.status, Status::Ok, "{}", text(&before.stderr_tail));
+    assert_eq!(
+        before.status,
+        CaseStatus::Ok,
+        "{}",
+        text(&before.stderr_tail)
+    );
     // prlimit, sched_setaffinity and /proc/1/oom_score_adj check only the
     // uid, not dumpability: under the runner's uid a candidate reached PID 1
     // with all three; under its own, it reaches nothing.
@@ -893,7 +903,7 @@ t('affinity', lambda: os.sched_setaffinity(1, {0}))
     // Another uid's: none of them is the candidate's to change any more.
     assert_ended(
         &r,
-        Status::Ok,
+        CaseStatus::Ok,
         "as EPERM\nstack EPERM\nnofile EPERM\noom EACCES\naffinity EPERM\n",
     );
     let after = b.py("p.py", POSTURE, case(b"", 30_000));
@@ -911,7 +921,12 @@ fn a_non_root_candidate_reaches_the_runners_limits_too_and_they_are_put_back() {
     let mut b = open_with("posturestrict", PYTHON, &hardening);
     // The runner is root whatever --user says; candidates are that user.
     let before = b.py("p.py", POSTURE, case(b"", 30_000));
-    assert_eq!(before.status, Status::Ok, "{}", text(&before.stderr_tail));
+    assert_eq!(
+        before.status,
+        CaseStatus::Ok,
+        "{}",
+        text(&before.stderr_tail)
+    );
     let r = b.py(
         "attrs.py",
         &format!(
@@ -962,7 +977,7 @@ fn runner_nice_sched_policy_or_hard_limit_are_out_of_a_candidates_reach() {
         // own, each is refused and the reset is clean.
         assert_eq!(
             (r.status, text(&r.stdout)),
-            (Status::Ok, format!("{name} EPERM\n")),
+            (CaseStatus::Ok, format!("{name} EPERM\n")),
             "{name}: {}",
             text(&r.stderr_tail)
         );
@@ -986,14 +1001,14 @@ print('closed')
 "#,
         case(b"", 30_000),
     );
-    assert_ended(&r, Status::Ok, "closed\n");
+    assert_ended(&r, CaseStatus::Ok, "closed\n");
     // A plain server, as a candidate writes it: no SO_REUSEADDR.
     let r = b.py(
         "server.py",
         "import socket\ns = socket.socket()\ns.bind(('127.0.0.1', 8080))\nprint('bound')\n",
         case(b"", 30_000),
     );
-    assert_ended(&r, Status::Ok, "bound\n");
+    assert_ended(&r, CaseStatus::Ok, "bound\n");
     b.check_clean("a loopback connection");
 }
 
@@ -1005,7 +1020,7 @@ print('closed')
 fn timeout_is_measured_from_the_program_start() {
     let mut b = open("timeout", PYTHON);
     let r = b.py("t.py", "import time\ntime.sleep(60)\n", case(b"", 1_500));
-    assert_eq!(r.status, Status::Timeout, "{r:?}");
+    assert_eq!(r.status, CaseStatus::Timeout, "{r:?}");
     assert_eq!(r.signal, Some(9));
     assert!((1_500..5_000).contains(&r.wall_ms), "{r:?}");
     b.check_clean("a timeout");
@@ -1023,7 +1038,7 @@ fn output_flood_stops_at_the_limit() {
         "import sys\nwhile True:\n    sys.stdout.write('x' * 1000)\n",
         c,
     );
-    assert_eq!(r.status, Status::OutputLimit, "{r:?}");
+    assert_eq!(r.status, CaseStatus::OutputLimit, "{r:?}");
     assert_eq!(r.stdout, vec![b'x'; 4096]);
     assert!(r.stdout_truncated);
     b.check_clean("an output flood");
@@ -1037,13 +1052,13 @@ fn memory_hog_is_oom_from_the_cgroup_counter() {
         "x = []\nwhile True:\n    x.append(b'x' * (16 << 20))\n",
         case(b"", 30_000),
     );
-    assert_eq!((r.status, r.oom), (Status::Oom, true), "{r:?}");
+    assert_eq!((r.status, r.oom), (CaseStatus::Oom, true), "{r:?}");
     b.check_clean("a memory hog");
     // An exit code of 137 alone is no OOM.
     let r = b.py("e.py", "import sys\nsys.exit(137)\n", case(b"", 30_000));
     assert_eq!(
         (r.status, r.exit_code, r.oom),
-        (Status::RuntimeError, Some(137), false),
+        (CaseStatus::RuntimeError, Some(137), false),
         "{r:?}"
     );
 }
@@ -1078,7 +1093,7 @@ fn crash_signal_exit_code_stdin_rusage_and_stderr() {
     );
     assert_eq!(
         (r.status, r.signal, r.exit_code),
-        (Status::Signal, Some(11), None),
+        (CaseStatus::Signal, Some(11), None),
         "{r:?}"
     );
     let r = b.py(
@@ -1088,7 +1103,7 @@ fn crash_signal_exit_code_stdin_rusage_and_stderr() {
     );
     assert_eq!(
         (r.status, r.exit_code),
-        (Status::RuntimeError, Some(3)),
+        (CaseStatus::RuntimeError, Some(3)),
         "{r:?}"
     );
     assert_eq!(r.stderr_tail.len(), 64 << 10);
@@ -1107,7 +1122,7 @@ fn crash_signal_exit_code_stdin_rusage_and_stderr() {
             &h.iter().map(|b| format!("{b:02x}")).collect::<String>()[..8]
         )
     };
-    assert_eq!((r.status, text(&r.stdout)), (Status::Ok, want), "{r:?}");
+    assert_eq!((r.status, text(&r.stdout)), (CaseStatus::Ok, want), "{r:?}");
     assert!(r.max_rss_kib > 50 << 10, "{r:?}");
     assert!(r.cpu_ms > 0, "{r:?}");
     // A program that never reads its stdin is fine (EPIPE is normal).
@@ -1118,7 +1133,7 @@ fn crash_signal_exit_code_stdin_rusage_and_stderr() {
     );
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "no read\n"),
+        (CaseStatus::Ok, "no read\n"),
         "{r:?}"
     );
     b.check_clean("crashes");
@@ -1132,7 +1147,7 @@ fn cpu_limit_is_its_own_status() {
         ..case(b"", 30_000)
     };
     let r = b.py("spin.py", "while True:\n    pass\n", c);
-    assert_eq!(r.status, Status::CpuLimit, "{r:?}");
+    assert_eq!(r.status, CaseStatus::CpuLimit, "{r:?}");
     // SIGXCPU comes at the soft limit, measured precisely by the kernel;
     // rusage's sampled user+system time reads lower on a loaded host.
     assert!(r.cpu_ms >= 500 && r.wall_ms < 30_000, "{r:?}");
@@ -1151,7 +1166,7 @@ fn shebang_candidates_run_through_their_interpreter_in_busybox() {
     // /tmp is the candidate's and empty; the program is /work/t.sh, alone.
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "got hello\n0\nt.sh\n"),
+        (CaseStatus::Ok, "got hello\n0\nt.sh\n"),
         "{r:?}"
     );
     // No `#!` and no interpreter: refused, the candidate's fault.
@@ -1166,7 +1181,7 @@ fn shebang_candidates_run_through_their_interpreter_in_busybox() {
     let r = b.run("t.py", "print(1)\n", Some("python3"), case(b"", 30_000));
     assert_eq!(
         (r.status, r.exit_code),
-        (Status::NotStarted, Some(127)),
+        (CaseStatus::NotStarted, Some(127)),
         "{r:?}"
     );
 }
@@ -1211,7 +1226,7 @@ fn a_delivered_build_runs_as_the_candidate_cannot_be_changed_and_goes_with_unloa
     let r = b.s().run_case(&case(b"", 30_000)).expect("case");
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
-        (Status::Ok, "65534\n65534\n65534\n"),
+        (CaseStatus::Ok, "65534\n65534\n65534\n"),
         "{r:?} {}",
         text(&r.stderr_tail)
     );

@@ -5,6 +5,8 @@
 //! container: `sbx run --print-argv` shows the argv, and `sbx eval` is
 //! stopped by what it reads before any engine.
 
+mod support;
+
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
@@ -12,6 +14,8 @@ use std::time::Duration;
 use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
+
+use support::{after, assert_exit, one_line_error};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
@@ -59,24 +63,15 @@ fn argv(dir: &Path, args: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// The value after `flag` in `argv`.
-fn after<'a>(argv: &'a [String], flag: &str) -> &'a str {
-    let i = argv.iter().position(|a| a == flag).expect("flag present");
-    &argv[i + 1]
-}
-
 /// The image: the word after `--`.
 fn image(argv: &[String]) -> &str {
     after(argv, "--")
 }
 
 /// The one line on stderr of a run that exited 2.
-fn one_line_error(out: &std::process::Output) -> String {
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(out.stdout.is_empty(), "{out:?}");
-    stderr.trim_end().to_string()
+fn usage_line(out: &std::process::Output) -> String {
+    assert_exit(out, 2);
+    one_line_error(out).trim_end().to_string()
 }
 
 #[test]
@@ -178,9 +173,9 @@ fn environment_beats_the_file() {
 fn eval_takes_its_table_and_flags_win() {
     let dir = scratch();
     toml(dir.path(), "[eval]\ntasks = \"from-file.json\"\n");
-    let line = one_line_error(&sbx(dir.path(), &["eval"]));
+    let line = usage_line(&sbx(dir.path(), &["eval"]));
     assert!(line.contains("`from-file.json`"), "{line}");
-    let line = one_line_error(&sbx(dir.path(), &["eval", "--tasks", "flag.json"]));
+    let line = usage_line(&sbx(dir.path(), &["eval", "--tasks", "flag.json"]));
     assert!(line.contains("`flag.json`"), "{line}");
 }
 
@@ -237,11 +232,11 @@ fn bad_files_are_one_line_naming_the_file_and_the_key() {
     ];
     for (text, args, expected) in cases {
         toml(dir.path(), text);
-        let line = one_line_error(&sbx(dir.path(), args));
+        let line = usage_line(&sbx(dir.path(), args));
         assert_eq!(&line, expected, "for {text:?}");
     }
     fs::remove_file(dir.path().join("sbx.toml")).expect("rm");
-    let line = one_line_error(&sbx(
+    let line = usage_line(&sbx(
         dir.path(),
         &["run", "--config", "absent.toml", "f.sh"],
     ));

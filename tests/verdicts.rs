@@ -8,79 +8,18 @@
 mod common;
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::{finish, report, Cleanup, Out, PYTHON};
+use common::report;
+use common::scratch::Scratch;
 
 const LIMIT: Duration = Duration::from_secs(300);
 
-struct Scratch {
-    cleanup: Cleanup,
-    id: String,
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let id = common::run_id("verdict", test);
-        Scratch {
-            cleanup: Cleanup::new(&[&id]),
-            dir: tempfile::Builder::new()
-                .prefix("sbx-verdicts-")
-                .tempdir()
-                .expect("scratch folder"),
-            id,
-        }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
-    fn file(&self, rel: &str, content: &[u8]) -> PathBuf {
-        let path = self.path(rel);
-        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        fs::write(&path, content).expect("write");
-        path
-    }
-
-    fn executable(&self, rel: &str, content: &str) -> PathBuf {
-        let path = self.file(rel, content.as_bytes());
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod");
-        path
-    }
-
-    /// `sbx eval` over `tasks` and `gen/` with `extra`, through `docker`
-    /// when given; asserts that nothing of the run is left.
-    fn eval(&self, tasks: &Value, extra: &[&str], docker: Option<&Path>) -> Out {
-        let path = self.file("tasks.json", &serde_json::to_vec(tasks).expect("tasks"));
-        fs::create_dir_all(self.path("gen")).expect("gen");
-        let mut cmd: Command = common::sbx(Some(&self.id));
-        cmd.arg("eval")
-            .arg("--tasks")
-            .arg(path)
-            .arg("--gen")
-            .arg(self.path("gen"))
-            .args(["--image", PYTHON, "--pull", "never"])
-            .args(extra);
-        if let Some(docker) = docker {
-            cmd.env("SBX_DOCKER", docker);
-        }
-        let out = finish(cmd, None, LIMIT);
-        common::assert_nothing_left(&self.id, &format!("{out:?}"));
-        out
-    }
-
-    fn diff(&self, old: &Path, new: &Path) -> Out {
-        let mut cmd = common::sbx(None);
-        cmd.arg("diff").arg(old).arg(new);
-        finish(cmd, None, Duration::from_secs(30))
-    }
+/// A scratch folder and run id for `test`.
+fn scratch(test: &str) -> Scratch {
+    Scratch::new("verdict", "verdicts", test, LIMIT)
 }
 
 impl Drop for Scratch {
@@ -108,7 +47,7 @@ const MODES: [&str; 3] = ["case", "candidate", "worker"];
 /// correct candidate after it still passes.
 #[test]
 fn a_65_mib_candidate_fails_alike_in_every_mode() {
-    let s = Scratch::new("size");
+    let s = scratch("size");
     let size: u64 = 65 << 20;
     let mut big = b"print(1)\n#".to_vec();
     big.resize(size as usize, b'x');
@@ -119,7 +58,7 @@ fn a_65_mib_candidate_fails_alike_in_every_mode() {
         {"id": "good", "stdin": "21\n", "expect": "42\n", "timeout": 30}
     ]);
     for mode in MODES {
-        let out = s.eval(&tasks, &["--isolate", mode, "-j", "1"], None);
+        let out = s.eval_with(&tasks, &["--isolate", mode, "-j", "1"], None);
         assert_eq!(out.code(), 1, "{mode}: {out:?}");
         let results = report(&out);
         let r = entry(&results, "big");
@@ -177,7 +116,7 @@ while True:
 /// 2, and the diff is not green.
 #[test]
 fn one_good_and_nine_lost_samples_give_no_pass_and_no_green_diff() {
-    let s = Scratch::new("lost");
+    let s = scratch("lost");
     let dir = s.dir.path().display().to_string();
     let wrapper = s.executable("docker", &WRAPPER.replace("@DIR@", &dir));
     s.file("cut.py", CUT.replace("@DIR@", &dir).as_bytes());
@@ -195,7 +134,7 @@ fn one_good_and_nine_lost_samples_give_no_pass_and_no_green_diff() {
     );
     for mode in ["candidate", "worker"] {
         let _ = fs::remove_dir(s.path("first"));
-        let out = s.eval(&tasks, &["--isolate", mode, "-j", "1"], Some(&wrapper));
+        let out = s.eval_with(&tasks, &["--isolate", mode, "-j", "1"], Some(&wrapper));
         assert!(s.path("first").is_dir(), "{mode}: the first result passed");
         assert_eq!(out.code(), 2, "{mode}: {out:?}");
         let results = report(&out);
@@ -233,7 +172,7 @@ fn one_good_and_nine_lost_samples_give_no_pass_and_no_green_diff() {
 /// correct candidate after it passes.
 #[test]
 fn a_starved_runner_is_the_candidates_timeout_and_bounded() {
-    let s = Scratch::new("starve");
+    let s = scratch("starve");
     s.file(
         "gen/starve.py",
         br#"import os
@@ -260,7 +199,7 @@ while True:
         {"id": "good", "stdin": "21\n", "expect": "42\n", "timeout": 30}
     ]);
     for mode in MODES {
-        let out = s.eval(&tasks, &["--isolate", mode, "-j", "1"], None);
+        let out = s.eval_with(&tasks, &["--isolate", mode, "-j", "1"], None);
         let results = report(&out);
         let r = entry(&results, "starve");
         assert_eq!(

@@ -13,7 +13,13 @@ use crate::error::{Error, Result};
 /// returns 0 without a regression, 1 with one, 2 when the gate cannot
 /// tell. `k` is the pass@k the gate reads for multi-sample reports. A
 /// closed stdout ends quietly.
-pub fn diff(old: &Path, new: &Path, json: bool, allow_missing: bool, k: usize) -> Result<i32> {
+pub(crate) fn diff(
+    old: &Path,
+    new: &Path,
+    json: bool,
+    allow_missing: bool,
+    k: usize,
+) -> Result<i32> {
     let old_entries = load(old)?;
     let new_entries = load(new)?;
     let name = |p: &Path| crate::escape::os_name(p.as_os_str());

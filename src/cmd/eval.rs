@@ -42,7 +42,7 @@ use crate::signals;
 use crate::spec::{IsolateMode, ReportFormat};
 
 /// Runs the eval and returns the exit code. The report goes to stdout.
-pub fn eval(mut req: EvalRequest) -> Result<i32> {
+pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
     let clock = Instant::now();
     let gen_root = gen_root(&req)?;
     if req.list {

@@ -11,14 +11,14 @@ use crate::console;
 use crate::docker::argv::{self, BAKED_REPOSITORY, BASE_TAG_MARK, RUN_LABEL};
 use crate::docker::process::{self, CONTROL_TIMEOUT};
 use crate::docker::Docker;
-use crate::engines::spec::EngineSpec;
+use crate::engines::engine_spec::EngineSpec;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::session;
 
 /// One leftover container.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Leftover {
+pub(crate) struct Leftover {
     pub id: String,
     pub name: String,
     pub run_id: String,
@@ -28,7 +28,7 @@ pub struct Leftover {
 }
 
 /// Parses one line of `docker ps --format` as built by `argv::list_labelled_args`.
-pub fn parse_line(line: &str) -> Option<Leftover> {
+pub(crate) fn parse_line(line: &str) -> Option<Leftover> {
     let mut fields = line.split('\t');
     let id = fields.next()?.trim().to_string();
     let name = fields.next()?.trim().to_string();
@@ -49,7 +49,7 @@ pub fn parse_line(line: &str) -> Option<Leftover> {
 /// Parses one line of `docker volume ls --format` as built by
 /// `argv::list_labelled_volumes_args`: name, run id. A volume's creation
 /// time is not listed: `--older-than` alone keeps volumes.
-pub fn parse_volume_line(line: &str) -> Option<Leftover> {
+pub(crate) fn parse_volume_line(line: &str) -> Option<Leftover> {
     let (name, run_id) = line.split_once('\t')?;
     let (name, run_id) = (name.trim(), run_id.trim());
     if name.is_empty() || run_id.is_empty() {
@@ -66,7 +66,7 @@ pub fn parse_volume_line(line: &str) -> Option<Leftover> {
 
 /// Parses one line of `docker image ls --format` as built by
 /// `argv::list_baked_args`: `sbx-deliver:<run id>-<n>`, creation time.
-pub fn parse_baked_line(line: &str) -> Option<Leftover> {
+pub(crate) fn parse_baked_line(line: &str) -> Option<Leftover> {
     let (image, created_text) = line.split_once('\t')?;
     let tag = image
         .trim()
@@ -94,21 +94,18 @@ pub fn parse_baked_line(line: &str) -> Option<Leftover> {
 
 /// Parses docker's `CreatedAt`, such as `2026-11-29 15:40:27 +0000 UTC`,
 /// into seconds since the Unix epoch.
-pub fn parse_created_at(text: &str) -> Option<u64> {
+pub(crate) fn parse_created_at(text: &str) -> Option<u64> {
     let mut parts = text.split_whitespace();
     let date = parts.next()?;
     let time = parts.next()?;
     let offset = parts.next()?;
-    let d: Vec<i64> = date
-        .split('-')
-        .map(str::parse)
-        .collect::<Result<_, _>>()
-        .ok()?;
-    let t: Vec<i64> = time
-        .split(':')
-        .map(str::parse)
-        .collect::<Result<_, _>>()
-        .ok()?;
+    let numbers = |text: &str, sep: char| -> Option<Vec<i64>> {
+        text.split(sep)
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .ok()
+    };
+    let (d, t) = (numbers(date, '-')?, numbers(time, ':')?);
     if d.len() != 3 || t.len() != 3 {
         return None;
     }
@@ -133,7 +130,7 @@ pub fn parse_created_at(text: &str) -> Option<u64> {
 }
 
 /// Which leftovers to remove: of the given run (if any), old enough (if asked).
-pub fn select(
+pub(crate) fn select(
     leftovers: Vec<Leftover>,
     run_id: Option<&str>,
     older_than: Option<Duration>,
@@ -154,16 +151,27 @@ pub fn select(
 
 /// What to collect.
 #[derive(Debug, Clone, Copy)]
-pub struct Filter<'a> {
+pub(crate) struct Filter<'a> {
     pub run_id: Option<&'a str>,
     pub older_than: Option<Duration>,
     pub dry_run: bool,
 }
 
+impl Filter<'_> {
+    /// `dry` in a dry run, `wet` otherwise.
+    fn say(&self, dry: &'static str, wet: &'static str) -> &'static str {
+        if self.dry_run {
+            dry
+        } else {
+            wet
+        }
+    }
+}
+
 /// Lists (and unless `dry_run`, removes) the leftovers on each engine (the
 /// current context when `engines` is empty); returns the exit code. An
 /// engine that cannot be cleaned is reported and the others still are.
-pub fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Result<i32> {
+pub(crate) fn gc(docker_cli: &Docker, engines: &[EngineSpec], filter: Filter<'_>) -> Result<i32> {
     // Run locks only exist on this machine: on an engine elsewhere, a live
     // run of another host would look like a leftover.
     let unfiltered = filter.run_id.is_none() && filter.older_than.is_none();
@@ -264,11 +272,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         if count.success() && count.stdout.trim().parse::<usize>().is_ok_and(|n| n > 1) {
             untag.push(base);
         } else {
-            let verb = if filter.dry_run {
-                "would keep"
-            } else {
-                "keeping"
-            };
+            let verb = filter.say("would keep", "keeping");
             console::note(&format!(
                 "sbx gc: {prefix}{verb} {}: it is the last tag of its image, which is not sbx's; `docker rmi {}` if that image is not wanted",
                 base.id, base.id
@@ -276,11 +280,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         }
     }
     let images: Vec<Leftover> = baked.into_iter().chain(untag).collect();
-    let verb = if filter.dry_run {
-        "would remove"
-    } else {
-        "removing"
-    };
+    let verb = filter.say("would remove", "removing");
     let listing: String = containers
         .iter()
         .chain(&images)
@@ -306,11 +306,7 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         volumes.len()
     );
     if filter.dry_run || (containers.is_empty() && images.is_empty() && volumes.is_empty()) {
-        let what = if filter.dry_run {
-            "would be removed"
-        } else {
-            "to remove"
-        };
+        let what = filter.say("would be removed", "to remove");
         console::note(&format!("sbx gc: {prefix}{counts} {what}"));
         return Ok(exit::SUCCESS);
     }
@@ -323,17 +319,11 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
     // Build volumes after the containers that mounted them.
     let names: Vec<String> = volumes.iter().map(|l| l.id.clone()).collect();
     if !names.is_empty() {
-        let removed = process::control(
+        remove(
             docker_cli,
             &argv::volume_remove_args(&names),
-            CONTROL_TIMEOUT,
+            "`docker volume rm` of the leftovers",
         )?;
-        if !removed.success() {
-            return Err(Error::EngineUnreachable(format!(
-                "`docker volume rm` of the leftovers failed: {}",
-                removed.stderr_line()
-            )));
-        }
     }
     // Baked images go with `rmi -f`; a `-FROM-` tag with a plain `rmi`.
     let (untag, tags): (Vec<String>, Vec<String>) = images
@@ -348,13 +338,11 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         if list.is_empty() {
             continue;
         }
-        let removed = process::control(docker_cli, &args, CONTROL_TIMEOUT)?;
-        if !removed.success() {
-            return Err(Error::EngineUnreachable(format!(
-                "`docker {what}` of sbx's images failed: {}",
-                removed.stderr_line()
-            )));
-        }
+        remove(
+            docker_cli,
+            &args,
+            &format!("`docker {what}` of sbx's images"),
+        )?;
     }
     for l in containers.iter().chain(&images).chain(&volumes) {
         session::forget_run(&l.run_id);
@@ -366,6 +354,18 @@ fn gc_one(docker_cli: &Docker, prefix: &str, filter: Filter<'_>) -> Result<i32> 
         volumes.len()
     ));
     Ok(exit::SUCCESS)
+}
+
+/// Runs the removal `args`; `what` names it in the error when it fails.
+fn remove(docker_cli: &Docker, args: &[std::ffi::OsString], what: &str) -> Result<()> {
+    let removed = process::control(docker_cli, args, CONTROL_TIMEOUT)?;
+    if removed.success() {
+        return Ok(());
+    }
+    Err(Error::EngineUnreachable(format!(
+        "{what} failed: {}",
+        removed.stderr_line()
+    )))
 }
 
 /// The baked images of `listed` that are sbx's: their bake label is their
@@ -439,11 +439,7 @@ fn gc_staging(filter: Filter<'_>) -> Result<()> {
         found.push((path, run_id));
     }
     found.sort();
-    let verb = if filter.dry_run {
-        "would remove"
-    } else {
-        "removing"
-    };
+    let verb = filter.say("would remove", "removing");
     let mut removed = 0;
     for (path, run_id) in &found {
         console::out(
@@ -480,7 +476,7 @@ fn gc_staging(filter: Filter<'_>) -> Result<()> {
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;

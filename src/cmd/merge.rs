@@ -23,7 +23,7 @@ use crate::spec::ReportFormat;
 
 /// A validated `sbx merge` request.
 #[derive(Debug, Clone)]
-pub struct MergeRequest {
+pub(crate) struct MergeRequest {
     pub reports: Vec<PathBuf>,
     pub format: ReportFormat,
     pub color: bool,
@@ -32,7 +32,7 @@ pub struct MergeRequest {
 
 impl MergeRequest {
     /// The request of the command line (nothing in it can be invalid).
-    pub fn from_args(args: MergeArgs) -> MergeRequest {
+    pub(crate) fn from_args(args: MergeArgs) -> MergeRequest {
         let terminal = std::io::stdout().is_terminal();
         MergeRequest {
             reports: args.reports,
@@ -54,7 +54,7 @@ enum Read {
 }
 
 /// Merges the reports and returns the exit code.
-pub fn merge(req: MergeRequest) -> Result<i32> {
+pub(crate) fn merge(req: MergeRequest) -> Result<i32> {
     let mut reports = Vec::new();
     let mut lines = Vec::new();
     for path in &req.reports {

@@ -1,5 +1,5 @@
 //! The subcommands, top of the tree: each takes a validated request (see
-//! `config`) and returns the exit code.
+//! `requests`) and returns the exit code.
 //! - `run`: `sbx run`, the drop-in for run_sandboxed.sh;
 //! - `eval`: `sbx eval`, the orchestration of `eval/`'s steps;
 //! - `doctor`: `sbx doctor`, what this engine really enforces;
@@ -7,9 +7,9 @@
 //! - `diff`: `sbx diff`, two reports compared;
 //! - `merge`: `sbx merge`, the reports of `--partition`'s shares put together.
 
-pub mod diff;
-pub mod doctor;
-pub mod eval;
-pub mod gc;
-pub mod merge;
-pub mod run;
+pub(crate) mod diff;
+pub(crate) mod doctor;
+pub(crate) mod eval;
+pub(crate) mod gc;
+pub(crate) mod merge;
+pub(crate) mod run;

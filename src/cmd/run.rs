@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 
-use crate::config::RunRequest;
 use crate::console;
 use crate::docker::control;
 use crate::docker::events::{ContainerRecord, EventStream};
@@ -11,12 +10,13 @@ use crate::docker::process::{Ended, OutputSink, StdinSource};
 use crate::docker::{argv, Docker};
 use crate::engines::{bake, pool};
 use crate::error::{Error, Result};
-use crate::judge::outcome;
-use crate::session::{self, Candidate, Delivery, Session};
+use crate::requests::RunRequest;
+use crate::session::{self, Delivery, Session, StagedCandidate};
 use crate::spec::{self, DeliverChoice};
+use crate::verdict::outcome;
 
 /// Runs the request and returns sbx's exit code.
-pub fn run(req: RunRequest) -> Result<i32> {
+pub(crate) fn run(req: RunRequest) -> Result<i32> {
     let header = session::read_header(&req.file)?;
     if req.interpreter.is_empty() && !session::is_directly_executable(&header) {
         return Err(Error::NotExecutable(req.file));
@@ -29,7 +29,7 @@ pub fn run(req: RunRequest) -> Result<i32> {
     let staged = session.stage_file(&req.file)?;
     let target = Target::choose(&session, &req)?;
     let prepared = session.prepare(
-        &Candidate {
+        &StagedCandidate {
             staged: &staged,
             image: &req.image,
             interpreter: &req.interpreter,

@@ -18,7 +18,7 @@ use super::stats::{McNemar, SignFlip, TIE};
 
 /// A task present on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Pair {
+pub(crate) struct Pair {
     pub id: String,
     pub old: Side,
     pub new: Side,
@@ -26,7 +26,7 @@ pub struct Pair {
 
 /// What happened to a shared task between OLD and NEW.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transition {
+pub(crate) enum Transition {
     BothPass,
     /// Neither side passed (fail or missing on both).
     BothFail,
@@ -39,7 +39,7 @@ pub enum Transition {
 }
 
 /// Classifies a shared task by its two sides.
-pub fn classify(old: &Side, new: &Side) -> Transition {
+pub(crate) fn classify(old: &Side, new: &Side) -> Transition {
     if !old.judged() || !new.judged() {
         return Transition::NotJudged;
     }
@@ -54,7 +54,7 @@ pub fn classify(old: &Side, new: &Side) -> Transition {
 
 /// One side's counts over its own entries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Totals {
+pub(crate) struct Totals {
     pub tasks: usize,
     pub passed: usize,
     pub failed: usize,
@@ -69,7 +69,7 @@ pub struct Totals {
 }
 
 impl Totals {
-    pub fn of(entries: &[Entry]) -> Totals {
+    pub(crate) fn of(entries: &[Entry]) -> Totals {
         let mut t = Totals {
             tasks: entries.len(),
             ..Totals::default()
@@ -93,7 +93,7 @@ fn rate(part: usize, whole: usize) -> Option<f64> {
 
 /// NEW minus OLD.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Change {
+pub(crate) struct Change {
     pub tasks: i64,
     pub passed: i64,
     /// In units of rate (0.125 is 12.5 percentage points); `None` when a
@@ -106,7 +106,7 @@ pub struct Change {
 }
 
 impl Change {
-    pub fn between(old: &Totals, new: &Totals) -> Change {
+    pub(crate) fn between(old: &Totals, new: &Totals) -> Change {
         Change {
             tasks: new.tasks as i64 - old.tasks as i64,
             passed: new.passed as i64 - old.passed as i64,
@@ -121,7 +121,7 @@ impl Change {
 
 /// pass@1 of one shared task on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PassAt1Change {
+pub(crate) struct PassAt1Change {
     pub id: String,
     pub old: f64,
     pub new: f64,
@@ -129,7 +129,7 @@ pub struct PassAt1Change {
 
 /// pass@1 over the shared tasks that have it on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PassAt1 {
+pub(crate) struct PassAt1 {
     pub tasks: usize,
     pub old_mean: f64,
     pub new_mean: f64,
@@ -138,7 +138,7 @@ pub struct PassAt1 {
 
 /// The whole comparison of OLD and NEW.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub old: Totals,
     pub new: Totals,
     pub change: Change,
@@ -165,7 +165,7 @@ pub struct Comparison {
 
 /// A shared task's pass@k on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ScoreChange {
+pub(crate) struct ScoreChange {
     pub id: String,
     pub old: f64,
     pub new: f64,
@@ -174,7 +174,7 @@ pub struct ScoreChange {
 /// The multi-sample gate: pass@k over the shared tasks judged on both
 /// sides, its means, and the paired test on the per-task differences.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PassAtK {
+pub(crate) struct PassAtK {
     pub k: usize,
     /// Shared tasks judged on both sides: what the means and the test are
     /// over.
@@ -191,14 +191,14 @@ pub struct PassAtK {
 
 impl PassAtK {
     /// Whether the mean fell: the multi-sample regression.
-    pub fn fell(&self) -> bool {
+    pub(crate) fn fell(&self) -> bool {
         self.change.is_some_and(|c| c < -TIE)
     }
 }
 
 /// Whether the reports have several samples per task: some entry on
 /// either side has `n`.
-pub fn multi_sample(old: &[Entry], new: &[Entry]) -> bool {
+pub(crate) fn multi_sample(old: &[Entry], new: &[Entry]) -> bool {
     old.iter().chain(new).any(|e| e.side.n.is_some())
 }
 
@@ -206,7 +206,7 @@ pub fn multi_sample(old: &[Entry], new: &[Entry]) -> bool {
 /// `report::passk`); a `missing` task scores 0; an entry without samples is
 /// one sample (its `pass@1`, else 1 for pass and 0 otherwise), so only
 /// k = 1. The error says why this k cannot be had.
-pub fn score(side: &Side, k: usize) -> std::result::Result<f64, String> {
+pub(crate) fn score(side: &Side, k: usize) -> std::result::Result<f64, String> {
     let samples = |n: u64| format!("{n} judged sample{}", if n == 1 { "" } else { "s" });
     match (side.n, side.c) {
         (Some(n), Some(c)) => passk::pass_at_k(n as usize, c as usize, k)
@@ -226,7 +226,7 @@ pub fn score(side: &Side, k: usize) -> std::result::Result<f64, String> {
 /// per task (only k = 1 then), the pass@k gate for several. `names` are
 /// OLD's and NEW's file names, for the error: one line saying which task
 /// of which file cannot give pass@k.
-pub fn compare(
+pub(crate) fn compare(
     old: &[Entry],
     new: &[Entry],
     k: usize,
@@ -318,7 +318,7 @@ fn mean(values: &[f64]) -> Option<f64> {
 
 /// Pairs OLD's and NEW's entries by id (ids are unique: [`parse`] ensures
 /// it) and classifies every shared task by status (one sample per task).
-pub fn compare_reports(old: &[Entry], new: &[Entry]) -> Comparison {
+pub(crate) fn compare_reports(old: &[Entry], new: &[Entry]) -> Comparison {
     let new_by_id: HashMap<&str, &Entry> = new.iter().map(|e| (e.id.as_str(), e)).collect();
     let old_ids: HashSet<&str> = old.iter().map(|e| e.id.as_str()).collect();
     let (old_totals, new_totals) = (Totals::of(old), Totals::of(new));
@@ -390,7 +390,7 @@ impl Comparison {
     /// itself unjudged), and, unless `allow_missing`, a
     /// NEW with no tasks or without some of OLD's (an eval that produced
     /// less than before).
-    pub fn not_green(&self, allow_missing: bool) -> Vec<String> {
+    pub(crate) fn not_green(&self, allow_missing: bool) -> Vec<String> {
         let mut why = Vec::new();
         let hiding = self
             .not_judged
@@ -419,7 +419,7 @@ impl Comparison {
 
     /// Whether NEW regressed: a pass→fail task (one sample per task), or a
     /// lower mean pass@k (several).
-    pub fn regressed(&self) -> bool {
+    pub(crate) fn regressed(&self) -> bool {
         match &self.pass_at_k {
             Some(gate) => gate.fell(),
             None => !self.regressions.is_empty(),
@@ -428,7 +428,7 @@ impl Comparison {
 
     /// 1 when NEW regressed ([`Comparison::regressed`]); otherwise 2 when the gate
     /// cannot tell ([`Comparison::not_green`]); 0 otherwise.
-    pub fn exit_code(&self, allow_missing: bool) -> i32 {
+    pub(crate) fn exit_code(&self, allow_missing: bool) -> i32 {
         if self.regressed() {
             exit::REGRESSED
         } else if !self.not_green(allow_missing).is_empty() {
@@ -442,7 +442,7 @@ impl Comparison {
 /// Whether a pair not judged could hide a regression: NEW is not a judged
 /// pass (a pass cannot be a regression) and OLD is not already at the
 /// bottom (judged, not passed, no sample passed, pass@1 0 if given).
-pub fn could_hide(old: &Side, new: &Side) -> bool {
+pub(crate) fn could_hide(old: &Side, new: &Side) -> bool {
     let new_passed = new.judged() && new.status == Status::Pass;
     let old_bottom = old.judged()
         && old.status != Status::Pass
@@ -452,13 +452,13 @@ pub fn could_hide(old: &Side, new: &Side) -> bool {
 }
 
 /// `12 tasks`, `1 task`.
-pub fn tasks_word(n: usize) -> String {
+pub(crate) fn tasks_word(n: usize) -> String {
     format!("{n} task{}", if n == 1 { "" } else { "s" })
 }
 
 /// A comparison with every section, for the renderers' tests.
 #[cfg(test)]
-pub fn sample() -> Comparison {
+pub(crate) fn sample() -> Comparison {
     let entry = |id: &str, status| Entry {
         id: id.into(),
         side: Side::of(status),

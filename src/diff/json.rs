@@ -12,7 +12,7 @@ use super::parse::Entry;
 use super::stats::{McNemar, SignFlip};
 
 /// The JSON output, pretty-printed, ending in a newline.
-pub fn render(
+pub(crate) fn render(
     cmp: &Comparison,
     old_name: &str,
     new_name: &str,

@@ -61,12 +61,11 @@
 //!   the bottom (a judged fail with no sample passed), or, unless
 //!   `--allow-missing`, NEW has no tasks or lacks one of OLD's.
 
-pub mod compare;
-pub mod json;
-pub mod parse;
-pub mod stats;
-pub mod text;
+pub(crate) mod compare;
+pub(crate) mod json;
+pub(crate) mod parse;
+pub(crate) mod stats;
+pub(crate) mod text;
 
-pub use compare::{compare, compare_reports, Comparison};
-pub use parse::{load, parse, Entry, Side};
-pub use stats::{mcnemar_exact_p, McNemar, SignFlip, ALPHA};
+pub(crate) use compare::compare;
+pub(crate) use parse::load;

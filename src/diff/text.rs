@@ -14,7 +14,7 @@ const DETAIL_CHARS: usize = 100;
 
 /// The text output: table, lists, then pass@1 and McNemar (one sample per
 /// task) or the pass@k gate and its sign-flip test (several).
-pub fn render(cmp: &Comparison, old_name: &str, new_name: &str) -> String {
+pub(crate) fn render(cmp: &Comparison, old_name: &str, new_name: &str) -> String {
     let gate = cmp.pass_at_k.as_ref();
     let mut out = table(cmp, old_name, new_name, gate);
     match gate {

@@ -15,7 +15,7 @@ const PULL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Makes sure `image` is present locally before any clock starts, pulling it
 /// when allowed. Returns the image ID.
-pub fn ensure_image(docker: &Docker, image: &str, pull: Pull) -> Result<String> {
+pub(crate) fn ensure_image(docker: &Docker, image: &str, pull: Pull) -> Result<String> {
     let inspect = || {
         process::control_interruptible(docker, &argv::image_inspect_args(image), CONTROL_TIMEOUT)
     };
@@ -62,7 +62,12 @@ fn pull_missing(docker: &Docker, image: &str, pull: Pull) -> Result<()> {
 /// image is pulled first when allowed. Not interruptible: a create killed
 /// half-way can still complete in the engine; it takes milliseconds, and the
 /// caller looks for signals right after.
-pub fn create_container(docker: &Docker, args: &[OsString], image: &str, pull: Pull) -> Result<()> {
+pub(crate) fn create_container(
+    docker: &Docker,
+    args: &[OsString],
+    image: &str,
+    pull: Pull,
+) -> Result<()> {
     let created = process::control(docker, args, CONTROL_TIMEOUT)?;
     if created.success() {
         return Ok(());
@@ -98,7 +103,7 @@ fn is_missing_image(failed: &Control) -> bool {
 
 /// Removes every volume that carries the label of `run_id` (compiled
 /// candidates' builds). Returns how many were found.
-pub fn remove_run_volumes(docker: &Docker, run_id: &str) -> Result<usize> {
+pub(crate) fn remove_run_volumes(docker: &Docker, run_id: &str) -> Result<usize> {
     let listed = process::control(
         docker,
         &argv::list_run_volumes_args(run_id),
@@ -123,7 +128,7 @@ pub fn remove_run_volumes(docker: &Docker, run_id: &str) -> Result<usize> {
 
 /// Removes every container that carries the label of `run_id`, whatever its
 /// state. Returns how many were found.
-pub fn remove_run(docker: &Docker, run_id: &str) -> Result<usize> {
+pub(crate) fn remove_run(docker: &Docker, run_id: &str) -> Result<usize> {
     let listed = process::control(docker, &argv::list_run_args(run_id), CONTROL_TIMEOUT)?;
     if !listed.success() {
         return Err(Error::EngineUnreachable(listed.stderr_line()));

@@ -24,7 +24,7 @@ use crate::error::Result;
 
 /// How long sbx waits, once a run is over, for the engine's record of its
 /// end (the `die` trails the client's exit; a loaded engine is slow).
-pub const SETTLE: Duration = Duration::from_secs(5);
+pub(crate) const SETTLE: Duration = Duration::from_secs(5);
 /// How far back the stream starts (its `--since`): the daemon replays what
 /// it logged since then, so a container created while the stream was still
 /// connecting is seen too. A second covers an engine clock a little behind.
@@ -34,7 +34,7 @@ const STDERR_KEPT: u64 = 4096;
 
 /// What the stream saw of one container, since its `create`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Seen {
+pub(crate) struct Seen {
     /// The stream saw its `create`: it was watching the whole life.
     pub created: bool,
     pub started: bool,
@@ -67,7 +67,7 @@ impl Shared {
 /// The event stream of one engine for one run. Dropping it kills the
 /// `docker events` client (its whole process group) and reaps it.
 #[derive(Debug)]
-pub struct EventStream {
+pub(crate) struct EventStream {
     shared: Arc<Shared>,
     _client: process::Stream,
 }
@@ -92,7 +92,7 @@ struct Actor {
 impl EventStream {
     /// Starts the stream of the containers labelled with `run_id` on the
     /// engine `docker` reaches. Call before the run's first `docker create`.
-    pub fn start(docker: &Docker, run_id: &str) -> Result<EventStream> {
+    pub(crate) fn start(docker: &Docker, run_id: &str) -> Result<EventStream> {
         let since = SystemTime::now()
             .checked_sub(REPLAY)
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
@@ -132,7 +132,7 @@ impl EventStream {
 
     /// Why the stream ended, if it did (nothing it has not seen yet will
     /// ever be seen).
-    pub fn ended(&self) -> Option<String> {
+    pub(crate) fn ended(&self) -> Option<String> {
         self.shared.lock().ended.clone()
     }
 
@@ -143,7 +143,7 @@ impl EventStream {
     /// `die`. `None` when it cannot be known: the stream did not see the
     /// container's `create`, or neither came before the stream ended or the
     /// wait ran out.
-    pub fn settled(&self, name: &str, within: Duration) -> Option<Seen> {
+    pub(crate) fn settled(&self, name: &str, within: Duration) -> Option<Seen> {
         let deadline = Instant::now() + within;
         let mut state = self.shared.lock();
         loop {
@@ -225,7 +225,7 @@ fn note(shared: &Shared, line: &str) {
 /// The engine's record of one run's container, as its event stream saw it:
 /// read once (waiting for the container's end), then kept.
 #[derive(Debug)]
-pub struct ContainerRecord<'a> {
+pub(crate) struct ContainerRecord<'a> {
     events: Option<&'a EventStream>,
     name: &'a str,
     seen: OnceCell<Option<Seen>>,
@@ -233,7 +233,7 @@ pub struct ContainerRecord<'a> {
 
 impl<'a> ContainerRecord<'a> {
     /// `events` is `None` when no stream could be started: no evidence.
-    pub fn new(events: Option<&'a EventStream>, name: &'a str) -> ContainerRecord<'a> {
+    pub(crate) fn new(events: Option<&'a EventStream>, name: &'a str) -> ContainerRecord<'a> {
         ContainerRecord {
             events,
             name,
@@ -242,14 +242,14 @@ impl<'a> ContainerRecord<'a> {
     }
 
     /// What was seen of the container's whole life; `None` if unknown.
-    pub fn seen(&self) -> Option<&Seen> {
+    pub(crate) fn seen(&self) -> Option<&Seen> {
         self.seen
             .get_or_init(|| self.events.and_then(|e| e.settled(self.name, SETTLE)))
             .as_ref()
     }
 
     /// Why there is no record (for an error's message).
-    pub fn why_unknown(&self) -> String {
+    pub(crate) fn why_unknown(&self) -> String {
         match self.events.and_then(EventStream::ended) {
             Some(why) => format!("{why}, so the run could not be judged"),
             None => format!(
@@ -263,13 +263,13 @@ impl<'a> ContainerRecord<'a> {
 
 impl ContainerRecord<'_> {
     /// `--rm` leaves nothing to inspect, but the stream saw the `oom`.
-    pub fn oom_killed(&self) -> bool {
+    pub(crate) fn oom_killed(&self) -> bool {
         self.seen().is_some_and(|s| s.oom)
     }
 
     /// Without a record this counts as "started": then the run is judged on
     /// what it did, never turned into an `error` on a guess.
-    pub fn started(&self) -> bool {
+    pub(crate) fn started(&self) -> bool {
         self.seen().is_none_or(|s| s.started)
     }
 }
@@ -278,7 +278,7 @@ impl ContainerRecord<'_> {
 /// (a `die` event of exactly this container): the attached client's exit
 /// code alone cannot tell a program's exit from a connection to the engine
 /// that was cut. `Err` says why the result cannot be trusted.
-pub fn confirm_exit(
+pub(crate) fn confirm_exit(
     record: &ContainerRecord<'_>,
     code: Option<i32>,
 ) -> std::result::Result<(), String> {

@@ -9,8 +9,8 @@
 //!   start, oom, die, destroy), read from one event stream per engine.
 
 pub mod argv;
-pub mod control;
-pub mod events;
-pub mod process;
+pub(crate) mod control;
+pub(crate) mod events;
+pub(crate) mod process;
 
 pub use argv::{Docker, Endpoint};

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
@@ -32,11 +32,11 @@ const POLL: Duration = Duration::from_millis(50);
 /// How long a reader may take to see EOF once the client is gone.
 const READER_GRACE: Duration = Duration::from_secs(5);
 /// How long a control command (`rm -f`, `image inspect`, ...) may take.
-pub const CONTROL_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const CONTROL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Where the program's stdin comes from.
 #[derive(Debug, Clone)]
-pub enum StdinSource {
+pub(crate) enum StdinSource {
     /// `/dev/null` (and no `-i` in the argv).
     Null,
     /// sbx's own stdin, handed to the client as is.
@@ -50,7 +50,7 @@ const STREAM_HEAD: usize = 4096;
 
 /// Where the program's stdout and stderr go.
 #[derive(Debug, Clone, Copy)]
-pub enum OutputSink {
+pub(crate) enum OutputSink {
     /// Straight through to sbx's own stdout and stderr, as they come; the
     /// first bytes of stderr are also kept, to tell docker's failures apart.
     Stream,
@@ -61,7 +61,7 @@ pub enum OutputSink {
 
 /// One attached run of an already created container.
 #[derive(Debug)]
-pub struct Job<'a> {
+pub(crate) struct Job<'a> {
     pub docker: &'a Docker,
     /// `docker start -a [-i] -- NAME` (see `argv::start_args`).
     pub args: Vec<OsString>,
@@ -72,7 +72,7 @@ pub struct Job<'a> {
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// The docker client exited by itself with this status.
     Exited(ExitStatus),
     /// The timeout expired; sbx killed the run.
@@ -85,7 +85,7 @@ pub enum Ended {
 
 /// What was kept of one output stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Captured {
+pub(crate) struct Captured {
     /// The first bytes of the stream, at most the capture limit.
     pub bytes: Vec<u8>,
     /// Bytes the stream carried in all (kept or not).
@@ -94,12 +94,10 @@ pub struct Captured {
 
 /// The result of a supervised run.
 #[derive(Debug, Clone)]
-pub struct Finished {
+pub(crate) struct Finished {
     pub ended: Ended,
     pub stdout: Captured,
     pub stderr: Captured,
-    /// When the client was started.
-    pub started: SystemTime,
     /// From start to the client's exit (or kill).
     pub duration: Duration,
 }
@@ -131,7 +129,7 @@ impl Drop for ClientGuard {
 /// Removes a created container by name when dropped, whatever happened,
 /// unless `settle` saw it end in a way that lets `--rm` remove it.
 #[derive(Debug)]
-pub struct ContainerGuard<'a> {
+pub(crate) struct ContainerGuard<'a> {
     docker: &'a Docker,
     name: &'a str,
     armed: bool,
@@ -139,7 +137,7 @@ pub struct ContainerGuard<'a> {
 
 impl<'a> ContainerGuard<'a> {
     /// Call right after `docker create` succeeded.
-    pub fn new(docker: &'a Docker, name: &'a str) -> ContainerGuard<'a> {
+    pub(crate) fn new(docker: &'a Docker, name: &'a str) -> ContainerGuard<'a> {
         ContainerGuard {
             docker,
             name,
@@ -150,7 +148,7 @@ impl<'a> ContainerGuard<'a> {
     /// After the run: a program that exited 0 on its own was removed by
     /// `--rm`; anything else (killed, failed, docker error) is removed by
     /// name when the guard drops.
-    pub fn settle(&mut self, finished: &Finished) {
+    pub(crate) fn settle(&mut self, finished: &Finished) {
         if let Ended::Exited(status) = finished.ended {
             if status.code() == Some(0) {
                 self.armed = false;
@@ -169,12 +167,11 @@ impl Drop for ContainerGuard<'_> {
 
 impl Finished {
     /// A run that never started because sbx was interrupted first.
-    pub fn interrupted_before_start(signal: i32) -> Finished {
+    pub(crate) fn interrupted_before_start(signal: i32) -> Finished {
         Finished {
             ended: Ended::Interrupted(signal),
             stdout: Captured::default(),
             stderr: Captured::default(),
-            started: SystemTime::now(),
             duration: Duration::ZERO,
         }
     }
@@ -183,7 +180,7 @@ impl Finished {
 /// Runs one attached client to its end and returns what happened. The
 /// client is killed and reaped when this returns, whatever happened; the
 /// caller's `ContainerGuard` removes the container.
-pub fn supervise(job: Job<'_>) -> Result<Finished> {
+pub(crate) fn supervise(job: Job<'_>) -> Result<Finished> {
     let mut cmd = Command::new(job.docker.program());
     cmd.args(job.docker.argv(&job.args));
     // Its own process group: a terminal's Ctrl-C reaches sbx only, and sbx
@@ -203,7 +200,6 @@ pub fn supervise(job: Job<'_>) -> Result<Finished> {
         }
     }
 
-    let started = SystemTime::now();
     let clock = Instant::now();
     let child = spawn(&mut cmd, job.docker)?;
     let mut guard = ClientGuard {
@@ -278,7 +274,6 @@ pub fn supervise(job: Job<'_>) -> Result<Finished> {
         ended,
         stdout,
         stderr,
-        started,
         duration,
     })
 }
@@ -417,7 +412,7 @@ fn spawn_reader(
 
 /// Whether this machine can still start a process (`true`), for doctor's
 /// fork-bomb check: the only process sbx starts that is not docker.
-pub fn can_start_a_process() -> bool {
+pub(crate) fn can_start_a_process() -> bool {
     Command::new("true").status().is_ok()
 }
 
@@ -425,12 +420,15 @@ pub fn can_start_a_process() -> bool {
 /// closed, stdout and stderr handed to the caller, in a process group of its
 /// own. Dropping it kills the group and reaps the client.
 #[derive(Debug)]
-pub struct Stream {
+pub(crate) struct Stream {
     child: Child,
 }
 
 /// Starts a long-lived docker command (see `Stream`).
-pub fn stream(docker: &Docker, args: &[OsString]) -> Result<(Stream, ChildStdout, ChildStderr)> {
+pub(crate) fn stream(
+    docker: &Docker,
+    args: &[OsString],
+) -> Result<(Stream, ChildStdout, ChildStderr)> {
     let mut cmd = Command::new(docker.program());
     cmd.args(docker.argv(args))
         .process_group(0)
@@ -461,7 +459,7 @@ fn kill_group(child: &Child) {
 
 /// The result of a docker control command.
 #[derive(Debug, Clone)]
-pub struct Control {
+pub(crate) struct Control {
     /// The exit code; `None` if the command was killed by a signal.
     pub code: Option<i32>,
     pub stdout: String,
@@ -469,12 +467,12 @@ pub struct Control {
 }
 
 impl Control {
-    pub fn success(&self) -> bool {
+    pub(crate) fn success(&self) -> bool {
         self.code == Some(0)
     }
 
     /// The first non-empty line of stderr, for one-line error messages.
-    pub fn stderr_line(&self) -> String {
+    pub(crate) fn stderr_line(&self) -> String {
         self.stderr
             .lines()
             .map(str::trim)
@@ -487,14 +485,14 @@ impl Control {
 /// Runs a short docker control command (`rm -f`, `events`, `ps`) with stdin
 /// closed, both outputs captured, and a timeout. Signals do not stop it:
 /// cleanup must finish after a Ctrl-C.
-pub fn control(docker: &Docker, args: &[OsString], timeout: Duration) -> Result<Control> {
+pub(crate) fn control(docker: &Docker, args: &[OsString], timeout: Duration) -> Result<Control> {
     run_control(docker, args, timeout, false)
 }
 
 /// Like `control`, for commands that come before any program runs (`image
 /// inspect`, `pull`): SIGINT, SIGTERM, SIGHUP or SIGQUIT kills the command
 /// and returns `Error::Interrupted` at once.
-pub fn control_interruptible(
+pub(crate) fn control_interruptible(
     docker: &Docker,
     args: &[OsString],
     timeout: Duration,
@@ -567,7 +565,7 @@ fn run_control(
 /// How long cleanup keeps trying to remove containers the engine refused to
 /// remove (a fork bomb the engine takes seconds to kill: "tried to kill
 /// container, but did not receive an exit event").
-pub const REMOVE_PATIENCE: Duration = Duration::from_secs(30);
+pub(crate) const REMOVE_PATIENCE: Duration = Duration::from_secs(30);
 /// The first pause between removal attempts; it doubles up to
 /// [`REMOVE_PAUSE_MAX`].
 const REMOVE_PAUSE: Duration = Duration::from_millis(250);
@@ -579,7 +577,7 @@ const REMOVE_PAUSE_MAX: Duration = Duration::from_secs(4);
 /// pause that doubles from 0.25 s to 4 s, for [`REMOVE_PATIENCE`]; an
 /// engine that cannot be reached at all is not waited for. Returns whether
 /// the engine confirmed the removal of every name.
-pub fn remove_containers(docker: &Docker, names: &[String]) -> bool {
+pub(crate) fn remove_containers(docker: &Docker, names: &[String]) -> bool {
     let mut left: Vec<String> = names.to_vec();
     let deadline = Instant::now() + REMOVE_PATIENCE;
     let mut pause = REMOVE_PAUSE;
@@ -618,7 +616,7 @@ fn unreachable(c: &Control) -> bool {
 /// (the runner's protocol); its stderr is drained and the first bytes kept.
 /// The client is killed and reaped when this drops.
 #[derive(Debug)]
-pub struct Duplex {
+pub(crate) struct Duplex {
     guard: ClientGuard,
     readers: Option<Readers>,
 }
@@ -641,22 +639,8 @@ impl std::fmt::Debug for Readers {
 }
 
 impl Duplex {
-    /// Whether the client has exited (and was reaped); never blocks.
-    pub fn exited(&mut self) -> Option<ExitStatus> {
-        if self.guard.reaped {
-            return None;
-        }
-        match self.guard.child.try_wait() {
-            Ok(Some(status)) => {
-                self.guard.reaped = true;
-                Some(status)
-            }
-            _ => None,
-        }
-    }
-
     /// Waits at most `timeout` for the client to exit by itself; true if it did.
-    pub fn wait_exit(&mut self, timeout: Duration) -> bool {
+    pub(crate) fn wait_exit(&mut self, timeout: Duration) -> bool {
         if self.guard.reaped {
             return true;
         }
@@ -671,7 +655,7 @@ impl Duplex {
 
     /// Waits at most `timeout` for the client to exit: whether it exited 0
     /// (a container of `--rm` whose program exited 0 is then gone).
-    pub fn wait_success(&mut self, timeout: Duration) -> bool {
+    pub(crate) fn wait_success(&mut self, timeout: Duration) -> bool {
         if self.guard.reaped {
             return false;
         }
@@ -685,7 +669,7 @@ impl Duplex {
     }
 
     /// Kills and reaps the client, then takes the first bytes of its stderr.
-    pub fn kill(&mut self) -> Captured {
+    pub(crate) fn kill(&mut self) -> Captured {
         self.guard.kill_and_reap();
         match self.readers.take() {
             Some(readers) => readers.finish().1,
@@ -698,7 +682,7 @@ impl Duplex {
 /// duplex child in its own process group: returns its stdin and stdout for
 /// the caller to speak through, and drains its stderr, keeping at most
 /// `max_stderr` bytes. The caller honours `signals::received()`.
-pub fn spawn_duplex(
+pub(crate) fn spawn_duplex(
     docker: &Docker,
     args: &[OsString],
     max_stderr: usize,

@@ -17,7 +17,7 @@ const BUILD_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
 /// What a baked image adds to its task image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Payload {
+pub(crate) enum Payload {
     /// Every staged candidate, under `BAKED_DIR` (`--isolate case`).
     Candidates,
     /// Only the runner, at `argv::RUNNER_PATH` (runner modes: candidates
@@ -28,7 +28,7 @@ pub enum Payload {
 /// Bakes, for an engine that gets images, one image per task image it has:
 /// that exact image plus `payload` (see `bake_image`). An image that cannot be
 /// baked is dropped from the engine's images, with the reason.
-pub fn bake(
+pub(crate) fn bake(
     session: &Session,
     member: &mut Member,
     refused: &mut BTreeMap<String, Refusal>,
@@ -78,7 +78,7 @@ pub fn bake(
 /// reads a bare `sha256:` ID as a repository name), removed again after the
 /// build; with `--network none`, and refused for an image with `ONBUILD`
 /// triggers, which a build would run outside the sandbox.
-pub fn bake_image(
+pub(crate) fn bake_image(
     session: &Session,
     docker: &Docker,
     id: &str,
@@ -162,7 +162,7 @@ pub fn bake_image(
 }
 
 /// Removes baked images by tag (best effort: `sbx gc` finds any that stay).
-pub fn remove_baked(docker: &Docker, tags: &[String]) -> bool {
+pub(crate) fn remove_baked(docker: &Docker, tags: &[String]) -> bool {
     tags.is_empty()
         || matches!(
             process::control(docker, &argv::remove_images_args(tags), CONTROL_TIMEOUT),

@@ -9,7 +9,7 @@ use crate::session::Delivery;
 /// Removes what this eval left on an engine: its containers, and its baked
 /// images. An engine marked down is only cleaned if it answers again.
 /// Returns how many containers were found, or why it could not be cleaned.
-pub fn clean(member: &Member, run_id: &str) -> std::result::Result<usize, String> {
+pub(crate) fn clean(member: &Member, run_id: &str) -> std::result::Result<usize, String> {
     if member.is_down() {
         match member.ping() {
             Ok(()) => {}
@@ -32,7 +32,7 @@ pub fn clean(member: &Member, run_id: &str) -> std::result::Result<usize, String
 /// were still in use then). Call after `clean`: a volume a container still
 /// mounts cannot be removed. Only for evals that compiled something, so
 /// that the others cost no docker process more.
-pub fn clean_volumes(member: &Member, run_id: &str) -> std::result::Result<usize, String> {
+pub(crate) fn clean_volumes(member: &Member, run_id: &str) -> std::result::Result<usize, String> {
     if member.is_down() {
         return Err("the engine stopped answering".into());
     }

@@ -1,12 +1,12 @@
 //! The engines sbx runs on. The engines stay Docker's: sbx only talks to
 //! them through the docker CLI, each with its own `--context` or `--host`.
-//! - `spec`: the `--engine` values;
+//! - `engine_spec`: the `--engine` values;
 //! - `pool`: each engine set up (where, how candidates reach it, its
 //!   images), pinged, and per-engine work run on all at once;
 //! - `bake`: candidates baked into a throwaway image for a remote engine;
 //! - `clean`: what a run left on an engine, removed.
 
-pub mod bake;
-pub mod clean;
-pub mod pool;
-pub mod spec;
+pub(crate) mod bake;
+pub(crate) mod clean;
+pub(crate) mod engine_spec;
+pub(crate) mod pool;

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
 
-use super::spec::{url_is_local, EngineSpec};
+use super::engine_spec::{url_is_local, EngineSpec};
 use crate::console;
 use crate::docker::argv;
 use crate::docker::control;
@@ -23,7 +23,7 @@ use crate::spec::{DeliverChoice, IsolateMode, Pull};
 const PING_TIMEOUT: Duration = Duration::from_secs(20);
 /// The delivery an engine gets: `--deliver`, or for `auto` a bind mount
 /// exactly when the engine is on this machine.
-pub fn choose(deliver: DeliverChoice, local: bool) -> DeliverChoice {
+pub(crate) fn choose(deliver: DeliverChoice, local: bool) -> DeliverChoice {
     match deliver {
         DeliverChoice::Auto if local => DeliverChoice::Bind,
         DeliverChoice::Auto => DeliverChoice::Image,
@@ -34,7 +34,7 @@ pub fn choose(deliver: DeliverChoice, local: bool) -> DeliverChoice {
 /// Whether the engine `docker` reaches is on this machine. A context is
 /// looked up; the current context counts as local when it cannot be asked
 /// (sbx's behaviour before engines could be chosen).
-pub fn is_local(docker: &Docker, spec: Option<&EngineSpec>) -> Result<bool> {
+pub(crate) fn is_local(docker: &Docker, spec: Option<&EngineSpec>) -> Result<bool> {
     let context = match spec.map(|s| &s.endpoint) {
         Some(Endpoint::Url(url)) => return Ok(url_is_local(url)),
         Some(Endpoint::Context(name)) => Some(name.as_str()),
@@ -57,7 +57,7 @@ pub fn is_local(docker: &Docker, spec: Option<&EngineSpec>) -> Result<bool> {
 
 /// One engine of an eval.
 #[derive(Debug)]
-pub struct Member {
+pub(crate) struct Member {
     /// How reports name it: the `--engine` value, or `default`.
     pub label: String,
     pub docker: Docker,
@@ -78,7 +78,7 @@ pub struct Member {
 
 /// Why a ping got no answer.
 #[derive(Debug)]
-pub enum Ping {
+pub(crate) enum Ping {
     /// The engine does not answer: why.
     Down(String),
     /// sbx was interrupted while it waited.
@@ -86,11 +86,11 @@ pub enum Ping {
 }
 
 /// Why an image cannot be used on an engine: error code, message.
-pub type Refusal = (String, String);
+pub(crate) type Refusal = (String, String);
 
 /// What the set-up of one engine found.
 #[derive(Debug)]
-pub struct Setup {
+pub(crate) struct Setup {
     pub member: Member,
     /// Images it lacks and cannot get.
     pub refused: BTreeMap<String, Refusal>,
@@ -100,20 +100,20 @@ pub struct Setup {
 
 impl Member {
     /// Whether it can run tasks of `image`.
-    pub fn runs(&self, image: &str) -> bool {
+    pub(crate) fn runs(&self, image: &str) -> bool {
         self.images.contains_key(image) && !self.is_down()
     }
 
-    pub fn is_down(&self) -> bool {
+    pub(crate) fn is_down(&self) -> bool {
         self.down_reason().is_some()
     }
 
-    pub fn down_reason(&self) -> Option<String> {
+    pub(crate) fn down_reason(&self) -> Option<String> {
         self.down.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Marks it down, saying so once (the first reason stays).
-    pub fn mark_down(&self, reason: String) {
+    pub(crate) fn mark_down(&self, reason: String) {
         let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
         if down.is_none() {
             console::note(&format!(
@@ -125,7 +125,7 @@ impl Member {
     }
 
     /// Whether the engine answers now (a signal cuts the wait short).
-    pub fn ping(&self) -> std::result::Result<(), Ping> {
+    pub(crate) fn ping(&self) -> std::result::Result<(), Ping> {
         match process::control_interruptible(&self.docker, &argv::ping_args(), PING_TIMEOUT) {
             Ok(c) if c.success() && !c.stdout.trim().is_empty() => Ok(()),
             Ok(c) => Err(Ping::Down(c.stderr_line())),
@@ -137,7 +137,7 @@ impl Member {
 
 /// The docker handle aimed at the engine `spec` names (the current context
 /// without one).
-pub fn aim(base: &Docker, spec: Option<&EngineSpec>) -> Docker {
+pub(crate) fn aim(base: &Docker, spec: Option<&EngineSpec>) -> Docker {
     match spec {
         Some(spec) => base.at(&spec.endpoint),
         None => base.clone(),
@@ -147,7 +147,7 @@ pub fn aim(base: &Docker, spec: Option<&EngineSpec>) -> Docker {
 /// Sets up one engine before any clock starts: where it is (for the
 /// delivery), and which of `images` it has or can pull. Baking comes later,
 /// once the candidates are staged (see `bake`).
-pub fn set_up(
+pub(crate) fn set_up(
     base: &Docker,
     spec: Option<&EngineSpec>,
     default_jobs: usize,
@@ -208,7 +208,7 @@ pub fn set_up(
 /// their own pace); the results in the items' order. A thread that
 /// panicked gives `Err` with the panic's message: never a result it did
 /// not produce.
-pub fn at_once<T: Send, R: Send>(
+pub(crate) fn at_once<T: Send, R: Send>(
     items: impl IntoIterator<Item = T>,
     work: impl Fn(T) -> R + Sync,
 ) -> Vec<std::result::Result<R, String>> {
@@ -226,7 +226,7 @@ pub fn at_once<T: Send, R: Send>(
 }
 
 /// The message a panic was raised with.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {
         (*text).to_string()
     } else if let Some(text) = payload.downcast_ref::<String>() {
@@ -237,7 +237,7 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Sets up every engine at once (each answers at its own pace).
-pub fn set_up_all(
+pub(crate) fn set_up_all(
     base: &Docker,
     specs: &[EngineSpec],
     default_jobs: usize,

@@ -17,11 +17,11 @@ use crate::spec::IsolateMode;
 
 /// Runs of one unit at most when its engine keeps answering but its runs
 /// keep losing the connection.
-pub const MAX_ATTEMPTS: usize = 3;
+pub(crate) const MAX_ATTEMPTS: usize = 3;
 
 /// What became of one unit on one engine.
 #[derive(Debug)]
-pub enum Step {
+pub(crate) enum Step {
     Judged(Box<TaskResult>),
     Interrupted,
     /// The engine stopped answering: nothing it returned is judged.
@@ -35,7 +35,7 @@ pub enum Step {
 /// `member` (and stored). A result that is not a pass is only kept once the
 /// engine has answered after it: a dying engine's exit codes and timeouts
 /// are not the candidate's failures.
-pub fn run_unit(
+pub(crate) fn run_unit(
     session: &Session,
     req: &EvalRequest,
     cache: Option<&Cache>,

@@ -12,15 +12,15 @@ use sbx_runner::protocol::{valid_build_path, BuildFile};
 
 /// The most bytes of files a build delivered to the runner may hold (the
 /// protocol's frame is 64 MiB; the source travels in it too).
-pub const MAX_BUILD: usize = 48 << 20;
+pub(crate) const MAX_BUILD: usize = 48 << 20;
 /// The most files a delivered build may hold.
-pub const MAX_FILES: usize = 10_000;
+pub(crate) const MAX_FILES: usize = 10_000;
 
 const BLOCK: usize = 512;
 
 /// The files of a tar archive (ustar, GNU or pax, as GNU tar and busybox
 /// write them), in archive order; directories are implied by the paths.
-pub fn read(archive: &[u8]) -> Result<Vec<BuildFile>, String> {
+pub(crate) fn read(archive: &[u8]) -> Result<Vec<BuildFile>, String> {
     let mut files = Vec::new();
     let mut total = 0usize;
     let mut at = 0usize;

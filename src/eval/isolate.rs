@@ -37,19 +37,19 @@ use crate::docker::argv::{
 };
 use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
-use crate::judge::matcher::Matcher;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession, CASE_GRACE};
 use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
+use crate::verdict::matcher::Matcher;
 
 /// Runner losses within one candidate before it is an `error`.
-pub const MAX_LOST: usize = 3;
+pub(crate) const MAX_LOST: usize = 3;
 
 /// The `reason` of a candidate whose runner kept getting lost.
-pub const RUNNER_LOST: &str = "runner_lost";
+pub(crate) const RUNNER_LOST: &str = "runner_lost";
 
 /// What a staged copy may add to a candidate (a function test's code).
 const STAGED_SLACK: u64 = 1 << 20;
@@ -59,7 +59,7 @@ const FILE_NAME: &str = "task";
 
 /// One worker's runner container, if it holds one.
 #[derive(Debug, Default)]
-pub struct Slot {
+pub(crate) struct Slot {
     held: Option<Held>,
 }
 
@@ -80,7 +80,7 @@ struct Held {
 
 impl Slot {
     /// Closes the container it holds, if any.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         if let Some(held) = self.held.take() {
             held.session.close();
         }
@@ -90,7 +90,7 @@ impl Slot {
     /// started ahead of its first candidate (while the sealed prepare step
     /// runs); empty if it could not start, and the worker then starts one
     /// as usual, reporting what goes wrong. `member.events` must be set.
-    pub fn warm(session: &Session, member: &Member, image: &str) -> Slot {
+    pub(crate) fn warm(session: &Session, member: &Member, image: &str) -> Slot {
         Slot {
             held: start(session, member, image).ok().map(|session| Held {
                 image: image.to_string(),
@@ -110,7 +110,7 @@ impl Slot {
 
 /// How one unit went in the runner.
 #[derive(Debug)]
-pub enum Judged {
+pub(crate) enum Judged {
     Result(Box<TaskResult>),
     /// The runner cannot run this candidate (no `#!` line it can follow,
     /// an executable that cannot run from a noexec `/tmp`): the caller
@@ -125,7 +125,11 @@ pub enum Judged {
 /// staged source is still the runner's `/work/task`, as in `case` mode.
 /// On return, in `candidate` mode the slot is empty; in `worker` mode it
 /// holds a clean container, the candidate and its build unloaded, or none.
-pub fn judge_in_runner(cx: &Judging<'_>, slot: &mut Slot, built: Option<&Built<'_>>) -> Judged {
+pub(crate) fn judge_in_runner(
+    cx: &Judging<'_>,
+    slot: &mut Slot,
+    built: Option<&Built<'_>>,
+) -> Judged {
     let Judging {
         session,
         req,
@@ -201,18 +205,18 @@ pub fn judge_in_runner(cx: &Judging<'_>, slot: &mut Slot, built: Option<&Built<'
     };
     let judged = match (&token, &task.sealed) {
         (Some(token), Some(plan)) => run
-            .case(&[], Check::Sealed(token, plan), None)
+            .case(&[], PassRule::Sealed(token, plan), None)
             .map(|r| with_judged(r, sealed::SEALED)),
         (Some(token), None) => run
             .case(
                 &humaneval::evidence_stdin(token),
-                Check::Completion(token),
+                PassRule::Completion(token),
                 None,
             )
             .map(|r| with_judged(r, sealed::IN_PROCESS)),
         (None, _) => super::judge::over_cases(req, task, |k, case| {
             let case_number = task.multi_case.then_some(k + 1);
-            run.case(&case.stdin, Check::Output(&case.matcher), case_number)
+            run.case(&case.stdin, PassRule::Output(&case.matcher), case_number)
         }),
     };
     let judged = judged.map(|mut result| {
@@ -260,7 +264,7 @@ impl Run<'_> {
     fn case(
         &mut self,
         stdin: &[u8],
-        check: Check<'_>,
+        check: PassRule<'_>,
         case_number: Option<usize>,
     ) -> Option<TaskResult> {
         let request = protocol::Case {
@@ -296,7 +300,7 @@ impl Run<'_> {
             let name = held.session.name().unwrap_or_default().to_string();
             match held.session.run_case(&request) {
                 Ok(result) => {
-                    held.oom_tainted |= result.oom || result.status == protocol::Status::Oom;
+                    held.oom_tainted |= result.oom || result.status == protocol::CaseStatus::Oom;
                     let mut judged = to_result(&self.task.id, &result, check);
                     // The runner carries the last `STDERR_TAIL` bytes of stderr.
                     let (stdout, stderr) = (&result.stdout, &result.stderr_tail);
@@ -484,7 +488,7 @@ fn runner_oom(id: &str, lost: &str) -> TaskResult {
 
 /// What a case that ran to its end (exit 0) must show to pass.
 #[derive(Debug, Clone, Copy)]
-pub enum Check<'a> {
+pub(crate) enum PassRule<'a> {
     /// Its stdout matches the case's expectation.
     Output(&'a Matcher),
     /// A function test: its stdout carries the run's token, which the test
@@ -497,8 +501,8 @@ pub enum Check<'a> {
 
 /// A case's result as the same entry `case` mode makes: the same statuses,
 /// reasons and matchers, plus `cpu_ms` and `max_rss_kib`.
-pub fn to_result(id: &str, r: &CaseResult, check: Check<'_>) -> TaskResult {
-    use protocol::Status as S;
+pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskResult {
+    use protocol::CaseStatus as S;
     if r.status == S::NotStarted {
         // As `docker start` failing in `case` mode: never the candidate's.
         let line = String::from_utf8_lossy(&r.stderr_tail).trim().to_string();
@@ -527,7 +531,7 @@ pub fn to_result(id: &str, r: &CaseResult, check: Check<'_>) -> TaskResult {
         S::NotStarted => unreachable!("handled above"),
         S::RuntimeError | S::Signal => "exit_code",
         S::Ok => match check {
-            Check::Output(matcher) => match matcher.mismatch(&r.stdout) {
+            PassRule::Output(matcher) => match matcher.mismatch(&r.stdout) {
                 None => {
                     result.status = Status::Pass;
                     result.stderr_tail.clear();
@@ -538,13 +542,13 @@ pub fn to_result(id: &str, r: &CaseResult, check: Check<'_>) -> TaskResult {
                     "wrong_output"
                 }
             },
-            Check::Completion(token) if humaneval::evidence_seen(&r.stdout, token) => {
+            PassRule::Completion(token) if humaneval::evidence_seen(&r.stdout, token) => {
                 result.status = Status::Pass;
                 result.stderr_tail.clear();
                 return result;
             }
-            Check::Completion(_) => "no_completion",
-            Check::Sealed(token, plan) => match sealed::judge(&r.stdout, token, plan) {
+            PassRule::Completion(_) => "no_completion",
+            PassRule::Sealed(token, plan) => match sealed::judge(&r.stdout, token, plan) {
                 Ok(()) => {
                     result.status = Status::Pass;
                     result.stderr_tail.clear();

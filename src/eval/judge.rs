@@ -9,21 +9,21 @@ use super::plan::Unit;
 use super::request::EvalRequest;
 use super::saved;
 use super::sealed;
-use super::tasks::{Case, Task};
+use super::tasks::{Task, TaskCase};
 use crate::docker::events::{self, ContainerRecord};
 use crate::docker::process::{Ended, Finished, OutputSink, StdinSource};
 use crate::engines::pool::Member;
-use crate::judge::outcome::{self, FailReason, Verdict};
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::session::{Candidate, Session, Staged};
+use crate::session::{Session, Staged, StagedCandidate};
+use crate::verdict::outcome::{self, FailReason, Verdict};
 
 /// The `reason` of a result whose run lost its engine: never the
 /// candidate's failure.
-pub const ENGINE_LOST: &str = "engine_lost";
+pub(crate) const ENGINE_LOST: &str = "engine_lost";
 
 /// A result filled from a run; the caller sets status and reason.
-pub fn result_from_run(id: &str, finished: &Finished) -> TaskResult {
+pub(crate) fn result_from_run(id: &str, finished: &Finished) -> TaskResult {
     let exit_code = match finished.ended {
         Ended::Exited(status) => status.code(),
         _ => None,
@@ -42,7 +42,7 @@ pub fn result_from_run(id: &str, finished: &Finished) -> TaskResult {
 /// What judging one candidate on one engine needs: the eval's session and
 /// request, the task, the candidate's unit and staged copy, the engine.
 #[derive(Debug, Clone, Copy)]
-pub struct Judging<'a> {
+pub(crate) struct Judging<'a> {
     pub session: &'a Session,
     pub req: &'a EvalRequest,
     pub task: &'a Task,
@@ -53,7 +53,7 @@ pub struct Judging<'a> {
 
 /// Judges one candidate against each case of its task, each in a fresh
 /// container. `None` when the eval was interrupted during a run.
-pub fn judge(cx: &Judging<'_>) -> Option<TaskResult> {
+pub(crate) fn judge(cx: &Judging<'_>) -> Option<TaskResult> {
     if cx.task.function.is_some() {
         return judge_function(cx);
     }
@@ -68,7 +68,7 @@ pub fn judge(cx: &Judging<'_>) -> Option<TaskResult> {
 /// compiler's refusal, or why sbx could not compile), with the cases
 /// counted as none passed. With `pack`, the build comes back for the
 /// runner too (`Built::files`). `None` when interrupted.
-pub fn compile_unit<'a>(
+pub(crate) fn compile_unit<'a>(
     cx: &Judging<'a>,
     pack: bool,
 ) -> Option<Result<Option<Built<'a>>, TaskResult>> {
@@ -106,7 +106,7 @@ pub fn compile_unit<'a>(
 
 /// Judges one candidate (compiled already, if `built`) against each case of
 /// its task, each in a fresh container.
-pub fn judge_built(cx: &Judging<'_>, built: Option<&Built<'_>>) -> Option<TaskResult> {
+pub(crate) fn judge_built(cx: &Judging<'_>, built: Option<&Built<'_>>) -> Option<TaskResult> {
     let Judging {
         req,
         task,
@@ -114,8 +114,8 @@ pub fn judge_built(cx: &Judging<'_>, built: Option<&Built<'_>>) -> Option<TaskRe
         staged,
         ..
     } = *cx;
-    let run_case = |k: usize, case: &Case| {
-        let candidate = Candidate {
+    let run_case = |k: usize, case: &TaskCase| {
+        let candidate = StagedCandidate {
             staged,
             image: &task.image,
             interpreter: &unit.interpreter,
@@ -137,10 +137,10 @@ pub fn judge_built(cx: &Judging<'_>, built: Option<&Built<'_>>) -> Option<TaskRe
 /// failing case's details; an `error` in any case makes the task an
 /// `error` (sbx could not judge it); with fail-fast, the first failure
 /// ends it. Runner modes' `cpu_ms` add up and `max_rss_kib` is the largest.
-pub fn over_cases(
+pub(crate) fn over_cases(
     req: &EvalRequest,
     task: &Task,
-    mut run_case: impl FnMut(usize, &Case) -> Option<TaskResult>,
+    mut run_case: impl FnMut(usize, &TaskCase) -> Option<TaskResult>,
 ) -> Option<TaskResult> {
     if !task.multi_case {
         return run_case(0, &task.cases[0]);
@@ -224,7 +224,7 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
             StdinSource::Bytes(humaneval::evidence_stdin(&token).into())
         }
     };
-    let candidate = Candidate {
+    let candidate = StagedCandidate {
         staged,
         image: &task.image,
         interpreter: &interpreter,
@@ -265,7 +265,7 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
 }
 
 /// How a function test is judged: `sealed` or `in_process`.
-pub fn judged_as(task: &Task) -> &'static str {
+pub(crate) fn judged_as(task: &Task) -> &'static str {
     match task.sealed {
         Some(_) => sealed::SEALED,
         None => sealed::IN_PROCESS,
@@ -277,8 +277,8 @@ pub fn judged_as(task: &Task) -> &'static str {
 /// interrupted during the run.
 fn judge_case(
     cx: &Judging<'_>,
-    candidate: &Candidate<'_>,
-    case: &Case,
+    candidate: &StagedCandidate<'_>,
+    case: &TaskCase,
     case_number: Option<usize>,
     built: Option<&Built<'_>>,
 ) -> Option<TaskResult> {
@@ -298,7 +298,7 @@ fn judge_case(
 /// interrupted during the run.
 fn run_and_judge(
     cx: &Judging<'_>,
-    candidate: &Candidate<'_>,
+    candidate: &StagedCandidate<'_>,
     stdin: StdinSource,
     built: Option<&Built<'_>>,
     case_number: Option<usize>,
@@ -390,7 +390,7 @@ fn run_and_judge(
 /// the files in `result`. A file that cannot be written makes the run an
 /// `error` (`save_failed`), never the candidate's failure: that result is
 /// returned, to stand in `result`'s place.
-pub fn save_output(
+pub(crate) fn save_output(
     cx: &Judging<'_>,
     case_number: Option<usize>,
     stdout: &[u8],

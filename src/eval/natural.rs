@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 /// Compares `a` and `b` naturally: digit runs by value (then by length, so
 /// `s08` and `s8` still differ), everything else byte by byte.
-pub fn natural_cmp(a: &[u8], b: &[u8]) -> Ordering {
+pub(crate) fn natural_cmp(a: &[u8], b: &[u8]) -> Ordering {
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         if a[i].is_ascii_digit() && b[j].is_ascii_digit() {

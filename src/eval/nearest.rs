@@ -5,7 +5,7 @@
 /// The known name nearest to `name` by edit distance (case-insensitive),
 /// if one is near enough to be a slip: at most a third of the longer name's
 /// characters, and at least one character in common.
-pub fn nearest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = name.to_lowercase();
     known
         .into_iter()
@@ -19,7 +19,7 @@ pub fn nearest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Opti
 }
 
 /// Levenshtein distance in characters.
-pub fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -21,14 +21,14 @@ use crate::spec::partition::{sample_identity, Partition};
 
 /// A task's units: itself, or its samples (by name).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TaskUnits {
+pub(crate) enum TaskUnits {
     Whole,
     Samples(Vec<String>),
 }
 
 /// Which units of every task this share holds.
 #[derive(Debug, Clone)]
-pub struct Assignment {
+pub(crate) struct Assignment {
     pub partition: Partition,
     /// Per task: whether this share holds each of its units (one for a
     /// whole task).
@@ -38,7 +38,7 @@ pub struct Assignment {
 
 impl Assignment {
     /// Assigns the units of `tasks` (their ids and units, in task order).
-    pub fn new(partition: Partition, tasks: &[(&str, TaskUnits)]) -> Assignment {
+    pub(crate) fn new(partition: Partition, tasks: &[(&str, TaskUnits)]) -> Assignment {
         let mut position = 0;
         let mut held = Vec::with_capacity(tasks.len());
         let mut sampled = Vec::with_capacity(tasks.len());
@@ -74,23 +74,23 @@ impl Assignment {
     /// Whether this share holds task `task`'s first unit (the task itself
     /// when it is one unit; a task whose samples cannot run at all, such
     /// as one whose image no engine has, is reported by this share).
-    pub fn first(&self, task: usize) -> bool {
+    pub(crate) fn first(&self, task: usize) -> bool {
         self.held[task][0]
     }
 
     /// Whether this share holds sample `sample` of task `task`.
-    pub fn sample(&self, task: usize, sample: usize) -> bool {
+    pub(crate) fn sample(&self, task: usize, sample: usize) -> bool {
         self.held[task][sample]
     }
 
     /// Whether this share holds any unit of task `task`.
-    pub fn any(&self, task: usize) -> bool {
+    pub(crate) fn any(&self, task: usize) -> bool {
         self.held[task].iter().any(|&h| h)
     }
 
     /// For a task split into samples: the indices of the samples this
     /// share holds, and the task's number of samples.
-    pub fn samples_of(&self, task: usize) -> Option<(Vec<usize>, usize)> {
+    pub(crate) fn samples_of(&self, task: usize) -> Option<(Vec<usize>, usize)> {
         self.sampled[task].then(|| {
             let held = &self.held[task];
             let indices = (0..held.len()).filter(|&i| held[i]).collect();
@@ -102,7 +102,7 @@ impl Assignment {
 /// A partitioned eval's share: which units it holds, and what its
 /// report records of the inputs.
 #[derive(Debug, Clone)]
-pub struct Split {
+pub(crate) struct Split {
     pub assignment: Assignment,
     pub inputs: Inputs,
 }
@@ -110,7 +110,7 @@ pub struct Split {
 /// The `partition` object of task `task`'s entry: `sampled` when the entry
 /// is of its samples (a task judged whole, or one that could not run at
 /// all, is one unit).
-pub fn share_of(split: &Split, task: usize, sampled: bool, ks: &[usize]) -> Share {
+pub(crate) fn share_of(split: &Split, task: usize, sampled: bool, ks: &[usize]) -> Share {
     let samples = split.assignment.samples_of(task).filter(|_| sampled);
     Share {
         spec: split.assignment.partition.to_string(),
@@ -124,7 +124,7 @@ pub fn share_of(split: &Split, task: usize, sampled: bool, ks: &[usize]) -> Shar
 }
 
 /// The `partition` object of the results line at 0-based `line` of `lines`.
-pub fn line_share(split: &Split, line: usize, lines: usize) -> LineShare {
+pub(crate) fn line_share(split: &Split, line: usize, lines: usize) -> LineShare {
     LineShare {
         spec: split.assignment.partition.to_string(),
         line,
@@ -134,7 +134,7 @@ pub fn line_share(split: &Split, line: usize, lines: usize) -> LineShare {
 }
 
 /// A task's units as the gen folder has them.
-pub fn units_of(source: &Source) -> TaskUnits {
+pub(crate) fn units_of(source: &Source) -> TaskUnits {
     match source {
         Source::Single(_) => TaskUnits::Whole,
         Source::Samples(samples) => {
@@ -144,7 +144,7 @@ pub fn units_of(source: &Source) -> TaskUnits {
 }
 
 /// The digest of every task's candidates: names and bytes (SHA-256, hex).
-pub fn candidates_digest(tasks: &[(&str, &Source)]) -> String {
+pub(crate) fn candidates_digest(tasks: &[(&str, &Source)]) -> String {
     let mut hasher = Sha256::new();
     let found = |hasher: &mut Sha256, name: &str, found: &Found| {
         let what = match found {
@@ -174,7 +174,7 @@ pub fn candidates_digest(tasks: &[(&str, &Source)]) -> String {
 /// The inputs of `req` that every share must have in common, given the
 /// candidates' digest (empty for human-eval, whose samples are part of
 /// `req.source_sha256`).
-pub fn inputs(req: &EvalRequest, candidates: String) -> Inputs {
+pub(crate) fn inputs(req: &EvalRequest, candidates: String) -> Inputs {
     // The tasks as parsed carry the defaults the options gave them (image,
     // timeout, comparison, tolerances).
     let options = format!(
@@ -201,7 +201,7 @@ pub fn inputs(req: &EvalRequest, candidates: String) -> Inputs {
 }
 
 /// The SHA-256 of some bytes (the tasks file's), hex.
-pub fn sha256(bytes: &[u8]) -> String {
+pub(crate) fn sha256(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 

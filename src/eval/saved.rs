@@ -24,7 +24,7 @@ const STEM_MAX: usize = 200;
 
 /// Makes `dir` (and its parents) a folder to save into; refuses a path
 /// that is a symlink or not a folder. Its absolute path.
-pub fn prepare(dir: &Path) -> Result<PathBuf> {
+pub(crate) fn prepare(dir: &Path) -> Result<PathBuf> {
     let bad = |why: String| {
         Error::Usage(format!(
             "--save-output `{}`: {why}",
@@ -44,7 +44,7 @@ pub fn prepare(dir: &Path) -> Result<PathBuf> {
 
 /// The stem of a run's files: the task, its sample, its case (1-based; a
 /// task of one case has none).
-pub fn stem(task: &str, sample: Option<&str>, case: Option<usize>) -> String {
+pub(crate) fn stem(task: &str, sample: Option<&str>, case: Option<usize>) -> String {
     let mut stem = encode(task);
     if let Some(sample) = sample {
         stem.push_str(".sample-");
@@ -81,7 +81,7 @@ fn encode(text: &str) -> String {
 
 /// Writes `STEM.stdout` and `STEM.stderr` in `dir`; the paths written, or
 /// why not.
-pub fn save(
+pub(crate) fn save(
     dir: &Path,
     stem: &str,
     stdout: &[u8],

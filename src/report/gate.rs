@@ -18,7 +18,7 @@ use crate::exit;
 
 /// One threshold, checked: the mean it was held to, and over how many tasks.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Checked {
+pub(crate) struct Checked {
     pub threshold: MinPassAt,
     /// The mean pass@k over the tasks that have it (`None`: no task has
     /// n >= k).
@@ -27,7 +27,7 @@ pub struct Checked {
 }
 
 impl Checked {
-    pub fn met(&self) -> bool {
+    pub(crate) fn met(&self) -> bool {
         self.mean.is_some_and(|mean| mean >= self.threshold.min)
     }
 }
@@ -35,7 +35,7 @@ impl Checked {
 /// The mean pass@k over the multi-sample tasks with at least k judged
 /// samples (the same estimator and tasks as the report's `pass@k`, for any
 /// k, asked with `--k` or not), and how many tasks that is.
-pub fn mean_pass_at(results: &[TaskResult], k: usize) -> (Option<f64>, usize) {
+pub(crate) fn mean_pass_at(results: &[TaskResult], k: usize) -> (Option<f64>, usize) {
     let values: Vec<f64> = results
         .iter()
         .filter_map(|r| passk::pass_at_k(r.n?, r.c?, k))
@@ -45,7 +45,7 @@ pub fn mean_pass_at(results: &[TaskResult], k: usize) -> (Option<f64>, usize) {
 }
 
 /// Each threshold against the report.
-pub fn check(results: &[TaskResult], thresholds: &[MinPassAt]) -> Vec<Checked> {
+pub(crate) fn check(results: &[TaskResult], thresholds: &[MinPassAt]) -> Vec<Checked> {
     thresholds
         .iter()
         .map(|threshold| {
@@ -64,7 +64,7 @@ pub fn check(results: &[TaskResult], thresholds: &[MinPassAt]) -> Vec<Checked> {
 /// gate green) or a threshold has no task to be checked on, else 0 when
 /// every threshold is met and 1 when one is not. One line per threshold
 /// not met goes to `note`.
-pub fn exit_code(summary: &Summary, checked: &[Checked], note: &mut dyn FnMut(&str)) -> i32 {
+pub(crate) fn exit_code(summary: &Summary, checked: &[Checked], note: &mut dyn FnMut(&str)) -> i32 {
     if checked.is_empty() || summary.errors > 0 {
         return summary.exit_code();
     }
@@ -95,7 +95,7 @@ pub fn exit_code(summary: &Summary, checked: &[Checked], note: &mut dyn FnMut(&s
 
 /// The summary as one JSON object (see docs/guide/eval.md): counts, mean pass@k
 /// per k with the tasks it covers, the thresholds and the exit code.
-pub fn summary_json(
+pub(crate) fn summary_json(
     results: &[TaskResult],
     checked: &[Checked],
     exit_code: i32,
@@ -146,7 +146,7 @@ pub fn summary_json(
 }
 
 /// Writes the summary to `path`.
-pub fn write_summary(path: &Path, summary: &Value) -> Result<()> {
+pub(crate) fn write_summary(path: &Path, summary: &Value) -> Result<()> {
     let text = serde_json::to_string_pretty(summary).expect("a JSON value serializes");
     // Written whole, as the other reports are: a temporary file renamed
     // into place, never through a symlink.

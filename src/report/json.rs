@@ -10,20 +10,20 @@ use crate::error::{Error, Result};
 use crate::{escape, files};
 
 /// The report as the original printed it: a pretty JSON list.
-pub fn to_json(results: &[TaskResult]) -> String {
+pub(crate) fn to_json(results: &[TaskResult]) -> String {
     serde_json::to_string_pretty(results).expect("results serialize")
 }
 
 /// Writes the JSON report to stdout. A closed stdout (`sbx eval | head`)
 /// ends quietly.
-pub fn write_json(results: &[TaskResult]) -> Result<()> {
+pub(crate) fn write_json(results: &[TaskResult]) -> Result<()> {
     console::out(&format!("{}\n", to_json(results)), "the report to stdout")
 }
 
 /// Writes the JSON report, exactly as stdout would get it, to `path`,
 /// whole: a temporary file renamed into place (a symlink at `path` is
 /// replaced, never written through).
-pub fn write_json_file(path: &Path, results: &[TaskResult]) -> Result<()> {
+pub(crate) fn write_json_file(path: &Path, results: &[TaskResult]) -> Result<()> {
     let text = format!("{}\n", to_json(results));
     files::write_whole(path, |w| Ok(w.write_all(text.as_bytes())?)).map_err(|stop| Error::Write {
         what: format!("the JSON report `{}`", escape::path(path)),
@@ -34,19 +34,8 @@ pub fn write_json_file(path: &Path, results: &[TaskResult]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::result::Status;
+    use crate::report::result::failing;
     use serde_json::json;
-
-    fn failing(id: &str) -> TaskResult {
-        TaskResult {
-            stderr_tail: "Traceback".into(),
-            reason: Some("wrong_output".into()),
-            exit_code: Some(0),
-            duration_ms: 420,
-            diff: Some("line 1: expected \"a\", got \"b\"".into()),
-            ..TaskResult::bare(id, Status::Fail)
-        }
-    }
 
     #[test]
     fn json_shape_extends_the_original() {

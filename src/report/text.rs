@@ -25,7 +25,7 @@ const STATUS_WIDTH: usize = 7;
 
 /// The report's form: the one asked for, else text at a terminal and JSON
 /// otherwise (the drop-in contract: a pipe or a file always gets JSON).
-pub fn format_for(asked: Option<ReportFormat>, stdout_is_terminal: bool) -> ReportFormat {
+pub(crate) fn format_for(asked: Option<ReportFormat>, stdout_is_terminal: bool) -> ReportFormat {
     match asked {
         Some(format) => format,
         None if stdout_is_terminal => ReportFormat::Text,
@@ -35,7 +35,11 @@ pub fn format_for(asked: Option<ReportFormat>, stdout_is_terminal: bool) -> Repo
 
 /// Whether to colour, as cargo decides: `always` and `never` say so; `auto`
 /// colours a terminal unless `NO_COLOR` is set to anything but "".
-pub fn color_for(choice: ColorChoice, stdout_is_terminal: bool, no_color: Option<&OsStr>) -> bool {
+pub(crate) fn color_for(
+    choice: ColorChoice,
+    stdout_is_terminal: bool,
+    no_color: Option<&OsStr>,
+) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -74,23 +78,20 @@ impl Paint {
 
 /// A run of at least this many tasks without a candidate is one line at a
 /// terminal.
-pub const FOLD_MISSING: usize = 4;
+pub(crate) const FOLD_MISSING: usize = 4;
 /// The slowest tasks the recap at a terminal names.
 const SLOWEST_SHOWN: usize = 3;
 
 /// The text report: every task, then `summary` (the summary line).
-pub fn to_text(results: &[TaskResult], summary: &str, color: bool) -> String {
+#[cfg(test)]
+pub(crate) fn to_text(results: &[TaskResult], summary: &str, color: bool) -> String {
     render(results, summary, color, false)
 }
 
-/// The text report at a terminal: as [`to_text`], with each run of
-/// [`FOLD_MISSING`] or more `MISSING` tasks folded into one line (how many,
-/// the first and the last), and a recap before the summary: the tasks that
-/// did not pass, and the slowest ones.
-pub fn to_terminal(results: &[TaskResult], summary: &str, color: bool) -> String {
-    render(results, summary, color, true)
-}
-
+/// The text report; at a terminal (`terminal`), each run of
+/// [`FOLD_MISSING`] or more `MISSING` tasks is folded into one line (how
+/// many, the first and the last), and a recap comes before the summary:
+/// the tasks that did not pass, and the slowest ones.
 fn render(results: &[TaskResult], summary: &str, color: bool, terminal: bool) -> String {
     let paint = Paint { color };
     let width = results
@@ -127,7 +128,7 @@ fn render(results: &[TaskResult], summary: &str, color: bool, terminal: bool) ->
 
 /// Writes the text report to stdout (the terminal's form when `terminal`);
 /// a closed stdout ends quietly.
-pub fn write_text(
+pub(crate) fn write_text(
     results: &[TaskResult],
     summary: &str,
     color: bool,
@@ -199,7 +200,7 @@ fn seconds(ms: u64) -> String {
 /// One task (or sample) that did not pass, as printed the moment it is
 /// judged at a terminal and in the recap, nextest's way: the status
 /// (right-aligned), the time, the id (and sample), the reason.
-pub fn live_line(r: &TaskResult, color: bool) -> String {
+pub(crate) fn live_line(r: &TaskResult, color: bool) -> String {
     let paint = Paint { color };
     let mut id = name(&r.id);
     if let Some(sample) = &r.sample {

@@ -526,7 +526,7 @@ mod tests {
     use super::*;
     use crate::docker::argv::{runner_create_args, Container, Mount};
     use crate::spec::{Hardening, Limits};
-    use sbx_runner::protocol::Status;
+    use sbx_runner::protocol::CaseStatus;
     use sbx_runner::SUBCOMMAND;
     use std::sync::{Arc, Mutex};
 
@@ -712,7 +712,7 @@ mod tests {
     #[test]
     fn a_runner_that_dies_mid_frame_is_an_infrastructure_error() {
         let result = Message::Result(CaseResult {
-            status: Status::Ok,
+            status: CaseStatus::Ok,
             exit_code: Some(0),
             signal: None,
             wall_ms: 1,

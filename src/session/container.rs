@@ -17,7 +17,7 @@ use crate::spec::Pull;
 
 /// A container ready to start: its name and the exact docker arguments.
 #[derive(Debug, Clone)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     pub name: String,
     pub image: String,
     /// Whether a missing image may be pulled (never for a baked image).
@@ -30,7 +30,7 @@ pub struct Prepared {
 
 /// What `prepare` needs to know about one candidate.
 #[derive(Debug, Clone, Copy)]
-pub struct Candidate<'a> {
+pub(crate) struct StagedCandidate<'a> {
     /// The staged copy of the candidate (see `Session::stage`).
     pub staged: &'a Staged,
     pub image: &'a str,
@@ -42,7 +42,7 @@ pub struct Candidate<'a> {
 
 /// How candidates reach one engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Delivery {
+pub(crate) enum Delivery {
     /// A read-only bind mount of the staged copy (the engine shares this
     /// machine's files).
     Bind,
@@ -53,7 +53,11 @@ pub enum Delivery {
 impl Session {
     /// Builds the argv for a staged candidate's container, delivered as
     /// `delivery` says.
-    pub fn prepare(&self, candidate: &Candidate<'_>, delivery: &Delivery) -> Result<Prepared> {
+    pub(crate) fn prepare(
+        &self,
+        candidate: &StagedCandidate<'_>,
+        delivery: &Delivery,
+    ) -> Result<Prepared> {
         let n = self.next_container();
         let name = format!("{NAME_PREFIX}{}-{n}", self.run_id);
         let in_image = candidate.staged.in_image();
@@ -97,7 +101,7 @@ impl Session {
     /// trusted code, such as the sealed tests' prepare step) under the same
     /// limits and hardening as a candidate, with a stdin and no file
     /// mounted (`-` is its last word).
-    pub fn prepare_trusted(&self, image: &str, words: &[String]) -> Prepared {
+    pub(crate) fn prepare_trusted(&self, image: &str, words: &[String]) -> Prepared {
         let n = self.next_container();
         let name = format!("{NAME_PREFIX}{}-{n}", self.run_id);
         let create = argv::create_args(&Container {
@@ -122,7 +126,7 @@ impl Session {
 
     /// Runs a prepared container on the engine `docker` reaches, under
     /// supervision.
-    pub fn execute(
+    pub(crate) fn execute(
         &self,
         docker: &Docker,
         prepared: Prepared,

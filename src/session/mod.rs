@@ -7,13 +7,12 @@
 //!
 //! The names every caller uses are re-exported here.
 
-pub mod container;
-pub mod run_id;
-pub mod staging;
+pub(crate) mod container;
+pub(crate) mod run_id;
+pub(crate) mod staging;
 
-pub use container::{Candidate, Delivery, Prepared};
-pub use run_id::{forget_run, run_is_live, validate_run_id, validate_run_id_from, RUN_ID_ENV};
-pub use staging::{
+pub(crate) use container::{Delivery, Prepared, StagedCandidate};
+pub(crate) use run_id::{forget_run, run_is_live, validate_run_id, validate_run_id_from};
+pub(crate) use staging::{
     is_directly_executable, open_candidate, read_header, staging_run_id, Sandbox, Session, Staged,
-    BAKED_DIR,
 };

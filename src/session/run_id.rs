@@ -9,15 +9,15 @@ use crate::error::{Error, Result};
 
 /// Sets the run id instead of a random one, so that a test or a script can
 /// find (and remove) the containers of one sbx invocation by name or label.
-pub const RUN_ID_ENV: &str = "SBX_RUN_ID";
+pub(crate) const RUN_ID_ENV: &str = "SBX_RUN_ID";
 
 /// A run id becomes part of container names: `[a-z0-9][a-z0-9_.-]*`, short.
-pub fn validate_run_id(id: &str) -> Result<String> {
+pub(crate) fn validate_run_id(id: &str) -> Result<String> {
     validate_run_id_from(id, RUN_ID_ENV)
 }
 
 /// [`validate_run_id`] for a value given as `what` (`SBX_RUN_ID`, `--run`).
-pub fn validate_run_id_from(id: &str, what: &str) -> Result<String> {
+pub(crate) fn validate_run_id_from(id: &str, what: &str) -> Result<String> {
     let ok = !id.is_empty()
         && id.len() <= 64
         && id.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
@@ -27,10 +27,7 @@ pub fn validate_run_id_from(id: &str, what: &str) -> Result<String> {
     if ok {
         Ok(id.to_string())
     } else {
-        Err(Error::Usage(format!(
-            "invalid {what} {}: a run id is 1 to 64 lowercase letters, digits, `_`, `.` or `-`, starting with a letter or digit",
-            crate::console::quote(id)
-        )))
+        Err(Error::invalid(what, crate::console::quote(id), "a run id is 1 to 64 lowercase letters, digits, `_`, `.` or `-`, starting with a letter or digit"))
     }
 }
 
@@ -41,7 +38,7 @@ pub fn validate_run_id_from(id: &str, what: &str) -> Result<String> {
 /// checked), and the lock file is opened without following a symlink and
 /// never truncated, so nobody else can make sbx write through it.
 #[derive(Debug)]
-pub struct RunLock {
+pub(crate) struct RunLock {
     file: fs::File,
     path: PathBuf,
 }
@@ -91,7 +88,7 @@ impl RunLock {
 
     /// Takes the run's lock; refused (exit 2) when another live sbx holds
     /// it: two runs with one id would remove each other's containers.
-    pub fn take(run_id: &str) -> Result<RunLock> {
+    pub(crate) fn take(run_id: &str) -> Result<RunLock> {
         use std::os::unix::fs::MetadataExt;
         let path = private_lock_dir()?.join(format!("{run_id}.lock"));
         let refuse = |why: String| {
@@ -136,7 +133,7 @@ impl Drop for RunLock {
 }
 
 /// Removes the lock file a killed sbx left behind (a live run keeps its own).
-pub fn forget_run(run_id: &str) {
+pub(crate) fn forget_run(run_id: &str) {
     if validate_run_id(run_id).is_ok() && !run_is_live(run_id) {
         let _ = fs::remove_file(RunLock::path(run_id));
     }
@@ -145,7 +142,7 @@ pub fn forget_run(run_id: &str) {
 /// Whether the sbx process of `run_id` is still running on this host (it
 /// holds its run lock). Runs of other hosts or of other users are not known
 /// to be live.
-pub fn run_is_live(run_id: &str) -> bool {
+pub(crate) fn run_is_live(run_id: &str) -> bool {
     if validate_run_id(run_id).is_err() {
         return false;
     }

@@ -18,7 +18,7 @@ use crate::spec::{Hardening, Limits, Pull};
 
 /// How sbx reaches the engine and what every container of a request shares.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     /// The docker-compatible CLI to run.
     pub docker: Docker,
     pub limits: Limits,
@@ -28,7 +28,7 @@ pub struct Sandbox {
 
 /// A group of containers started by one sbx invocation.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     pub sandbox: Sandbox,
     /// The value of the `sbx.run` label on every container of this session.
     pub run_id: String,
@@ -46,7 +46,7 @@ pub struct Session {
 
 /// A candidate copied into the session's staging directory.
 #[derive(Debug, Clone)]
-pub struct Staged {
+pub(crate) struct Staged {
     /// Its file name under `tasks/` (also its name inside a baked image).
     pub file: String,
     pub path: PathBuf,
@@ -54,7 +54,7 @@ pub struct Staged {
 
 impl Staged {
     /// Where a baked image holds it.
-    pub fn in_image(&self) -> String {
+    pub(crate) fn in_image(&self) -> String {
         format!("{BAKED_DIR}/{}", self.file)
     }
 }
@@ -67,7 +67,7 @@ const STAGE_RANDOM: usize = 8;
 
 /// The run id of a staging directory's name (`sbx-<run>-stage-XXXXXXXX`),
 /// if it is one: the random part has no `-`, so the last mark ends the id.
-pub fn staging_run_id(name: &str) -> Option<String> {
+pub(crate) fn staging_run_id(name: &str) -> Option<String> {
     let (run_id, random) = name.strip_prefix("sbx-")?.rsplit_once(STAGE_MARK)?;
     let random_ok =
         random.len() == STAGE_RANDOM && random.bytes().all(|b| b.is_ascii_alphanumeric());
@@ -75,13 +75,13 @@ pub fn staging_run_id(name: &str) -> Option<String> {
 }
 
 /// Where baked images hold the candidates (one file per staged candidate).
-pub const BAKED_DIR: &str = "/work/tasks";
+pub(crate) const BAKED_DIR: &str = "/work/tasks";
 
 impl Session {
     /// Takes the run's lock, then creates the session's private staging
     /// directory, named after the run (see [`staging_run_id`]), so that
     /// `sbx gc` can tell when its run is gone.
-    pub fn new(sandbox: Sandbox) -> Result<Session> {
+    pub(crate) fn new(sandbox: Sandbox) -> Result<Session> {
         let run_id = match std::env::var(RUN_ID_ENV) {
             Ok(id) => validate_run_id(&id)?,
             Err(_) => {
@@ -139,7 +139,7 @@ impl Session {
 
     /// Stages a copy of `bytes` (mode 0755, so a `#!` file runs even
     /// without its exec bit).
-    pub fn stage(&self, bytes: &[u8]) -> Result<Staged> {
+    pub(crate) fn stage(&self, bytes: &[u8]) -> Result<Staged> {
         self.stage_from(&mut &bytes[..], Path::new("the candidate"))
     }
 
@@ -147,14 +147,14 @@ impl Session {
     /// holds a candidate in memory, whatever its size): it must be a
     /// regular file (symlinks followed). A candidate that is not a regular
     /// file is `NoSuchFile`, one that cannot be read `Unreadable`.
-    pub fn stage_file(&self, path: &Path) -> Result<Staged> {
+    pub(crate) fn stage_file(&self, path: &Path) -> Result<Staged> {
         let mut file = open_candidate(path)?;
         self.stage_from(&mut file, path)
     }
 
     /// Stages the candidate file at `path` followed by `suffix` (a function
     /// test's code), streamed like `stage_file`.
-    pub fn stage_file_then(&self, path: &Path, suffix: &[u8]) -> Result<Staged> {
+    pub(crate) fn stage_file_then(&self, path: &Path, suffix: &[u8]) -> Result<Staged> {
         let file = open_candidate(path)?;
         self.stage_from(&mut file.chain(suffix), path)
     }
@@ -192,14 +192,14 @@ impl Session {
 
     /// A number for the next baked image, unique in this session (engines
     /// bake at the same time).
-    pub fn next_bake(&self) -> usize {
+    pub(crate) fn next_bake(&self) -> usize {
         self.bakes.fetch_add(1, Ordering::SeqCst)
     }
 
     /// Writes the Dockerfile that bakes every staged candidate into an image
     /// built from `base` (a tag of sbx's own), and returns its path; the
     /// build context is `stage_dir()`.
-    pub fn dockerfile(&self, index: usize, base: &str) -> Result<PathBuf> {
+    pub(crate) fn dockerfile(&self, index: usize, base: &str) -> Result<PathBuf> {
         let path = self.stage.path().join(format!("Dockerfile.{index}"));
         let text = format!("FROM {base}\nCOPY tasks/ {BAKED_DIR}/\n");
         fs::write(&path, text).map_err(|source| Error::Setup {
@@ -212,7 +212,7 @@ impl Session {
     /// Stages a copy of the running sbx as the runner (`runner/sbx-runner`,
     /// mode 0755, in a directory of its own: the build context of a runner
     /// image holds nothing else) and returns its path.
-    pub fn stage_runner(&self) -> Result<PathBuf> {
+    pub(crate) fn stage_runner(&self) -> Result<PathBuf> {
         let dir = self.runner_dir();
         fs::create_dir_all(&dir)
             .and_then(|()| fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)))
@@ -224,13 +224,13 @@ impl Session {
     }
 
     /// The directory `stage_runner` fills.
-    pub fn runner_dir(&self) -> PathBuf {
+    pub(crate) fn runner_dir(&self) -> PathBuf {
         self.stage.path().join("runner")
     }
 
     /// Writes the Dockerfile of a runner image built from `base`: only the
     /// runner is added, at `/.sbx/sbx`. Its build context is `runner_dir()`.
-    pub fn runner_dockerfile(&self, index: usize, base: &str) -> Result<PathBuf> {
+    pub(crate) fn runner_dockerfile(&self, index: usize, base: &str) -> Result<PathBuf> {
         let path = self.runner_dir().join(format!("Dockerfile.{index}"));
         let text = format!(
             "FROM {base}\nCOPY sbx-runner {}\n",
@@ -243,25 +243,25 @@ impl Session {
         Ok(path)
     }
 
-    pub fn stage_dir(&self) -> &Path {
+    pub(crate) fn stage_dir(&self) -> &Path {
         self.stage.path()
     }
 
     /// The number of the session's next container.
-    pub fn next_container(&self) -> usize {
+    pub(crate) fn next_container(&self) -> usize {
         self.counter.fetch_add(1, Ordering::SeqCst)
     }
 
     /// Keeps the staging directory after sbx exits (for `--print-argv`,
     /// whose argv names the staged copy) and returns its path.
-    pub fn keep_stage(self) -> PathBuf {
+    pub(crate) fn keep_stage(self) -> PathBuf {
         self.stage.keep()
     }
 }
 
 /// Opens a candidate: it must be a regular file (symlinks followed),
 /// opened without blocking.
-pub fn open_candidate(path: &Path) -> Result<fs::File> {
+pub(crate) fn open_candidate(path: &Path) -> Result<fs::File> {
     match fs::metadata(path) {
         Ok(meta) if meta.is_file() => {}
         _ => return Err(Error::NoSuchFile(path.to_path_buf())),
@@ -273,7 +273,7 @@ pub fn open_candidate(path: &Path) -> Result<fs::File> {
 }
 
 /// The first bytes of a candidate (enough for `is_directly_executable`).
-pub fn read_header(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read_header(path: &Path) -> Result<Vec<u8>> {
     let mut header = Vec::new();
     open_candidate(path)?
         .take(4)
@@ -287,7 +287,7 @@ pub fn read_header(path: &Path) -> Result<Vec<u8>> {
 
 /// Whether the kernel can execute these bytes directly: a `#!` script or an
 /// ELF binary.
-pub fn is_directly_executable(bytes: &[u8]) -> bool {
+pub(crate) fn is_directly_executable(bytes: &[u8]) -> bool {
     bytes.starts_with(b"#!") || bytes.starts_with(b"\x7fELF")
 }
 

@@ -14,14 +14,14 @@ use std::sync::OnceLock;
 pub const BUILD_DIR: &str = "/sbx/build";
 
 /// The default `--compile-timeout`, in seconds.
-pub const DEFAULT_COMPILE_TIMEOUT: &str = "30";
+pub(crate) const DEFAULT_COMPILE_TIMEOUT: &str = "30";
 /// The default `--compile-memory`: javac, rustc and go build of one file
 /// each stay well below it (see docs/benchmarks.md's measurements).
-pub const DEFAULT_COMPILE_MEMORY: &str = "1g";
+pub(crate) const DEFAULT_COMPILE_MEMORY: &str = "1g";
 
 /// How the source file is named for its compiler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceName {
+pub(crate) enum SourceName {
     /// Always this name (`main.c`).
     Fixed(&'static str),
     /// `<class>.java`, where `<class>` is the source's public top-level
@@ -32,7 +32,7 @@ pub enum SourceName {
 
 /// One language of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Language {
+pub(crate) struct Language {
     /// The candidate's extension, without the dot.
     pub extension: &'static str,
     /// For messages: `C++`.
@@ -47,7 +47,7 @@ pub struct Language {
 }
 
 impl Language {
-    pub fn is_compiled(&self) -> bool {
+    pub(crate) fn is_compiled(&self) -> bool {
         self.compile.is_some()
     }
 }
@@ -67,7 +67,7 @@ const fn interpreted(
 }
 
 /// The built-in table, in the order `eval` looks for `gen/<id>.<ext>`.
-pub const LANGUAGES: &[Language] = &[
+pub(crate) const LANGUAGES: &[Language] = &[
     interpreted("py", "Python", &["python3"]),
     interpreted("sh", "shell", &["sh"]),
     interpreted("js", "JavaScript", &["node"]),
@@ -135,25 +135,25 @@ pub const LANGUAGES: &[Language] = &[
 
 /// The table in use: the built-in one, with `sbx.toml`'s `[languages]`
 /// entries once `install`ed.
-pub fn table() -> &'static [Language] {
+pub(crate) fn table() -> &'static [Language] {
     INSTALLED.get().copied().unwrap_or(LANGUAGES)
 }
 
 static INSTALLED: OnceLock<&'static [Language]> = OnceLock::new();
 
 /// The candidate extensions `eval` looks for, in the table's order.
-pub fn candidate_extensions() -> Vec<&'static str> {
+pub(crate) fn candidate_extensions() -> Vec<&'static str> {
     table().iter().map(|l| l.extension).collect()
 }
 
 /// The language of an extension.
-pub fn by_extension(extension: &str) -> Option<&'static Language> {
+pub(crate) fn by_extension(extension: &str) -> Option<&'static Language> {
     table().iter().find(|l| l.extension == extension)
 }
 
 /// Makes `table` (built by `with_overrides`) the table of this process.
 /// Once: a second call changes nothing.
-pub fn install(table: Vec<Language>) {
+pub(crate) fn install(table: Vec<Language>) {
     // Leaked once per process: the table lives as long as sbx does.
     let _ = INSTALLED.set(Vec::leak(table));
 }
@@ -165,7 +165,7 @@ pub fn install(table: Vec<Language>) {
 /// are arrays of words (or a string split on whitespace, without quotes);
 /// `compile = []` makes a language interpreted. `Err` is one line, naming
 /// the entry and the key.
-pub fn with_overrides(value: &toml::Value) -> Result<Vec<Language>, String> {
+pub(crate) fn with_overrides(value: &toml::Value) -> Result<Vec<Language>, String> {
     let leak = |s: String| -> &'static str { String::leak(s) };
     let toml::Value::Table(entries) = value else {
         return Err("`languages` must be a table of [languages.EXT] tables".into());
@@ -297,13 +297,13 @@ pub fn with_overrides(value: &toml::Value) -> Result<Vec<Language>, String> {
 /// The names a compiled candidate gets: its source file and, for Java, its
 /// main class.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Names {
+pub(crate) struct Names {
     pub source: String,
     pub class: String,
 }
 
 /// The names for `source` (the candidate's text) in `language`.
-pub fn names_for(language: &Language, source: &[u8]) -> Names {
+pub(crate) fn names_for(language: &Language, source: &[u8]) -> Names {
     match language.source {
         SourceName::Fixed(name) => Names {
             source: name.to_string(),
@@ -320,7 +320,7 @@ pub fn names_for(language: &Language, source: &[u8]) -> Names {
 }
 
 /// `words` with the placeholders replaced.
-pub fn substitute(words: &[&str], names: &Names) -> Vec<String> {
+pub(crate) fn substitute(words: &[&str], names: &Names) -> Vec<String> {
     words
         .iter()
         .map(|w| {
@@ -335,7 +335,7 @@ pub fn substitute(words: &[&str], names: &Names) -> Vec<String> {
 /// record) of a Java source, with comments, strings and character
 /// literals skipped; `None` when there is none or it is not a plain
 /// identifier.
-pub fn java_public_class(source: &[u8]) -> Option<String> {
+pub(crate) fn java_public_class(source: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(source);
     let tokens = java_tokens(&text);
     let mut depth = 0usize;

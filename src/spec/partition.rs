@@ -14,9 +14,11 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
+use crate::error::Error;
+
 /// How units are assigned to shares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     /// By a stable hash of the unit's identity.
     Hash,
     /// By the unit's position, modulo N.
@@ -24,7 +26,7 @@ pub enum Method {
 }
 
 impl Method {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Method::Hash => "hash",
             Method::Count => "count",
@@ -34,7 +36,7 @@ impl Method {
 
 /// One share of N: `index` is 1-based, 1..=`total`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Partition {
+pub(crate) struct Partition {
     pub method: Method,
     pub index: usize,
     pub total: usize,
@@ -42,9 +44,9 @@ pub struct Partition {
 
 impl Partition {
     /// Parses `hash:K/N` or `count:K/N`, with 1 <= K <= N. The error is
-    /// the fragment of one line (`invalid --partition ...`).
-    pub fn parse(text: &str) -> Result<Partition, String> {
-        let bad = |why: &str| format!("invalid --partition `{text}`: {why}");
+    /// an invalid `--partition` (`invalid --partition ...`).
+    pub(crate) fn parse(text: &str) -> Result<Partition, Error> {
+        let bad = |why: &str| Error::invalid("--partition", format!("`{text}`"), why);
         let (method, share) = text
             .split_once(':')
             .ok_or_else(|| bad("expected hash:K/N or count:K/N"))?;
@@ -77,7 +79,7 @@ impl Partition {
     }
 
     /// The share (1-based) of the unit at `position` with `identity`.
-    pub fn share_of(&self, position: usize, identity: &str) -> usize {
+    pub(crate) fn share_of(&self, position: usize, identity: &str) -> usize {
         match self.method {
             Method::Count => position % self.total + 1,
             Method::Hash => hash_share(identity, self.total),
@@ -85,7 +87,7 @@ impl Partition {
     }
 
     /// Whether this share holds the unit at `position` with `identity`.
-    pub fn holds(&self, position: usize, identity: &str) -> bool {
+    pub(crate) fn holds(&self, position: usize, identity: &str) -> bool {
         self.share_of(position, identity) == self.index
     }
 }
@@ -97,7 +99,7 @@ impl fmt::Display for Partition {
 }
 
 /// The share (1-based, of `total`) that `hash` gives `identity`.
-pub fn hash_share(identity: &str, total: usize) -> usize {
+pub(crate) fn hash_share(identity: &str, total: usize) -> usize {
     let digest = Sha256::digest(identity.as_bytes());
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
@@ -105,7 +107,7 @@ pub fn hash_share(identity: &str, total: usize) -> usize {
 }
 
 /// A sample's identity: its task's id and its name.
-pub fn sample_identity(task: &str, sample: &str) -> String {
+pub(crate) fn sample_identity(task: &str, sample: &str) -> String {
     format!("{task}/{sample}")
 }
 
@@ -140,7 +142,7 @@ mod tests {
             ("HASH:1/3", "the method is"),
             ("hash:1/99999999999999999999999", "too large"),
         ] {
-            let err = Partition::parse(bad).unwrap_err();
+            let err = Partition::parse(bad).unwrap_err().to_string();
             assert!(
                 err.starts_with(&format!("invalid --partition `{bad}`: ")) && err.contains(why),
                 "{bad}: {err}"

@@ -9,6 +9,8 @@
 // it (engine.rs never plants named containers, doctor_gc.rs never streams
 // stdin), so the items the other file needs would otherwise warn there.
 #![allow(dead_code)]
+// `pub` here means "for the test files": each is a crate of its own.
+#![allow(unreachable_pub)]
 
 use std::ffi::OsStr;
 use std::fs;
@@ -22,6 +24,7 @@ use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
 pub mod corpus;
+pub mod scratch;
 pub mod second;
 
 pub const BUSYBOX: &str = "sbx-busybox:latest";

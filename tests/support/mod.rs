@@ -1,11 +1,15 @@
-//! A fake docker CLI for the tests of the cache and of the files sbx
-//! writes (`cache.rs`, `written.rs`): the script of `fake_docker.rs`
-//! (`fake_docker.sh`, the same engine: `create` records the staged file,
-//! `start` runs it with `/bin/sh`), a temp dir to hold it, and the `sbx`
-//! command wired to it. Nothing here talks to a real engine or the
-//! network; every run is bounded.
+//! What the engine-free tests share: the fake docker CLI's switches
+//! (`FAKE_VARS`, for `fake_docker.sh`, which `fake_docker/` drives with a
+//! harness of its own), a small fake engine for the tests of the cache and
+//! of the files sbx writes (`cache.rs`, `written.rs`: a temp dir holding
+//! the script, and the `sbx` command wired to it), and the helpers that
+//! read a finished sbx (`stdout`, `stderr`, `one_line_error`, `report`,
+//! `after`). Nothing here talks to a real engine or the network; every run
+//! is bounded.
 
 #![allow(dead_code)]
+// `pub` here means "for the test files": each is a crate of its own.
+#![allow(unreachable_pub)]
 
 use std::fs;
 use std::io;
@@ -24,7 +28,7 @@ pub const LIMIT: Duration = Duration::from_secs(120);
 const FAKE_DOCKER: &str = include_str!("fake_docker.sh");
 
 /// The fake's switches: never inherited from the tests' environment.
-const FAKE_VARS: [&str; 18] = [
+pub const FAKE_VARS: [&str; 18] = [
     "FAKE_RUNTIMES",
     "FAKE_FAIL_ALL",
     "FAKE_PS",
@@ -183,6 +187,23 @@ pub fn stderr(out: &Output) -> String {
 
 pub fn assert_exit(out: &Output, code: i32) {
     assert_eq!(out.status.code(), Some(code), "{}", show(out));
+}
+
+/// Asserts that sbx printed nothing and exactly one line on stderr; returns it.
+pub fn one_line_error(out: &Output) -> String {
+    let err = stderr(out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(stdout(out), "");
+    err
+}
+
+/// The value after `flag` in an argv.
+pub fn after<'a>(argv: &'a [String], flag: &str) -> &'a str {
+    let i = argv
+        .iter()
+        .position(|a| a == flag)
+        .unwrap_or_else(|| panic!("no {flag} in {argv:?}"));
+    &argv[i + 1]
 }
 
 /// The JSON report on stdout.

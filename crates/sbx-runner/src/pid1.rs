@@ -31,8 +31,8 @@ use wait4::Wait4;
 
 use super::posture::Posture;
 use super::protocol::{
-    read_message, valid_build_path, write_message, BuildFile, Candidate, Case, CaseResult, Message,
-    Status, BUILD_DIR, BUILD_MOUNT, STDERR_TAIL,
+    read_message, valid_build_path, write_message, BuildFile, Candidate, Case, CaseResult,
+    CaseStatus, Message, BUILD_DIR, BUILD_MOUNT, STDERR_TAIL,
 };
 use super::reset::{self, Dirs};
 use super::shebang;
@@ -258,14 +258,14 @@ fn submit(lane: &mpsc::Sender<Job>, job: Job) -> Result<(), String> {
 /// The uid and gid every candidate process runs under: never root's, and
 /// never the runner's (root).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Identity {
+pub(crate) struct Identity {
     pub uid: u32,
     pub gid: u32,
 }
 
 impl Identity {
     /// `UID:GID` as the runner's argument.
-    pub fn from_args(arg: Option<&str>) -> Result<Identity, String> {
+    pub(crate) fn from_args(arg: Option<&str>) -> Result<Identity, String> {
         let arg = arg.ok_or("the candidates' UID:GID must follow the subcommand")?;
         let parsed = arg
             .split_once(':')
@@ -289,7 +289,7 @@ pub const PROBE: &str = "--probe";
 /// changing anything if it succeeds (the same limit, the same nice value,
 /// an open without a write, an attach then a detach) and prints `ok` or
 /// the errno's name.
-pub fn probe() -> String {
+pub(crate) fn probe() -> String {
     use rustix::process::{getegid, geteuid, getgid, getuid, Pid};
     let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |key: &str| {
@@ -403,7 +403,7 @@ fn errno_name(n: i32) -> String {
 
 /// Where the candidate is, as the seed script shows it (a root-owned
 /// tmpfs of its own, mode 0755; the file is mode 0444).
-pub const WORK_DIR: &str = "/work";
+pub(crate) const WORK_DIR: &str = "/work";
 
 struct Runner {
     identity: Identity,
@@ -951,24 +951,24 @@ fn decide(
     signal: Option<i32>,
     cpu_limit_s: Option<u64>,
     cpu: Duration,
-) -> Status {
+) -> CaseStatus {
     const SIGKILL: i32 = 9;
     const SIGXCPU: i32 = 24;
     match ended {
-        Ended::OutputLimit => return Status::OutputLimit,
-        _ if oom => return Status::Oom,
-        Ended::TimedOut => return Status::Timeout,
+        Ended::OutputLimit => return CaseStatus::OutputLimit,
+        _ if oom => return CaseStatus::Oom,
+        Ended::TimedOut => return CaseStatus::Timeout,
         Ended::Exited => {}
     }
     if let (Some(limit), Some(sig)) = (cpu_limit_s, signal) {
         if sig == SIGXCPU || (sig == SIGKILL && cpu >= Duration::from_secs(limit)) {
-            return Status::CpuLimit;
+            return CaseStatus::CpuLimit;
         }
     }
     match (signal, exit_code) {
-        (Some(_), _) => Status::Signal,
-        (None, Some(0)) => Status::Ok,
-        _ => Status::RuntimeError,
+        (Some(_), _) => CaseStatus::Signal,
+        (None, Some(0)) => CaseStatus::Ok,
+        _ => CaseStatus::RuntimeError,
     }
 }
 
@@ -995,7 +995,7 @@ fn cannot_execute(program: &str, e: &io::Error) -> Result<CaseResult, String> {
         _ => return Err(format!("could not start `{program}`: {e}")),
     };
     Ok(CaseResult {
-        status: Status::NotStarted,
+        status: CaseStatus::NotStarted,
         exit_code: Some(code),
         signal: None,
         wall_ms: 0,
@@ -1084,38 +1084,44 @@ mod tests {
         use Ended::*;
         assert_eq!(
             decide(OutputLimit, true, None, Some(9), None, s(0)),
-            Status::OutputLimit
+            CaseStatus::OutputLimit
         );
         assert_eq!(
             decide(TimedOut, true, None, Some(9), None, s(0)),
-            Status::Oom
+            CaseStatus::Oom
         );
-        assert_eq!(decide(Exited, true, Some(0), None, None, s(0)), Status::Oom);
+        assert_eq!(
+            decide(Exited, true, Some(0), None, None, s(0)),
+            CaseStatus::Oom
+        );
         assert_eq!(
             decide(TimedOut, false, None, Some(9), None, s(0)),
-            Status::Timeout
+            CaseStatus::Timeout
         );
         assert_eq!(
             decide(Exited, false, None, Some(24), Some(1), s(1)),
-            Status::CpuLimit
+            CaseStatus::CpuLimit
         );
         assert_eq!(
             decide(Exited, false, None, Some(9), Some(1), s(2)),
-            Status::CpuLimit
+            CaseStatus::CpuLimit
         );
         // SIGKILL from elsewhere before the limit is a signal; 137 alone is no OOM.
         assert_eq!(
             decide(Exited, false, None, Some(9), Some(5), s(1)),
-            Status::Signal
+            CaseStatus::Signal
         );
         assert_eq!(
             decide(Exited, false, Some(137), None, None, s(0)),
-            Status::RuntimeError
+            CaseStatus::RuntimeError
         );
-        assert_eq!(decide(Exited, false, Some(0), None, None, s(0)), Status::Ok);
+        assert_eq!(
+            decide(Exited, false, Some(0), None, None, s(0)),
+            CaseStatus::Ok
+        );
         assert_eq!(
             decide(Exited, false, Some(3), None, None, s(0)),
-            Status::RuntimeError
+            CaseStatus::RuntimeError
         );
     }
 

@@ -71,7 +71,7 @@ impl Sched {
 
 /// What the runner's children would inherit, as recorded at its start.
 #[derive(Debug)]
-pub struct Posture {
+pub(crate) struct Posture {
     limits: Vec<(Resource, &'static str, Rlimit)>,
     oom_score_adj: Option<String>,
     timer_slack: Option<String>,
@@ -96,7 +96,7 @@ fn read_trimmed(path: &str) -> Option<String> {
 impl Posture {
     /// Records the posture now; call it once every thread of the runner
     /// exists.
-    pub fn record() -> Posture {
+    pub(crate) fn record() -> Posture {
         Posture {
             limits: RESOURCES
                 .iter()
@@ -115,7 +115,7 @@ impl Posture {
     }
 
     /// Puts back what may be put back, then lists what still differs.
-    pub fn restore(&self) -> Result<(), String> {
+    pub(crate) fn restore(&self) -> Result<(), String> {
         for (resource, _, was) in &self.limits {
             if getrlimit(*resource) != *was {
                 // EPERM when the hard limit was lowered: reported below.
@@ -145,7 +145,7 @@ impl Posture {
     }
 
     /// What differs from the record.
-    pub fn verify(&self) -> Result<(), String> {
+    pub(crate) fn verify(&self) -> Result<(), String> {
         let mut problems = Vec::new();
         for (resource, name, was) in &self.limits {
             let now = getrlimit(*resource);

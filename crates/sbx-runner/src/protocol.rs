@@ -136,7 +136,7 @@ pub struct Case {
 
 /// How a case ended, in isolate's vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub enum CaseStatus {
     /// Exit code 0.
     Ok = 0,
     /// RE: a non-zero exit code.
@@ -158,17 +158,17 @@ pub enum Status {
     NotStarted = 7,
 }
 
-impl Status {
-    fn from_u8(value: u8) -> Option<Status> {
+impl CaseStatus {
+    fn from_u8(value: u8) -> Option<CaseStatus> {
         Some(match value {
-            0 => Status::Ok,
-            1 => Status::RuntimeError,
-            2 => Status::Signal,
-            3 => Status::Timeout,
-            4 => Status::OutputLimit,
-            5 => Status::CpuLimit,
-            6 => Status::Oom,
-            7 => Status::NotStarted,
+            0 => CaseStatus::Ok,
+            1 => CaseStatus::RuntimeError,
+            2 => CaseStatus::Signal,
+            3 => CaseStatus::Timeout,
+            4 => CaseStatus::OutputLimit,
+            5 => CaseStatus::CpuLimit,
+            6 => CaseStatus::Oom,
+            7 => CaseStatus::NotStarted,
             _ => return None,
         })
     }
@@ -176,14 +176,14 @@ impl Status {
     /// isolate's short code (`OK`, `RE`, `SG`, `TO`, `OL`, `CL`, `OM`).
     pub fn code(self) -> &'static str {
         match self {
-            Status::Ok => "OK",
-            Status::RuntimeError => "RE",
-            Status::Signal => "SG",
-            Status::Timeout => "TO",
-            Status::OutputLimit => "OL",
-            Status::CpuLimit => "CL",
-            Status::Oom => "OM",
-            Status::NotStarted => "NS",
+            CaseStatus::Ok => "OK",
+            CaseStatus::RuntimeError => "RE",
+            CaseStatus::Signal => "SG",
+            CaseStatus::Timeout => "TO",
+            CaseStatus::OutputLimit => "OL",
+            CaseStatus::CpuLimit => "CL",
+            CaseStatus::Oom => "OM",
+            CaseStatus::NotStarted => "NS",
         }
     }
 }
@@ -191,7 +191,7 @@ impl Status {
 /// The record of one case.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaseResult {
-    pub status: Status,
+    pub status: CaseStatus,
     /// The exit code, when the program exited by itself.
     pub exit_code: Option<i32>,
     /// The terminating signal, when it died of one (SIGKILL after a timeout
@@ -406,7 +406,7 @@ impl Message {
                 })
             }
             6 => Message::Result(CaseResult {
-                status: Status::from_u8(d.u8()?).ok_or(FrameError::Malformed("status"))?,
+                status: CaseStatus::from_u8(d.u8()?).ok_or(FrameError::Malformed("status"))?,
                 exit_code: d.opt_i32()?,
                 signal: d.opt_i32()?,
                 wall_ms: d.u64()?,
@@ -630,7 +630,7 @@ mod tests {
                 cpu_limit_s: None,
             }),
             Message::Result(CaseResult {
-                status: Status::Signal,
+                status: CaseStatus::Signal,
                 exit_code: None,
                 signal: Some(9),
                 wall_ms: 12,
@@ -768,7 +768,7 @@ mod tests {
             Err(FrameError::Malformed(_))
         ));
         let mut f = frame(&Message::Result(CaseResult {
-            status: Status::Ok,
+            status: CaseStatus::Ok,
             exit_code: Some(0),
             signal: None,
             wall_ms: 0,

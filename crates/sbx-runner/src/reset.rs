@@ -22,7 +22,7 @@ use rustix::fs::{
 use rustix::process::{wait, WaitOptions};
 
 /// The directories a candidate can write, even with `--read-only`.
-pub const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
+pub(crate) const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
 /// SysV IPC objects (there must be none; container sysctls forbid them).
 const SYSVIPC: [&str; 3] = [
     "/proc/sysvipc/shm",
@@ -37,13 +37,13 @@ const BUDGET: Duration = Duration::from_secs(10);
 /// `/dev/pts` (devpts) keeps a chmod of its `ptmx` (measured: mode 000 left
 /// the next candidate unable to open a pty). The reset puts both back as
 /// they were at the runner's start.
-pub const DEV: [&str; 2] = ["/dev", "/dev/pts"];
+pub(crate) const DEV: [&str; 2] = ["/dev", "/dev/pts"];
 
 /// The writable directories present at the runner's start, with their
 /// modes then (a candidate may chmod them; the reset restores them), and
 /// what `/dev` held then.
 #[derive(Debug, Clone)]
-pub struct Dirs {
+pub(crate) struct Dirs {
     empty: Vec<(PathBuf, u32)>,
     dev: Vec<Baseline>,
     /// The extended attributes of each of those directories.
@@ -202,7 +202,7 @@ impl Baseline {
 /// `/dev/shm`, `/dev`), and they outlive every file: measured, a `user.*`
 /// value and a default ACL that made new files mode 600 both reached the
 /// next candidate.
-pub type Xattrs = BTreeMap<OsString, Vec<u8>>;
+pub(crate) type Xattrs = BTreeMap<OsString, Vec<u8>>;
 
 /// The most bytes of a name list or of one value (XATTR_LIST_MAX,
 /// XATTR_SIZE_MAX).
@@ -210,7 +210,7 @@ const XATTR_MAX: usize = 64 << 10;
 
 /// The extended attributes of `path` (itself, not a symlink's target); none
 /// where the file system has none.
-pub fn xattrs(path: &Path) -> io::Result<Xattrs> {
+pub(crate) fn xattrs(path: &Path) -> io::Result<Xattrs> {
     let mut list = vec![0u8; XATTR_MAX];
     let n = match llistxattr(path, &mut list[..]) {
         Ok(n) => n,
@@ -250,7 +250,7 @@ fn restore_xattrs(path: &Path, was: &Xattrs) -> io::Result<()> {
 impl Dirs {
     /// Records the writable directories that exist (`/dev/shm` is absent
     /// with `--ipc none`), `/dev`'s entries and their extended attributes.
-    pub fn record() -> Dirs {
+    pub(crate) fn record() -> Dirs {
         let xattrs = WRITABLE
             .iter()
             .chain(DEV.iter())
@@ -286,14 +286,14 @@ impl Dirs {
 
 /// Sends SIGKILL to every process but PID 1 (`kill(-1)` from PID 1 spares
 /// only itself), and nothing else.
-pub fn kill_others() {
+pub(crate) fn kill_others() {
     // ESRCH: nobody left.
     let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
 }
 
 /// Kills every process but PID 1 again and again and reaps them all, until
 /// `/proc` lists only PID 1 and PID 1 has no child left.
-pub fn kill_and_reap_all(deadline: Instant) -> Result<(), String> {
+pub(crate) fn kill_and_reap_all(deadline: Instant) -> Result<(), String> {
     loop {
         kill_others();
         let no_children = reap_all();
@@ -325,7 +325,7 @@ fn reap_all() -> bool {
 }
 
 /// The pids in `/proc` other than 1 (zombies included).
-pub fn other_pids() -> Vec<u32> {
+pub(crate) fn other_pids() -> Vec<u32> {
     let Ok(entries) = fs::read_dir("/proc") else {
         return vec![0];
     };
@@ -351,7 +351,7 @@ fn list(items: &[u32], max: usize) -> String {
 /// is dead before the helper starts, so nothing can race or stop it, and
 /// the runner verifies its work as before.
 #[derive(Debug, Clone)]
-pub struct Wiper {
+pub(crate) struct Wiper {
     /// The runner's own executable, as `/proc/self/exe` named it at start.
     pub exe: PathBuf,
     /// The runner's hidden subcommand, which `WIPE` follows.
@@ -361,7 +361,7 @@ pub struct Wiper {
 }
 
 /// The argument that makes the runner the wipe helper.
-pub const WIPE: &str = "--wipe";
+pub(crate) const WIPE: &str = "--wipe";
 
 impl Wiper {
     /// Runs the helper over `dirs` (their paths, modes and times as
@@ -413,7 +413,7 @@ impl Wiper {
 /// candidate owns it, then everything under it removed that this uid can
 /// remove (locked directories are unlocked first). Exit 0 when all of it
 /// worked, 1 otherwise (the runner verifies either way).
-pub fn wipe_main(args: &[OsString]) -> i32 {
+pub(crate) fn wipe_main(args: &[OsString]) -> i32 {
     let deadline = Instant::now() + BUDGET;
     let mut ok = true;
     for pair in args.chunks(2) {
@@ -461,7 +461,7 @@ pub fn wipe_main(args: &[OsString]) -> i32 {
 /// The full reset, in order: kill and reap, empty the writable directories
 /// (the wipe helper first, as the candidate), verify. `Ok(())` is clean;
 /// `Err` says what remains.
-pub fn reset(dirs: &mut Dirs, wiper: &Wiper) -> Result<(), String> {
+pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper) -> Result<(), String> {
     let deadline = Instant::now() + BUDGET;
     let mut problems = Vec::new();
     if let Err(e) = kill_and_reap_all(deadline) {
@@ -676,7 +676,7 @@ fn compare(base: &Baseline, problems: &mut Vec<String>) {
 /// Checks that only PID 1 is left, the writable directories are empty and
 /// have their first mode, `/dev` is as it was, and the IPC namespace holds
 /// no SysV object.
-pub fn verify(dirs: &Dirs) -> Result<(), String> {
+pub(crate) fn verify(dirs: &Dirs) -> Result<(), String> {
     let mut problems = Vec::new();
     let others = other_pids();
     if !others.is_empty() {
@@ -845,8 +845,48 @@ mod tests {
             dev: Vec::new(),
             xattrs: Vec::new(),
             times: Vec::new(),
+            seen: Vec::new(),
         };
         let err = verify(&dirs).unwrap_err();
         assert!(err.contains("is not empty (`left`)"), "{err}");
+    }
+
+    #[test]
+    fn untouched_only_while_no_time_of_the_directories_moved() {
+        let root = tempfile::tempdir().unwrap();
+        let mode = fs::symlink_metadata(root.path())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
+        let mut dirs = Dirs {
+            empty: vec![(root.path().to_path_buf(), mode)],
+            dev: Vec::new(),
+            xattrs: Vec::new(),
+            times: Vec::new(),
+            seen: Vec::new(),
+        };
+        // Nothing recorded (the start, or after a dirty reset): never.
+        assert!(!untouched(&dirs));
+        let settle = || thread::sleep(Duration::from_millis(20));
+        dirs.seen = stamps(&dirs);
+        assert!(untouched(&dirs));
+        settle();
+        // An entry made and removed again moves the modification time.
+        fs::write(root.path().join("x"), b"").unwrap();
+        fs::remove_file(root.path().join("x")).unwrap();
+        assert!(!untouched(&dirs));
+        settle();
+        dirs.seen = stamps(&dirs);
+        // A chmod moves only the change time.
+        fs::set_permissions(root.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(!untouched(&dirs));
+        settle();
+        dirs.seen = stamps(&dirs);
+        // Times set back to what they were still move the change time.
+        let meta = fs::symlink_metadata(root.path()).unwrap();
+        put_back_times(root.path(), (0, 0, 0, 0));
+        put_back_times(root.path(), times_of(&meta));
+        assert!(!untouched(&dirs));
     }
 }

@@ -7,7 +7,7 @@
 const MAX_LINE: usize = 256;
 
 /// The interpreter words of `program`'s `#!` line, or why there are none.
-pub fn parse(program: &[u8]) -> Result<Vec<String>, String> {
+pub(crate) fn parse(program: &[u8]) -> Result<Vec<String>, String> {
     let Some(rest) = program.strip_prefix(b"#!") else {
         return Err("the candidate has no `#!` line and no interpreter was given".into());
     };

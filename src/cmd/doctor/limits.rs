@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use crate::docker::events::ContainerRecord;
 use crate::docker::process::{self, Ended};
-use crate::judge::outcome::{self, FailReason, Verdict};
 use crate::spec;
+use crate::verdict::outcome::{self, FailReason, Verdict};
 
 use super::prober::{container_gone, Probe, Prober, OUTPUT_CAP, PROBE_TIMEOUT};
 use super::report::{Check, State};

@@ -20,13 +20,13 @@ mod report;
 mod runner;
 mod sandbox;
 
-pub use report::{Check, Report, State};
+pub(crate) use report::{Check, Report, State};
 
-use crate::config::DoctorRequest;
 use crate::console;
 use crate::docker::events::EventStream;
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::requests::DoctorRequest;
 use crate::session::Session;
 use crate::signals;
 
@@ -51,7 +51,7 @@ const PROBES: [(&str, ProbeFn); 10] = [
 ];
 
 /// Runs every check and prints the report; exit 0 only if every check held.
-pub fn doctor(req: DoctorRequest) -> Result<i32> {
+pub(crate) fn doctor(req: DoctorRequest) -> Result<i32> {
     let (report, engine_code) = run_checks(&req)?;
     let text = if req.json {
         serde_json::to_string_pretty(&report).expect("the report serializes") + "\n"

@@ -12,8 +12,8 @@ use crate::docker::process::{
 use crate::docker::{argv, Docker};
 use crate::error::Error;
 use crate::exit;
-use crate::judge::outcome;
-use crate::session::{Candidate, Delivery, Prepared, Session};
+use crate::session::{Delivery, Prepared, Session, StagedCandidate};
+use crate::verdict::outcome;
 
 use super::report::{Check, State};
 
@@ -56,7 +56,7 @@ impl Prober<'_> {
         let staged = self.session.stage(script)?;
         let sh = ["sh".to_string()];
         self.session.prepare(
-            &Candidate {
+            &StagedCandidate {
                 staged: &staged,
                 image: self.image,
                 interpreter: &sh,

@@ -5,7 +5,7 @@ use serde::Serialize;
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum State {
+pub(crate) enum State {
     Ok,
     Failed,
     Skipped,
@@ -13,7 +13,7 @@ pub enum State {
 
 /// One line of the doctor's report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Check {
+pub(crate) struct Check {
     pub name: &'static str,
     pub state: State,
     /// What the probe saw.
@@ -37,14 +37,14 @@ impl Check {
 
 /// The doctor's whole report.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     pub ok: bool,
     pub checks: Vec<Check>,
     pub summary: String,
 }
 
 impl Report {
-    pub fn new(checks: Vec<Check>, allow_skips: bool) -> Report {
+    pub(crate) fn new(checks: Vec<Check>, allow_skips: bool) -> Report {
         let count = |s| checks.iter().filter(|c| c.state == s).count();
         let (ok, failed, skipped) = (
             count(State::Ok),
@@ -61,7 +61,7 @@ impl Report {
     /// A report of the checks made before the doctor stopped with nothing
     /// checked (an image or a runtime the engine lacks): `summary` says so
     /// and what to do.
-    pub fn nothing_checked(checks: Vec<Check>, why: String) -> Report {
+    pub(crate) fn nothing_checked(checks: Vec<Check>, why: String) -> Report {
         Report {
             ok: false,
             summary: format!("nothing was checked: {why}"),
@@ -69,7 +69,7 @@ impl Report {
         }
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut out = String::new();
         for c in &self.checks {
             let state = match c.state {

@@ -42,7 +42,7 @@ echo done
 /// proven through a runner session the way eval uses one.
 pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
     use crate::runner::host::{runner_unsupported, Loaded, ResetOutcome, RunnerSession};
-    use sbx_runner::protocol::{Candidate as Program, Case, Status};
+    use sbx_runner::protocol::{Candidate as Program, Case, CaseStatus};
 
     let (modes, reset, ptrace) = ("isolate modes", "runner reset", "runner ptrace");
     let docker = &session.sandbox.docker;
@@ -121,7 +121,7 @@ pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                 cpu_limit_s: None,
             };
             let result = runner.run_case(&case).map_err(|e| e.to_string())?;
-            if result.status != Status::Ok {
+            if result.status != CaseStatus::Ok {
                 return Err(format!("the probe ended {}", result.status.code()));
             }
             match runner.reset().map_err(|e| e.to_string())? {

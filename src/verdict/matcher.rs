@@ -5,7 +5,7 @@ use crate::spec::CompareMode as Mode;
 
 /// Tolerances of `Mode::Float`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Tolerance {
+pub(crate) struct Tolerance {
     pub rel: f64,
     pub abs: f64,
 }
@@ -21,7 +21,7 @@ impl Default for Tolerance {
 
 /// A comparison ready to run: for `regex`, the compiled pattern.
 #[derive(Debug, Clone)]
-pub enum Matcher {
+pub(crate) enum Matcher {
     Exact(String),
     Trim(String),
     Tokens(String),
@@ -34,7 +34,7 @@ pub enum Matcher {
 /// wrapping its text, which a pattern could escape by closing the group).
 /// It matches bytes: `(?-u)` lets a pattern match bytes that are not UTF-8.
 #[derive(Clone)]
-pub struct WholeMatch {
+pub(crate) struct WholeMatch {
     pattern: String,
     regex: regex_automata::meta::Regex,
 }
@@ -80,7 +80,7 @@ impl WholeMatch {
 
 impl Matcher {
     /// Builds the matcher; an invalid regex is an error naming the problem.
-    pub fn new(mode: Mode, expect: &str, tolerance: Tolerance) -> Result<Matcher, String> {
+    pub(crate) fn new(mode: Mode, expect: &str, tolerance: Tolerance) -> Result<Matcher, String> {
         Ok(match mode {
             Mode::Exact => Matcher::Exact(expect.to_string()),
             Mode::Trim => Matcher::Trim(expect.to_string()),
@@ -94,7 +94,7 @@ impl Matcher {
     /// first difference, for the report. The output's bytes are compared
     /// (bytes that are not UTF-8 never equal U+FFFD); they are decoded only
     /// to be shown.
-    pub fn mismatch(&self, actual: &[u8]) -> Option<String> {
+    pub(crate) fn mismatch(&self, actual: &[u8]) -> Option<String> {
         match self {
             Matcher::Exact(expect) => first_difference(
                 expect.split_inclusive('\n'),
@@ -281,7 +281,7 @@ fn number(token: &str) -> Option<f64> {
 }
 
 /// A short, quoted, escaped piece of text for reports.
-pub fn excerpt(s: &str) -> String {
+pub(crate) fn excerpt(s: &str) -> String {
     const MAX: usize = 80;
     let mut out: String = s.chars().take(MAX).collect();
     if s.chars().count() > MAX {

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-pub mod languages;
-pub mod partition;
+pub(crate) mod languages;
+pub(crate) mod partition;
 
 /// The seed script's defaults.
 pub const DEFAULT_IMAGE: &str = "python:3.12-slim";
@@ -211,10 +211,7 @@ pub fn parse_security_opt(value: &str) -> Result<String> {
     if allowed && !weakening && !value.contains('\n') {
         Ok(value.to_string())
     } else {
-        Err(Error::Usage(format!(
-            "invalid --security-opt {}: expected seccomp=PROFILE or apparmor=PROFILE; options that remove confinement are refused",
-            crate::console::quote(value)
-        )))
+        Err(Error::invalid("--security-opt", crate::console::quote(value), "expected seccomp=PROFILE or apparmor=PROFILE; options that remove confinement are refused"))
     }
 }
 
@@ -262,10 +259,11 @@ fn matching(
     if regex(cell, pattern).is_match(value) {
         Ok(value.to_string())
     } else {
-        Err(Error::Usage(format!(
-            "invalid {option} {}: expected {expected}",
-            crate::console::quote(value)
-        )))
+        Err(Error::invalid(
+            option,
+            crate::console::quote(value),
+            format!("expected {expected}"),
+        ))
     }
 }
 
@@ -285,20 +283,22 @@ fn parse_cpus(value: &str) -> Result<String> {
         {
             Ok(value.to_string())
         }
-        _ => Err(Error::Usage(format!(
-            "invalid --cpus {}: expected a positive number such as 0.5",
-            crate::console::quote(value)
-        ))),
+        _ => Err(Error::invalid(
+            "--cpus",
+            crate::console::quote(value),
+            "expected a positive number such as 0.5",
+        )),
     }
 }
 
 fn parse_pids(value: &str) -> Result<String> {
     match value.parse::<u32>() {
         Ok(n) if n > 0 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(n.to_string()),
-        _ => Err(Error::Usage(format!(
-            "invalid --pids-limit {}: expected a positive integer such as 64",
-            crate::console::quote(value)
-        ))),
+        _ => Err(Error::invalid(
+            "--pids-limit",
+            crate::console::quote(value),
+            "expected a positive integer such as 64",
+        )),
     }
 }
 
@@ -338,10 +338,11 @@ pub fn parse_bytes(option: &str, value: &str) -> Result<usize> {
         .filter(|n| *n > 0)
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| {
-            Error::Usage(format!(
-                "invalid {option} {}: expected a positive byte count such as 1MiB",
-                crate::console::quote(value)
-            ))
+            Error::invalid(
+                option,
+                crate::console::quote(value),
+                "expected a positive byte count such as 1MiB",
+            )
         })
 }
 
@@ -349,10 +350,11 @@ pub fn parse_bytes(option: &str, value: &str) -> Result<usize> {
 /// unit `s`, `m`, `h` or `d`.
 pub fn parse_timeout(value: &str) -> Result<Duration> {
     let bad = || {
-        Error::Usage(format!(
-            "invalid timeout {}: expected a positive number of seconds (optionally with s, m, h or d)",
-            crate::console::quote(value)
-        ))
+        Error::invalid(
+            "timeout",
+            crate::console::quote(value),
+            "expected a positive number of seconds (optionally with s, m, h or d)",
+        )
     };
     let (number, scale) = match value.chars().last() {
         Some('s') => (&value[..value.len() - 1], 1.0),
@@ -507,10 +509,11 @@ pub fn parse_image(value: &str) -> Result<String> {
     if value.len() <= 512 && re.is_match(value) {
         Ok(value.to_string())
     } else {
-        Err(Error::Usage(format!(
-            "invalid image reference {}: expected NAME[:TAG][@DIGEST], such as python:3.12-slim",
-            crate::console::quote(value)
-        )))
+        Err(Error::invalid(
+            "image reference",
+            crate::console::quote(value),
+            "expected NAME[:TAG][@DIGEST], such as python:3.12-slim",
+        ))
     }
 }
 
@@ -520,17 +523,15 @@ pub fn parse_image(value: &str) -> Result<String> {
 /// would, so `python3 -c "a b"` would run a command nobody wrote.
 pub fn parse_interpreter(value: &str) -> Result<Vec<String>> {
     if value.contains(['\'', '"', '\\']) {
-        return Err(Error::Usage(format!(
-            "invalid --interpreter {}: quotes and backslashes are not supported (the command is split on whitespace, never by a shell); put a command with such arguments in a script",
-            crate::console::quote(value)
-        )));
+        return Err(Error::invalid("--interpreter", crate::console::quote(value), "quotes and backslashes are not supported (the command is split on whitespace, never by a shell); put a command with such arguments in a script"));
     }
     let words: Vec<String> = value.split_whitespace().map(str::to_string).collect();
     if words.is_empty() || words[0].starts_with('-') {
-        return Err(Error::Usage(format!(
-            "invalid --interpreter {}: expected a command such as python3",
-            crate::console::quote(value)
-        )));
+        return Err(Error::invalid(
+            "--interpreter",
+            crate::console::quote(value),
+            "expected a command such as python3",
+        ));
     }
     Ok(words)
 }

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 
 /// One `--engine` value: `CONTEXT` or `URL`, with optional `,jobs=N`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EngineSpec {
+pub(crate) struct EngineSpec {
     /// The value as the user gave it, without its options (for reports).
     pub label: String,
     pub endpoint: Endpoint,
@@ -14,13 +14,8 @@ pub struct EngineSpec {
 }
 
 /// Parses one `--engine` value.
-pub fn parse_engine(value: &str) -> Result<EngineSpec> {
-    let bad = |why: &str| {
-        Error::Usage(format!(
-            "invalid --engine {}: {why}",
-            crate::console::quote(value)
-        ))
-    };
+pub(crate) fn parse_engine(value: &str) -> Result<EngineSpec> {
+    let bad = |why: &str| Error::invalid("--engine", crate::console::quote(value), why);
     let mut parts = value.split(',');
     let address = parts.next().unwrap_or_default();
     let mut jobs = None;
@@ -72,7 +67,7 @@ pub fn parse_engine(value: &str) -> Result<EngineSpec> {
 }
 
 /// Parses every `--engine` value; the same engine twice is refused.
-pub fn parse_engines(values: &[String]) -> Result<Vec<EngineSpec>> {
+pub(crate) fn parse_engines(values: &[String]) -> Result<Vec<EngineSpec>> {
     let specs = values
         .iter()
         .map(|v| parse_engine(v))
@@ -90,7 +85,7 @@ pub fn parse_engines(values: &[String]) -> Result<Vec<EngineSpec>> {
 
 /// Whether an engine URL is on this machine, so that a bind mount names a
 /// file the engine can see: a unix socket, or TCP to a loopback address.
-pub fn url_is_local(url: &str) -> bool {
+pub(crate) fn url_is_local(url: &str) -> bool {
     let Some((scheme, rest)) = url.split_once("://") else {
         return false;
     };

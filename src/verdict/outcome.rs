@@ -10,7 +10,7 @@ use crate::docker::process::{Ended, Finished};
 use crate::exit;
 
 /// What the engine recorded about one container.
-pub trait Record {
+pub(crate) trait Record {
     /// The container hit its memory cap (an `oom` event).
     fn oom_killed(&self) -> bool;
     /// The program was started at all (a `start` event).
@@ -21,7 +21,7 @@ pub trait Record {
 /// own failures get the codes `docker run` gives them (125/126/127, as with
 /// the script), 124 on timeout, 128+N when sbx was interrupted by signal N
 /// or the client died of it.
-pub fn run_exit_code(finished: &Finished, record: &impl Record) -> i32 {
+pub(crate) fn run_exit_code(finished: &Finished, record: &impl Record) -> i32 {
     if let Some(failure) = docker_failure(finished, record) {
         return failure.code;
     }
@@ -38,7 +38,7 @@ pub fn run_exit_code(finished: &Finished, record: &impl Record) -> i32 {
 
 /// Docker itself failed to run the program (it never started).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DockerFailure {
+pub(crate) struct DockerFailure {
     /// The code `docker run` gives this failure: 127 not found, 126 cannot
     /// execute, 125 anything else.
     pub code: i32,
@@ -54,7 +54,7 @@ pub struct DockerFailure {
 /// can do the same, so the engine is asked too: a program that ran has a
 /// `start` event, a failed start has none. The code follows the docker CLI's
 /// own string rules.
-pub fn docker_failure(finished: &Finished, record: &impl Record) -> Option<DockerFailure> {
+pub(crate) fn docker_failure(finished: &Finished, record: &impl Record) -> Option<DockerFailure> {
     let Ended::Exited(status) = finished.ended else {
         return None;
     };
@@ -83,7 +83,7 @@ pub fn docker_failure(finished: &Finished, record: &impl Record) -> Option<Docke
 
 /// What a finished run says about the candidate.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Exit 0 and the output matched.
     Pass,
     /// The candidate ran and did not pass.
@@ -96,7 +96,7 @@ pub enum Verdict {
 
 /// Why a candidate failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FailReason {
+pub(crate) enum FailReason {
     /// Exit 0, but the output did not match: the first difference.
     WrongOutput(String),
     ExitCode,
@@ -119,7 +119,7 @@ pub enum FailReason {
 
 impl FailReason {
     /// The `reason` field of the report.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             FailReason::WrongOutput(_) => "wrong_output",
             FailReason::ExitCode => "exit_code",
@@ -136,7 +136,7 @@ impl FailReason {
 /// (`None` when it matches). A memory cap that was hit is the reason of any
 /// failure but a cut output, a timeout included: a process that hangs after
 /// its child was OOM-killed failed for memory, not for time.
-pub fn judge(
+pub(crate) fn judge(
     finished: &Finished,
     mismatch: impl FnOnce(&[u8]) -> Option<String>,
     record: &impl Record,
@@ -163,7 +163,7 @@ pub fn judge(
 /// Judges a function test's run: a pass needs exit 0 *and* the completion
 /// evidence on stdout (`completed`); exit 0 without it is `no_completion`
 /// (or `oom` when the engine saw the memory cap hit).
-pub fn judge_function(
+pub(crate) fn judge_function(
     finished: &Finished,
     completed: impl FnOnce(&[u8]) -> bool,
     record: &impl Record,
@@ -196,7 +196,7 @@ mod tests {
     use super::*;
     use crate::docker::process::Captured;
     use std::process::ExitStatus;
-    use std::time::{Duration, SystemTime};
+    use std::time::Duration;
 
     /// An engine record; `None` means "must not be asked".
     struct Fake {
@@ -239,7 +239,6 @@ mod tests {
                 bytes: stderr.as_bytes().to_vec(),
                 total: stderr.len() as u64,
             },
-            started: SystemTime::now(),
             duration: Duration::ZERO,
         }
     }

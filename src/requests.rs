@@ -9,13 +9,12 @@ use std::time::Duration;
 use crate::cli::{DoctorArgs, EvalArgs, GcArgs, RunArgs, SandboxArgs};
 use crate::docker::Docker;
 use crate::engines;
-use crate::engines::spec::EngineSpec;
+use crate::engines::engine_spec::EngineSpec;
 use crate::error::{Error, Result};
 use crate::eval::compile::CompileLimits;
 use crate::eval::humaneval;
 use crate::eval::request::{EvalRequest, HumanEvalFiles};
 use crate::eval::tasks::{parse_tasks, Function, Task, TaskDefaults};
-use crate::judge::matcher::Tolerance;
 use crate::report;
 use crate::session::{self, Sandbox};
 use crate::spec::partition::Partition;
@@ -23,10 +22,11 @@ use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
     Hardening, IsolateMode, Limits, Profile, STRICT_USER,
 };
+use crate::verdict::matcher::Tolerance;
 
 /// A validated `sbx run` request.
 #[derive(Debug, Clone)]
-pub struct RunRequest {
+pub(crate) struct RunRequest {
     pub file: PathBuf,
     pub image: String,
     /// `None`: no limit (TIMEOUT `0`, `inf`, as GNU timeout).
@@ -42,7 +42,7 @@ pub struct RunRequest {
 impl RunRequest {
     /// Validates the raw arguments (positionals and options agree, values
     /// are well-formed).
-    pub fn from_args(args: RunArgs) -> Result<RunRequest> {
+    pub(crate) fn from_args(args: RunArgs) -> Result<RunRequest> {
         let image = pick("IMAGE", args.image_arg, args.image_opt, spec::DEFAULT_IMAGE)?;
         let timeout = pick(
             "TIMEOUT",
@@ -73,7 +73,7 @@ impl RunRequest {
             engine: args
                 .engine
                 .as_deref()
-                .map(engines::spec::parse_engine)
+                .map(engines::engine_spec::parse_engine)
                 .transpose()?,
             deliver: args.deliver,
             sandbox: sandbox(args.sandbox)?,
@@ -103,7 +103,7 @@ fn pick(
 
 /// A validated `sbx doctor` request.
 #[derive(Debug, Clone)]
-pub struct DoctorRequest {
+pub(crate) struct DoctorRequest {
     pub image: String,
     pub sandbox: Sandbox,
     pub json: bool,
@@ -112,7 +112,7 @@ pub struct DoctorRequest {
 
 impl DoctorRequest {
     /// Validates `sbx doctor`'s options.
-    pub fn from_args(args: DoctorArgs) -> Result<DoctorRequest> {
+    pub(crate) fn from_args(args: DoctorArgs) -> Result<DoctorRequest> {
         Ok(DoctorRequest {
             image: spec::parse_image(&args.image)?,
             // The container probes run as the image's user (root there
@@ -127,14 +127,16 @@ impl DoctorRequest {
 
 impl EvalRequest {
     /// Validates the options and reads and validates the whole tasks file.
-    pub fn from_args(args: EvalArgs) -> Result<EvalRequest> {
+    pub(crate) fn from_args(args: EvalArgs) -> Result<EvalRequest> {
         let sandbox = candidate_sandbox(args.sandbox)?;
-        let engines = engines::spec::parse_engines(&args.engines)?;
+        let engines = engines::engine_spec::parse_engines(&args.engines)?;
         for (name, tol) in [("--rel-tol", args.rel_tol), ("--abs-tol", args.abs_tol)] {
             if !(tol >= 0.0 && tol.is_finite()) {
-                return Err(Error::Usage(format!(
-                    "invalid {name} `{tol}`: expected a number >= 0"
-                )));
+                return Err(Error::invalid(
+                    name,
+                    format!("`{tol}`"),
+                    "expected a number >= 0",
+                ));
             }
         }
         let defaults = TaskDefaults {
@@ -147,18 +149,22 @@ impl EvalRequest {
             },
         };
         let jobs = match args.jobs {
-            Some(0) => return Err(Error::Usage("invalid -j `0`: expected at least 1".into())),
+            Some(0) => return Err(Error::invalid("-j", "`0`".into(), "expected at least 1")),
             Some(n) => n,
             None => default_jobs(),
         };
         if let Some(k) = args.k.iter().find(|&&k| k == 0) {
-            return Err(Error::Usage(format!(
-                "invalid --k `{k}`: expected at least 1"
-            )));
+            return Err(Error::invalid(
+                "--k",
+                format!("`{k}`"),
+                "expected at least 1",
+            ));
         }
         if args.cpu_limit == Some(0) {
-            return Err(Error::Usage(
-                "invalid --cpu-limit `0`: expected at least 1 second".into(),
+            return Err(Error::invalid(
+                "--cpu-limit",
+                "`0`".into(),
+                "expected at least 1 second",
             ));
         }
         if args.cpu_limit.is_some() && args.isolate == IsolateMode::Case {
@@ -181,8 +187,7 @@ impl EvalRequest {
             .partition
             .as_deref()
             .map(Partition::parse)
-            .transpose()
-            .map_err(Error::Usage)?;
+            .transpose()?;
         let (tasks, human_eval, source_sha256) = match (args.problems, args.samples) {
             (Some(problems), Some(samples)) => {
                 let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
@@ -334,11 +339,11 @@ fn human_eval_tasks(
     Ok((tasks, files))
 }
 
-pub use crate::spec::default_jobs;
+pub(crate) use crate::spec::default_jobs;
 
 /// A validated `sbx gc` request.
 #[derive(Debug, Clone)]
-pub struct GcRequest {
+pub(crate) struct GcRequest {
     pub docker: Docker,
     /// The engines to clean (empty: the current context).
     pub engines: Vec<EngineSpec>,
@@ -349,7 +354,7 @@ pub struct GcRequest {
 
 impl GcRequest {
     /// Validates `sbx gc`'s options.
-    pub fn from_args(args: GcArgs) -> Result<GcRequest> {
+    pub(crate) fn from_args(args: GcArgs) -> Result<GcRequest> {
         let older_than = args
             .older_than
             .as_deref()
@@ -358,7 +363,7 @@ impl GcRequest {
         if let Some(run) = &args.run_id {
             session::validate_run_id_from(run, "--run")?;
         }
-        let engines = engines::spec::parse_engines(&args.engines)?;
+        let engines = engines::engine_spec::parse_engines(&args.engines)?;
         Ok(GcRequest {
             docker: Docker::new(args.engine.docker),
             engines,
@@ -370,7 +375,7 @@ impl GcRequest {
 }
 
 /// Validates the options every container-starting subcommand shares.
-pub fn sandbox(args: SandboxArgs) -> Result<Sandbox> {
+pub(crate) fn sandbox(args: SandboxArgs) -> Result<Sandbox> {
     let limits = Limits::parse(
         &args.memory,
         &args.cpus,
@@ -389,7 +394,7 @@ pub fn sandbox(args: SandboxArgs) -> Result<Sandbox> {
 
 /// `sandbox`, for judging candidates: they always run under an identity of
 /// their own, `--user` or 65534:65534, and never as root (uid or gid 0).
-pub fn candidate_sandbox(args: SandboxArgs) -> Result<Sandbox> {
+pub(crate) fn candidate_sandbox(args: SandboxArgs) -> Result<Sandbox> {
     let mut sandbox = sandbox(args)?;
     let user = sandbox
         .hardening
@@ -398,9 +403,7 @@ pub fn candidate_sandbox(args: SandboxArgs) -> Result<Sandbox> {
     let root = |id: &str| id.parse::<u64>().is_ok_and(|n| n == 0);
     let (uid, gid) = user.split_once(':').unwrap_or((user, user));
     if root(uid) || root(gid) {
-        return Err(Error::Usage(format!(
-            "invalid --user `{user}`: candidates never run as root (uid or gid 0); give another UID:GID or leave the default 65534:65534"
-        )));
+        return Err(Error::invalid("--user", format!("`{user}`"), "candidates never run as root (uid or gid 0); give another UID:GID or leave the default 65534:65534"));
     }
     Ok(sandbox)
 }
@@ -453,12 +456,8 @@ const SECCOMP_PROFILE_LIMIT: u64 = 1 << 20;
 /// case, so every spelling of `defaultAction` counts, and two are refused.
 fn check_seccomp_profile(path: &Path) -> Result<()> {
     use std::io::Read;
-    let bad = |why: String| {
-        Error::Usage(format!(
-            "invalid --security-opt seccomp={}: {why}",
-            path.display()
-        ))
-    };
+    let bad =
+        |why: String| Error::invalid("--security-opt", format!("seccomp={}", path.display()), why);
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|file| file.take(SECCOMP_PROFILE_LIMIT + 1).read_to_end(&mut bytes))

@@ -28,22 +28,22 @@ use clap::{
 };
 
 use crate::cli::Cli;
-use crate::error::{Error, Result};
+use crate::error::{Error, Origin, Result};
 
 /// The file searched for, from the current folder up, when `--config` is
 /// not given.
-pub const FILE_NAME: &str = "sbx.toml";
+pub(crate) const FILE_NAME: &str = "sbx.toml";
 
 /// The folder whose presence marks a repository's root: the search stops
 /// there.
 const REPOSITORY_MARK: &str = ".git";
 
 /// The subcommands whose options the file may set: its only tables.
-pub const TABLES: &[&str] = &["eval", "run", "doctor"];
+pub(crate) const TABLES: &[&str] = &["eval", "run", "doctor"];
 
 /// The table of language entries (`[languages.EXT]`, see
 /// `spec::languages::with_overrides`); not a subcommand's.
-pub const LANGUAGES: &str = "languages";
+pub(crate) const LANGUAGES: &str = "languages";
 
 /// The option that names the file; never a key.
 const CONFIG: &str = "config";
@@ -58,7 +58,7 @@ const TWINS: &[(&str, &str, &str)] = &[
 
 /// The command line once the file's defaults are in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// The whole command line, the file's options after the subcommand.
     pub argv: Vec<OsString>,
     /// The file they came from.
@@ -126,19 +126,31 @@ enum Setting {
     Values(Vec<String>),
 }
 
+/// Why the command line could not be parsed.
+#[derive(Debug)]
+pub(crate) enum ParseFailure {
+    /// clap's own error, usage, `--help` or `--version`: printed as clap
+    /// prints it, with clap's exit code.
+    Clap(clap::Error),
+    /// A bad settings file, or a value from it that clap refused: one line.
+    Sbx(Error),
+}
+
 /// Parses the command line, with the defaults of the settings file that
 /// applies (`--config FILE`, else the `sbx.toml` that [`find`] finds) for
 /// `run`, `eval` and `doctor`. A clap error (usage, `--help`, `--version`)
 /// is returned as clap gives it; a bad file, or a value from it that clap
 /// refuses, as one line naming the file and the key.
-pub fn parse_command_line(
+pub(crate) fn parse_command_line(
     argv: Vec<OsString>,
-) -> std::result::Result<(Cli, Option<Applied>), std::result::Result<clap::Error, Error>> {
-    let mut matches = Cli::command().try_get_matches_from(&argv).map_err(Ok)?;
-    match apply(&argv, &matches).map_err(Err)? {
+) -> std::result::Result<(Cli, Option<Applied>), ParseFailure> {
+    let mut matches = Cli::command()
+        .try_get_matches_from(&argv)
+        .map_err(ParseFailure::Clap)?;
+    match apply(&argv, &matches).map_err(ParseFailure::Sbx)? {
         None => Cli::from_arg_matches_mut(&mut matches)
             .map(|cli| (cli, None))
-            .map_err(|e| Ok(e.format(&mut Cli::command()))),
+            .map_err(|e| ParseFailure::Clap(e.format(&mut Cli::command()))),
         Some(applied) => match Cli::try_parse_from(&applied.argv) {
             Ok(cli) => {
                 // At a terminal, say what the file changed: nobody should
@@ -153,30 +165,31 @@ pub fn parse_command_line(
                 }
                 Ok((cli, Some(applied)))
             }
-            Err(e) => Err(Err(refused(&applied, &e))),
+            Err(e) => Err(ParseFailure::Sbx(refused(&applied, &e))),
         },
     }
 }
 
-/// A usage error about an option whose value came from the file, with
-/// the file and the key named (`invalid --memory `lots`: ...` says where
-/// `lots` was written). Any other error is returned as it is.
-pub fn blame(applied: Option<&Applied>, err: Error) -> Error {
-    let (Some(applied), Error::Usage(message)) = (applied, &err) else {
-        return err;
-    };
-    let Some(rest) = message.strip_prefix("invalid ") else {
-        return err;
-    };
-    let option = rest.split([' ', '`']).next().unwrap_or_default();
-    let option = option.strip_prefix("--").unwrap_or(option);
-    match applied.keys.iter().find(|key| key.as_str() == option) {
-        Some(key) => Error::Usage(format!(
-            "{message} (from `{}`, [{}] {key})",
-            applied.file.display(),
-            applied.table
-        )),
-        None => err,
+/// An invalid option whose value came from the file gets the file and the
+/// key named (`invalid --memory `lots`: ...` then says where `lots` was
+/// written). Any other error is returned as it is.
+pub(crate) fn blame(applied: Option<&Applied>, err: Error) -> Error {
+    match (applied, err) {
+        (Some(applied), Error::InvalidOption(mut invalid)) => {
+            if let Some(key) = applied
+                .keys
+                .iter()
+                .find(|key| key.as_str() == invalid.key())
+            {
+                invalid.from = Some(Origin {
+                    file: applied.file.clone(),
+                    table: applied.table.clone(),
+                    key: key.clone(),
+                });
+            }
+            Error::InvalidOption(invalid)
+        }
+        (_, err) => err,
     }
 }
 
@@ -184,7 +197,7 @@ pub fn blame(applied: Option<&Applied>, err: Error) -> Error {
 /// checks all of it (every table and key, each value's type), and returns
 /// the command line with its defaults; `None` when no file applies or it
 /// sets nothing the command line did not.
-pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>> {
+pub(crate) fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>> {
     let Some((name, sub)) = matches.subcommand() else {
         return Ok(None);
     };
@@ -306,7 +319,7 @@ pub fn apply(argv: &[OsString], matches: &ArgMatches) -> Result<Option<Applied>>
 /// filesystem's root, as its path from here (`sbx.toml`, `../sbx.toml`)
 /// and its text. A file that is there but cannot be read is an error
 /// naming it; a parent folder that cannot be searched ends the search.
-pub fn find() -> Result<Option<(PathBuf, String)>> {
+pub(crate) fn find() -> Result<Option<(PathBuf, String)>> {
     let mut dir = PathBuf::new();
     loop {
         let path = dir.join(FILE_NAME);
@@ -628,6 +641,47 @@ fn bad(file: &Path, message: String) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blame_names_the_file_for_an_option_it_set_only() {
+        let applied = Applied {
+            argv: Vec::new(),
+            file: PathBuf::from("sbx.toml"),
+            table: "eval".into(),
+            keys: vec!["image".into(), "partition".into()],
+        };
+        let image = blame(
+            Some(&applied),
+            crate::spec::parse_image("--privileged").unwrap_err(),
+        );
+        assert!(
+            image
+                .to_string()
+                .ends_with(" (from `sbx.toml`, [eval] image)"),
+            "{image}"
+        );
+        let partition = blame(
+            Some(&applied),
+            crate::spec::partition::Partition::parse("x").unwrap_err(),
+        );
+        assert_eq!(
+            partition.to_string(),
+            "invalid --partition `x`: expected hash:K/N or count:K/N (from `sbx.toml`, [eval] partition)"
+        );
+        // An option the file did not set, and an error of another kind, are
+        // returned as they are.
+        let timeout = crate::spec::parse_timeout("lots").unwrap_err().to_string();
+        assert_eq!(
+            blame(
+                Some(&applied),
+                crate::spec::parse_timeout("lots").unwrap_err()
+            )
+            .to_string(),
+            timeout
+        );
+        let usage = blame(Some(&applied), Error::Usage("invalid --image x".into()));
+        assert_eq!(usage.to_string(), "invalid --image x");
+    }
 
     fn checked(text: &str) -> Result<Vec<Table>> {
         let mut cli = Cli::command();

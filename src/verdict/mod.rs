@@ -3,5 +3,5 @@
 //! - `outcome`: a finished run (and the engine's record of it) to a
 //!   verdict, and `sbx run`'s exit code.
 
-pub mod matcher;
-pub mod outcome;
+pub(crate) mod matcher;
+pub(crate) mod outcome;

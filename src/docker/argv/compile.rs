@@ -1,0 +1,318 @@
+//! A compiled candidate: its compile container, the script it runs, and
+//! the build volume mounted in the runs that follow.
+
+use super::*;
+
+/// Where a compiled candidate's output is inside its containers (the
+/// compile's writes it, the run's reads it): see `spec::languages`.
+pub use crate::spec::languages::BUILD_DIR;
+
+/// The compile container's program (`sh -c COMPILE_SCRIPT sbx-compile
+/// SOURCE COMMAND...`): the source arrives on stdin and is written as
+/// SOURCE in a fresh directory of /tmp, then COMMAND runs there. A constant:
+/// nothing of the candidate or the command is ever part of the script.
+pub const COMPILE_SCRIPT: &str = "set -e
+mkdir /tmp/src
+cd /tmp/src
+cat > \"$1\"
+shift
+if ! command -v \"$1\" >/dev/null 2>&1; then
+  echo \"sbx-toolchain-missing: $1\" >&2
+  exit 127
+fi
+exec \"$@\"";
+
+/// `COMPILE_SCRIPT` for a build that the runner will receive: the
+/// compiler's own output goes to stderr, and once it succeeded the build
+/// directory is written to stdout as a tar archive, which sbx reads
+/// strictly (`eval::build_archive`) and delivers over the runner protocol.
+/// Without `tar` in the image stdout stays empty (the build is then run
+/// from the volume, a container per case). A constant too.
+pub const COMPILE_PACK_SCRIPT: &str = "set -e
+mkdir /tmp/src
+cd /tmp/src
+cat > \"$1\"
+shift
+if ! command -v \"$1\" >/dev/null 2>&1; then
+  echo \"sbx-toolchain-missing: $1\" >&2
+  exit 127
+fi
+\"$@\" >&2
+cd /sbx/build
+command -v tar >/dev/null 2>&1 || exit 0
+exec tar -cf - .";
+
+/// The line the compile script prints when the compiler is not in the image.
+pub const TOOLCHAIN_MISSING_MARK: &str = "sbx-toolchain-missing:";
+
+/// The environment of every compile container: a home and caches in /tmp
+/// (the root is read-only), and Go without cgo or modules.
+pub const COMPILE_ENV: [&str; 5] = [
+    "HOME=/tmp",
+    "GOCACHE=/tmp/.cache/go-build",
+    "GOPATH=/tmp/go",
+    "GO111MODULE=off",
+    "CGO_ENABLED=0",
+];
+
+/// The arguments after the docker program that create the compile
+/// container of one candidate: `create_args`' flags in their order (with
+/// `c.limits`, the compile's own), `-i` for the source on stdin,
+/// `COMPILE_ENV`, the build volume read-write at `BUILD_DIR`, and
+/// `/bin/sh` running `COMPILE_SCRIPT`. It runs as the image's user (root,
+/// with no capability) whatever `--user` says, so that it can write the
+/// fresh volume, which the engine creates owned by root; the run that
+/// follows keeps `--user`. A `--memory-swap` becomes the compile's memory
+/// limit (no swap stays no swap). `c.interactive`, `c.mount` and
+/// `c.interpreter` are ignored.
+pub fn compile_create_args(
+    c: &Container<'_>,
+    volume: &str,
+    source_name: &str,
+    command: &[String],
+    pack: bool,
+) -> Vec<OsString> {
+    let hardening = Hardening {
+        user: None,
+        // No swap (the strict profile) stays no swap, at the compile's
+        // own memory limit: docker refuses a swap limit below the memory's.
+        memory_swap: c
+            .hardening
+            .memory_swap
+            .as_ref()
+            .map(|_| c.limits.memory.clone()),
+        ..c.hardening.clone()
+    };
+    let plain = Container {
+        interactive: true,
+        mount: Mount::InImage(""),
+        interpreter: &[],
+        hardening: &hardening,
+        ..*c
+    };
+    let mut args = create_args(&plain);
+    // create_args ends with `-- IMAGE PATH`.
+    args.truncate(args.len() - 3);
+    for env in COMPILE_ENV {
+        args.push("--env".into());
+        args.push(env.into());
+    }
+    args.push("-v".into());
+    args.push(format!("{volume}:{BUILD_DIR}").into());
+    args.push("--entrypoint".into());
+    args.push("/bin/sh".into());
+    args.push("--".into());
+    args.push(c.image.into());
+    args.push("-c".into());
+    args.push(
+        if pack {
+            COMPILE_PACK_SCRIPT
+        } else {
+            COMPILE_SCRIPT
+        }
+        .into(),
+    );
+    args.push("sbx-compile".into());
+    args.push(source_name.into());
+    args.extend(command.iter().map(OsString::from));
+    args
+}
+
+/// A run container's `create` (from `create_args`) turned into the run of
+/// a compiled candidate: the build volume read-only at `BUILD_DIR` (the
+/// only place the program may execute from: /tmp stays noexec), and
+/// `command` in place of the interpreter and the candidate's path. The
+/// candidate's own mount, if any, stays.
+pub fn with_build_volume(create: &[OsString], volume: &str, command: &[String]) -> Vec<OsString> {
+    let mut args = mounting_build(create, volume);
+    let image = args
+        .iter()
+        .position(|a| a == "--")
+        .expect("create_args puts `--` before the image")
+        + 1;
+    args.truncate(image + 1);
+    args.extend(command.iter().map(OsString::from));
+    args
+}
+
+/// Any container's `create` (`create_args`, `runner_create_args`) with the
+/// build volume read-only at `BUILD_DIR`, just before the `--` that ends
+/// the options; the rest unchanged.
+pub fn mounting_build(create: &[OsString], volume: &str) -> Vec<OsString> {
+    // The first `--` is the builders' own: every value before it is ours
+    // and none is `--`.
+    let split = create
+        .iter()
+        .position(|a| a == "--")
+        .expect("create_args puts `--` before the image");
+    let mut args = create[..split].to_vec();
+    args.push("-v".into());
+    args.push(format!("{volume}:{BUILD_DIR}:ro").into());
+    args.extend_from_slice(&create[split..]);
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compile_and_compiled_run_argv_are_exact() {
+        let limits = Limits {
+            memory: "1g".into(),
+            ..Limits::default()
+        };
+        let hardening = Hardening {
+            user: Some("65534:65534".into()),
+            env: vec!["A=1".into()],
+            memory_swap: Some("256m".into()),
+            ..Hardening::default()
+        };
+        let c = Container {
+            name: "sbx-r-compile-0",
+            run_id: "r",
+            interactive: false,
+            mount: Mount::Bind(Path::new("/stage/tasks/task-0")),
+            image: "img:1",
+            limits: &limits,
+            hardening: &hardening,
+            interpreter: &["ignored".to_string()],
+        };
+        let command: Vec<String> = ["gcc", "-o", "/sbx/build/main", "main.c"]
+            .map(String::from)
+            .to_vec();
+        let packed = compile_create_args(&c, "sbx-r-build-0", "main.c", &command, true);
+        assert!(strings(&packed).contains(&COMPILE_PACK_SCRIPT.to_string()));
+        let args = compile_create_args(&c, "sbx-r-build-0", "main.c", &command, false);
+        let want: Vec<String> = [
+            "create",
+            "--rm",
+            "-i",
+            "--name",
+            "sbx-r-compile-0",
+            "--label",
+            "sbx.run=r",
+            "--log-driver",
+            "none",
+            "--pull",
+            "never",
+            "--network",
+            "none",
+            "--read-only",
+            "--tmpfs",
+            "/tmp:rw,noexec,nosuid,size=64m",
+            "--memory",
+            "1g",
+            "--cpus",
+            "0.5",
+            "--pids-limit",
+            "64",
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+            "--memory-swap",
+            "1g",
+            "--env",
+            "A=1",
+            "--env",
+            "HOME=/tmp",
+            "--env",
+            "GOCACHE=/tmp/.cache/go-build",
+            "--env",
+            "GOPATH=/tmp/go",
+            "--env",
+            "GO111MODULE=off",
+            "--env",
+            "CGO_ENABLED=0",
+            "-v",
+            "sbx-r-build-0:/sbx/build",
+            "--entrypoint",
+            "/bin/sh",
+            "--",
+            "img:1",
+            "-c",
+            COMPILE_SCRIPT,
+            "sbx-compile",
+            "main.c",
+            "gcc",
+            "-o",
+            "/sbx/build/main",
+            "main.c",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(strings(&args), want);
+
+        let run = create_args(&Container {
+            name: "sbx-r-1",
+            interactive: true,
+            limits: &Limits::default(),
+            interpreter: &["/sbx/build/main".to_string()],
+            ..c
+        });
+        let args = with_build_volume(&run, "sbx-r-build-0", &["/sbx/build/main".to_string()]);
+        let want: Vec<String> = [
+            "create",
+            "--rm",
+            "-i",
+            "--name",
+            "sbx-r-1",
+            "--label",
+            "sbx.run=r",
+            "--log-driver",
+            "none",
+            "--pull",
+            "never",
+            "--network",
+            "none",
+            "--read-only",
+            "--tmpfs",
+            "/tmp:rw,noexec,nosuid,size=64m,uid=65534,gid=65534",
+            "--memory",
+            "256m",
+            "--cpus",
+            "0.5",
+            "--pids-limit",
+            "64",
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+            "--user",
+            "65534:65534",
+            "--memory-swap",
+            "256m",
+            "--env",
+            "A=1",
+            "-v",
+            "/stage/tasks/task-0:/work/task:ro",
+            "-v",
+            "sbx-r-build-0:/sbx/build:ro",
+            "--",
+            "img:1",
+            "/sbx/build/main",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(strings(&args), want);
+    }
+
+    #[test]
+    fn the_build_volume_goes_before_the_separator() {
+        let args: Vec<OsString> = to_os(&["create", "--rm", "--", "img", "/.sbx/sbx", "__runner"]);
+        assert_eq!(
+            strings(&mounting_build(&args, "v")),
+            [
+                "create",
+                "--rm",
+                "-v",
+                "v:/sbx/build:ro",
+                "--",
+                "img",
+                "/.sbx/sbx",
+                "__runner"
+            ]
+        );
+    }
+}

@@ -1,0 +1,166 @@
+//! The runner container: root with three capabilities, the IPC and network
+//! limits, and sbx itself as its entrypoint.
+
+use super::container::create_args_as;
+use super::*;
+
+/// No TCP socket is kept in TIME_WAIT in a runner container: otherwise a
+/// candidate's closed loopback connection keeps its port taken for a minute
+/// after every process is gone, and the next candidate's `bind` without
+/// `SO_REUSEADDR` fails (measured: EADDRINUSE after a clean reset).
+pub const RUNNER_NET_SYSCTL: &str = "net.ipv4.tcp_max_tw_buckets=0";
+
+/// Where the runner (sbx itself) is inside a runner container.
+pub const RUNNER_PATH: &str = "/.sbx/sbx";
+
+/// The IPC namespace's own limits, set to zero in runner containers: SysV
+/// shared memory, message queues and semaphores and POSIX message queues
+/// cannot be created, so none can outlive a candidate. POSIX shared memory
+/// and semaphores (`/dev/shm`) keep working.
+pub const RUNNER_SYSCTLS: [&str; 4] = [
+    "kernel.shmmni=0",
+    "kernel.msgmni=0",
+    "kernel.sem=0 0 0 0",
+    "fs.mqueue.queues_max=0",
+];
+
+/// The arguments after the docker program that create a runner container:
+/// `create_args`' flags in their order, with `-i` (the protocol is the
+/// container's stdin and stdout), then `RUNNER_SYSCTLS` (and
+/// `RUNNER_NET_SYSCTL` unless the network is `host`), the runner (from
+/// `c.mount`: a read-only bind mount of sbx's staged copy at `RUNNER_PATH`,
+/// or already in a baked image) as the entrypoint, and the hidden
+/// subcommand. `c.interactive` and `c.interpreter` are ignored.
+pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> {
+    let identity = candidate_identity(c.hardening);
+    let hardening = Hardening {
+        user: Some(identity.clone()),
+        ..c.hardening.clone()
+    };
+    let c = &Container {
+        hardening: &hardening,
+        ..*c
+    };
+    let (volume, entrypoint) = match c.mount {
+        Mount::Bind(runner) => {
+            let mut volume = runner.as_os_str().to_os_string();
+            volume.push(format!(":{RUNNER_PATH}:ro"));
+            (Some(volume), RUNNER_PATH)
+        }
+        Mount::InImage(path) => (None, path),
+    };
+    let plain = Container {
+        interactive: true,
+        mount: Mount::InImage(entrypoint),
+        interpreter: &[],
+        ..*c
+    };
+    // The runner is root (whatever the image's USER says) so that it can
+    // switch each candidate to its own identity; the /tmp tmpfs belongs to
+    // the candidate.
+    let mut args = create_args_as(&plain, Some(RUNNER_USER));
+    // create_args ends with `-- IMAGE ENTRYPOINT`.
+    args.truncate(args.len() - 3);
+    for cap in RUNNER_CAPS {
+        args.push("--cap-add".into());
+        args.push(cap.into());
+    }
+    args.push("--tmpfs".into());
+    args.push(WORK_TMPFS.into());
+    args.push("--tmpfs".into());
+    args.push(BUILD_TMPFS.into());
+    for sysctl in RUNNER_SYSCTLS {
+        args.push("--sysctl".into());
+        args.push(sysctl.into());
+    }
+    // The host's network namespace is not the container's to tune (docker
+    // refuses net.* sysctls there).
+    if c.limits.network != "host" {
+        args.push("--sysctl".into());
+        args.push(RUNNER_NET_SYSCTL.into());
+    }
+    // No core dumps, and none a candidate could turn back on: on a host
+    // that pipes cores to a program, a crash would make the host work.
+    args.push("--ulimit".into());
+    args.push("core=0:0".into());
+    if let Some(volume) = volume {
+        args.push("-v".into());
+        args.push(volume);
+    }
+    args.push("--entrypoint".into());
+    args.push(entrypoint.into());
+    args.push("--".into());
+    args.push(c.image.into());
+    args.push(subcommand.into());
+    args.push(identity.into());
+    args
+}
+
+/// The user a runner container runs as: root, so that it may give each
+/// candidate an identity of its own (it keeps only `RUNNER_CAPS`).
+pub const RUNNER_USER: &str = "0:0";
+
+/// What the runner keeps of root's capabilities, each for one thing:
+/// `SETUID` and `SETGID` to start each candidate process under the
+/// candidate's uid and gid (and drop its groups; also to take the
+/// candidate's real ids for a moment, for `prlimit` on the program),
+/// `KILL` to kill every candidate process (the kernel compares uids). A
+/// candidate gets none of them: switching from root to another uid clears
+/// the permitted and effective sets, the inheritable and ambient sets are
+/// empty, and `no-new-privileges` keeps any file's capability or setuid
+/// bit from giving them back.
+pub const RUNNER_CAPS: [&str; 3] = ["SETUID", "SETGID", "KILL"];
+
+/// The build's place in a runner container (`protocol::BUILD_MOUNT`): a
+/// root-owned tmpfs mode 0755 where the runner writes a compiled
+/// candidate's build at `/sbx/build` (directories 0755, files 0555). The
+/// one exec-allowed place a candidate can reach, and one it cannot write:
+/// `/tmp`, `/dev/shm` and `/work` stay noexec. Its size is the protocol's
+/// largest payload.
+pub const BUILD_TMPFS: &str = "/sbx:rw,exec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0";
+
+/// `/work` in a runner container: a small root-owned tmpfs where the runner
+/// writes each candidate as `/work/task` (mode 0444). The candidate can
+/// read it but neither write there nor execute anything from it. Its size
+/// is the protocol's largest payload. (The engine's default for a bare
+/// `--tmpfs /work` is root 0755 noexec with no size limit, measured; the
+/// mode and owner are stated anyway.)
+pub const WORK_TMPFS: &str = "/work:rw,noexec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runner_is_root_with_three_capabilities_and_its_candidates_own_tmp() {
+        let limits = Limits::default();
+        let hardening = Hardening {
+            user: Some("1000".into()),
+            ..Hardening::default()
+        };
+        let c = Container {
+            mount: Mount::InImage(RUNNER_PATH),
+            ..container(&limits, &hardening)
+        };
+        let args = strings(&runner_create_args(&c, "__runner"));
+        let users: Vec<_> = args.windows(2).filter(|w| w[0] == "--user").collect();
+        assert_eq!(users, [["--user", "0:0"]]);
+        assert!(args.windows(2).any(|w| w
+            == [
+                "--tmpfs",
+                "/tmp:rw,noexec,nosuid,size=64m,uid=1000,gid=1000"
+            ]));
+        assert!(args.windows(2).any(|w| w == ["--tmpfs", WORK_TMPFS]));
+        assert!(args.windows(2).any(|w| w == ["--tmpfs", BUILD_TMPFS]));
+        assert!(BUILD_TMPFS.contains(",mode=0755,uid=0,gid=0"));
+        assert!(WORK_TMPFS.contains("noexec"));
+        let caps: Vec<_> = args
+            .windows(2)
+            .filter(|w| w[0] == "--cap-add")
+            .map(|w| w[1].clone())
+            .collect();
+        assert_eq!(caps, ["SETUID", "SETGID", "KILL"]);
+        assert_eq!(args[args.len() - 2..], ["__runner", "1000:1000"]);
+        assert_eq!(candidate_identity(&Hardening::default()), "65534:65534");
+    }
+}
