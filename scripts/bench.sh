@@ -5,6 +5,8 @@
 # scripts/second-engine.sh for that part only), and gVisor against runc (on
 # the engine of scripts/gvisor-engine.sh, for that part only). Prints a table and
 # writes bench-results/bench.json. Usage: scripts/bench.sh [RUNS [PART...]]
+# SBX_BEFORE_REV=REV (a commit): that commit's sbx is built too (in a
+# worktree under target/) and runs beside today's in the human_eval part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,4 +15,12 @@ scripts/build-images.sh polyglot >&2
 # (bench.py starts the second engine for its several-engine part only)
 trap 'scripts/second-engine.sh stop || true' EXIT
 cargo build --release --locked --quiet
+if [ -n "${SBX_BEFORE_REV:-}" ]; then
+    tree=target/bench-before
+    git worktree remove --force "$tree" 2>/dev/null || rm -rf "$tree"
+    git worktree add --detach "$tree" "$SBX_BEFORE_REV" >&2
+    (cd "$tree" && cargo build --release --locked --quiet)
+    SBX_BEFORE=$PWD/$tree/target/x86_64-unknown-linux-gnu/release/sbx
+    export SBX_BEFORE
+fi
 python3 scripts/bench.py "${1:-11}" "${@:2}"

@@ -52,7 +52,7 @@ pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
     let session = Session::new(req.sandbox.clone())?;
     let cache = req.cache.clone().map(Cache::open).transpose()?;
     let needed = distinct_images(&req.tasks);
-    let (setups, images) = set_up(&mut req, &session, &gen_root, &needed)?;
+    let (setups, images, warm) = set_up(&mut req, &session, &gen_root, &needed)?;
     let planned = plan_tasks(&req, &gen_root, &images, &session)?;
     let mut engines = start(&session, &req, setups, &planned.units)?;
     let tallies = judge_all(
@@ -62,6 +62,7 @@ pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
         &images,
         &engines,
         &planned.units,
+        &warm,
     );
     if let Some(code) = engines.clean_up() {
         return Ok(code);
@@ -141,7 +142,7 @@ fn set_up<'i>(
     session: &Session,
     gen_root: &Path,
     needed: &'i [String],
-) -> Result<(Vec<Setup>, BTreeMap<&'i str, ImageCheck>)> {
+) -> Result<(Vec<Setup>, BTreeMap<&'i str, ImageCheck>, Warm)> {
     let distinct: Vec<&str> = needed.iter().map(String::as_str).collect();
     let explicit = !req.engines.is_empty();
     let mut setups = pool::set_up_all(
@@ -155,8 +156,8 @@ fn set_up<'i>(
     choose_isolation(req, session, &mut setups)?;
     let images = combine(&distinct, &setups, explicit);
     preflight::check(req, gen_root, &images)?;
-    seal(req, session, &setups, needed);
-    Ok((setups, images))
+    let warm = warm_while_sealing(req, session, &mut setups, needed)?;
+    Ok((setups, images, warm))
 }
 
 /// The plan of every task: its known answer or its units, staged.
@@ -307,7 +308,9 @@ fn start(
     bake_all(session, &mut engines)?;
     // Each engine's event stream runs from before its first container to
     // the end of the eval (dropped with the members, on every path).
-    for member in &mut engines.members {
+    // (Started already where runner containers started ahead: see
+    // `warm_while_sealing`.)
+    for member in engines.members.iter_mut().filter(|m| m.events.is_none()) {
         member.events = Some(EventStream::start(&member.docker, &session.run_id)?);
     }
     fit_open_files(&mut engines.members, units.len());
@@ -323,6 +326,7 @@ fn judge_all(
     images: &BTreeMap<&str, ImageCheck>,
     engines: &Engines,
     units: &[Unit],
+    warm: &Warm,
 ) -> Vec<Tally> {
     let explicit = engines.explicit;
     let tallies: Vec<Mutex<Tally>> = units.iter().map(|_| Mutex::default()).collect();
@@ -340,7 +344,7 @@ fn judge_all(
             for _ in 0..member.jobs.min(total) {
                 scope.spawn(|| {
                     // This worker's runner container (`--isolate worker`).
-                    let mut slot = Slot::default();
+                    let mut slot = warm.take(&member.label);
                     while let Some(i) = take(&queue, &wake, member, image_of) {
                         // Gives the unit back (or marks it done) however this
                         // iteration ends, a panic included.
@@ -425,6 +429,7 @@ fn judge_all(
             }
         }
     });
+    warm.close();
     if progress {
         console::progress("\r\x1b[K");
     }
@@ -549,6 +554,86 @@ fn report(
         return Ok(exit::for_signal(signal));
     }
     Ok(code)
+}
+
+/// Runner containers started ahead, by engine label, for the workers'
+/// first candidates.
+#[derive(Debug, Default)]
+struct Warm(Mutex<Vec<(String, Slot)>>);
+
+impl Warm {
+    /// A started container for a worker of engine `label`, or an empty slot.
+    fn take(&self, label: &str) -> Slot {
+        let mut slots = lock(&self.0);
+        match slots.iter().position(|(l, _)| l == label) {
+            Some(at) => slots.swap_remove(at).1,
+            None => Slot::default(),
+        }
+    }
+
+    /// Closes those no worker took.
+    fn close(&self) {
+        for (_, mut slot) in lock(&self.0).drain(..) {
+            slot.close();
+        }
+    }
+}
+
+/// The sealed prepare step (`seal`) with, at the same time in `worker`
+/// mode, each worker's first runner container starting: both are
+/// container starts, and neither needs the other. Only when a prepare
+/// step runs (function tests): otherwise nothing would hide the starts,
+/// and a run judged from the cache needs none. Each engine's event stream
+/// starts first, as before any of its containers.
+fn warm_while_sealing(
+    req: &mut EvalRequest,
+    session: &Session,
+    setups: &mut [Setup],
+    images: &[String],
+) -> Result<Warm> {
+    let functions = req.tasks.iter().filter(|t| t.function.is_some()).count();
+    let samples = req
+        .human_eval
+        .as_ref()
+        .map_or(functions, |files| files.samples.len());
+    let first = req
+        .tasks
+        .iter()
+        .find(|t| t.function.is_some())
+        .map(|t| t.image.clone());
+    let warmable = |s: &Setup| {
+        s.left_out.is_none()
+            && s.member.isolate == IsolateMode::Worker
+            && matches!(s.member.delivery, crate::session::Delivery::Bind)
+    };
+    let Some(image) = first.filter(|_| samples > 0 && setups.iter().any(warmable)) else {
+        seal(req, session, setups, images);
+        return Ok(Warm::default());
+    };
+    for setup in setups.iter_mut().filter(|s| warmable(s)) {
+        setup.member.events = Some(EventStream::start(&setup.member.docker, &session.run_id)?);
+    }
+    let setups = &*setups;
+    let slots = thread::scope(|scope| {
+        let starting: Vec<_> = setups
+            .iter()
+            .filter(|s| warmable(s) && s.member.images.contains_key(image.as_str()))
+            .flat_map(|s| (0..s.member.jobs.min(samples)).map(move |_| s))
+            .map(|s| {
+                let image = image.as_str();
+                (
+                    s.member.label.clone(),
+                    scope.spawn(move || Slot::warm(session, &s.member, image)),
+                )
+            })
+            .collect();
+        seal(req, session, setups, images);
+        starting
+            .into_iter()
+            .filter_map(|(label, started)| Some((label, started.join().ok()?)))
+            .collect()
+    });
+    Ok(Warm(Mutex::new(slots)))
 }
 
 /// The sealed prepare step: once per image, before judging, the function

@@ -86,6 +86,22 @@ impl Slot {
         }
     }
 
+    /// A slot holding a fresh runner container of `image` on `member`,
+    /// started ahead of its first candidate (while the sealed prepare step
+    /// runs); empty if it could not start, and the worker then starts one
+    /// as usual, reporting what goes wrong. `member.events` must be set.
+    pub(crate) fn warm(session: &Session, member: &Member, image: &str) -> Slot {
+        Slot {
+            held: start(session, member, image).ok().map(|session| Held {
+                image: image.to_string(),
+                session,
+                dirty: false,
+                oom_tainted: false,
+                cases: 0,
+            }),
+        }
+    }
+
     /// Drops the container it holds (removed by name), if any.
     fn discard(&mut self) {
         self.held = None;
@@ -157,7 +173,7 @@ pub(crate) fn judge_in_runner(
     let mut interpreter = unit.interpreter.clone();
     if let Some(token) = &token {
         match &task.sealed {
-            Some(_) => interpreter.extend(sealed::harness_args(token, req.max_output / 2)),
+            Some(plan) => interpreter.extend(sealed::harness_args(token, req.max_output / 2, plan)),
             None => interpreter.extend(humaneval::runner_args(req.max_output / 2)),
         }
     }

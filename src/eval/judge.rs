@@ -215,8 +215,8 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
     };
     let mut interpreter = unit.interpreter.clone();
     let stdin = match &task.sealed {
-        Some(_) => {
-            interpreter.extend(sealed::harness_args(&token, req.max_output / 2));
+        Some(plan) => {
+            interpreter.extend(sealed::harness_args(&token, req.max_output / 2, plan));
             StdinSource::Null
         }
         None => {

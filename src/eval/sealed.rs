@@ -44,6 +44,17 @@ pub(crate) const HARNESS: &str = concat!(
     include_str!("sealed/codec.py"),
     include_str!("sealed/harness.py")
 );
+/// What runs the harness that the prepare step compiled (marshal's form,
+/// hex, the first argument after it): `python3 -c LOADER HEX TOKEN BUDGET
+/// PROGRAM`; the harness then reads its arguments as under `-c HARNESS`.
+/// Compiling the harness is about a tenth of a sealed run's CPU.
+pub(crate) const LOADER: &str =
+    "import marshal, sys\nexec(marshal.loads(bytes.fromhex(sys.argv.pop(1))))\n";
+
+/// Longest compiled harness passed as an argument (Linux takes 128 KiB per
+/// argument); a longer one is compiled in each run as before.
+const LOADER_MAX_ARGUMENT: usize = 120 << 10;
+
 /// What follows the candidate's code in its staged program: the line the
 /// harness reads the calls from (a comment to Python).
 pub(crate) const PLAN_MARKER: &str = "\n#sbx-sealed-plan ";
@@ -109,7 +120,7 @@ pub(crate) fn run_prepare(
     tests: &[TestShape<'_>],
 ) -> Result<Vec<Prepared>, String> {
     let mut words = python.to_vec();
-    words.extend(["-c".to_string(), PREPARE.to_string()]);
+    words.extend(["-c".to_string(), PREPARE.to_string(), HARNESS.to_string()]);
     let prepared = session.prepare_trusted(image, &words);
     let finished = session
         .execute(
@@ -163,11 +174,14 @@ pub(crate) enum ValueCheck {
 /// and what sbx keeps (the checks).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Sealed {
-    /// The JSON line after `PLAN_MARKER` in the staged program.
+    /// The line after `PLAN_MARKER` in the staged program ([`plan_line`]).
     pub input: String,
     pub checks: Vec<ValueCheck>,
     /// A digest of the harness, the input and the checks, for cache keys.
     pub digest: String,
+    /// The harness as the image's Python compiled it in the prepare step
+    /// (marshal's form, hex): see [`LOADER`].
+    pub harness: Option<Arc<str>>,
 }
 
 /// Whether a test is sealed, and if not, why.
@@ -182,8 +196,8 @@ pub(crate) enum Prepared {
 pub(crate) fn read_prepared(stdout: &[u8], count: usize) -> Result<Vec<Prepared>, String> {
     let json: Json = serde_json::from_slice(stdout)
         .map_err(|e| format!("the prepare step's output is not JSON: {e}"))?;
-    let Json::Array(items) = json else {
-        return Err("the prepare step's output is not a list".into());
+    let Some(Json::Array(items)) = json.get("answers") else {
+        return Err("the prepare step's output holds no list of answers".into());
     };
     if items.len() != count {
         return Err(format!(
@@ -191,10 +205,24 @@ pub(crate) fn read_prepared(stdout: &[u8], count: usize) -> Result<Vec<Prepared>
             items.len()
         ));
     }
-    items.iter().map(read_one).collect()
+    let harness: Option<Arc<str>> = match json.get("harness") {
+        Some(Json::String(hex))
+            if !hex.is_empty()
+                && hex.len() % 2 == 0
+                && hex.len() <= LOADER_MAX_ARGUMENT
+                && hex.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            Some(Arc::from(hex.as_str()))
+        }
+        _ => None,
+    };
+    items
+        .iter()
+        .map(|item| read_one(item, harness.as_ref()))
+        .collect()
 }
 
-fn read_one(item: &Json) -> Result<Prepared, String> {
+fn read_one(item: &Json, harness: Option<&Arc<str>>) -> Result<Prepared, String> {
     if let Some(why) = item.get("in_process").and_then(Json::as_str) {
         return Ok(Prepared::InProcess(why.to_string()));
     }
@@ -214,7 +242,7 @@ fn read_one(item: &Json) -> Result<Prepared, String> {
     if checks.len() != calls.len() || checks.is_empty() {
         return Err("a plan whose calls and checks differ".into());
     }
-    let input = input.to_string();
+    let input = plan_line(input);
     let mut hasher = Sha256::new();
     hasher.update(HARNESS.as_bytes());
     hasher.update(input.as_bytes());
@@ -227,7 +255,94 @@ fn read_one(item: &Json) -> Result<Prepared, String> {
         input,
         checks,
         digest,
+        harness: harness.cloned(),
     })))
+}
+
+/// Deepest nesting written as a Python literal: Python's parser refuses
+/// about 200 nested brackets; deeper plans go as JSON.
+const LITERAL_MAX_DEPTH: usize = 96;
+
+/// The plan as the harness reads it: `P` and a Python literal, which the
+/// harness reads with `eval` and no builtins (it is sbx's own text, staged
+/// read-only, read before any candidate code runs), or `J` and JSON where
+/// a literal would not say the same (floats, deep nesting). Importing
+/// `json` is about as much CPU as the rest of the harness's start together.
+pub(crate) fn plan_line(input: &Json) -> String {
+    let mut literal = String::from("P");
+    if python_literal(input, 0, &mut literal) {
+        literal
+    } else {
+        format!("J{input}")
+    }
+}
+
+/// Appends `json` as a Python literal of the same value (`None`, `True`,
+/// `False`, ints, ASCII-only strings, lists and dicts); false where it
+/// cannot (a float, nesting deeper than [`LITERAL_MAX_DEPTH`]).
+fn python_literal(json: &Json, depth: usize, out: &mut String) -> bool {
+    if depth > LITERAL_MAX_DEPTH {
+        return false;
+    }
+    match json {
+        Json::Null => out.push_str("None"),
+        Json::Bool(true) => out.push_str("True"),
+        Json::Bool(false) => out.push_str("False"),
+        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => {
+                let _ = write!(out, "{i}");
+            }
+            (None, Some(u)) => {
+                let _ = write!(out, "{u}");
+            }
+            (None, None) => return false,
+        },
+        Json::String(s) => {
+            out.push('\'');
+            for c in s.chars() {
+                match c {
+                    ' '..='~' if c != '\\' && c != '\'' => out.push(c),
+                    c if (c as u32) < 0x100 => {
+                        let _ = write!(out, "\\x{:02x}", c as u32);
+                    }
+                    c if (c as u32) < 0x10000 => {
+                        let _ = write!(out, "\\u{:04x}", c as u32);
+                    }
+                    c => {
+                        let _ = write!(out, "\\U{:08x}", c as u32);
+                    }
+                }
+            }
+            out.push('\'');
+        }
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if !python_literal(item, depth + 1, out) {
+                    return false;
+                }
+            }
+            out.push(']');
+        }
+        Json::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                python_literal(&Json::String(key.clone()), depth + 1, out);
+                out.push(':');
+                if !python_literal(item, depth + 1, out) {
+                    return false;
+                }
+            }
+            out.push('}');
+        }
+    }
+    true
 }
 
 fn read_check(json: &Json) -> Result<ValueCheck, String> {
@@ -282,13 +397,13 @@ pub(crate) fn suffix(sealed: &Sealed) -> Vec<u8> {
 /// The words after the Python interpreter that run a sealed candidate.
 /// `budget`: bytes of the candidate's own stdout (and of its stderr)
 /// passed on, as for the in-process runner; the results frame follows.
-pub(crate) fn harness_args(token: &str, budget: usize) -> Vec<String> {
-    vec![
-        "-c".into(),
-        HARNESS.into(),
-        token.into(),
-        budget.to_string(),
-    ]
+pub(crate) fn harness_args(token: &str, budget: usize, sealed: &Sealed) -> Vec<String> {
+    let mut words = match &sealed.harness {
+        Some(code) => vec!["-c".into(), LOADER.into(), code.to_string()],
+        None => vec!["-c".into(), HARNESS.into()],
+    };
+    words.extend([token.to_string(), budget.to_string()]);
+    words
 }
 
 /// Why a sealed run did not pass: the report's `reason` and `message`.
@@ -399,6 +514,7 @@ mod tests {
             input: "{}".into(),
             checks,
             digest: String::new(),
+            harness: None,
         }
     }
 
@@ -477,15 +593,53 @@ mod tests {
     }
 
     #[test]
+    fn a_plan_is_a_python_literal_of_the_same_value_or_json() {
+        let input = serde_json::json!({
+            "prelude": "import math\nx = '\\' + \"\u{e9}\u{1f600}\u{7f}\"",
+            "calls": [["f", {"l": [{"i": "-1f"}, null, true, false]}, {"d": []}]],
+            "n": [0, -3, 18446744073709551615u64]
+        });
+        let line = plan_line(&input);
+        assert!(line.starts_with('P'), "{line}");
+        assert!(line.is_ascii());
+        // Python itself reads both forms back as the same value.
+        let check = "import json, sys\n\
+            line, want = sys.argv[1], json.loads(sys.argv[2])\n\
+            got = eval(line[1:], {'__builtins__': {}}) if line[0] == 'P' else json.loads(line[1:])\n\
+            sys.exit(0 if got == want else 1)";
+        let mut deep = serde_json::json!([]);
+        for _ in 0..150 {
+            deep = serde_json::json!([deep]);
+        }
+        let float = serde_json::json!({"x": 0.5});
+        for value in [&input, &deep, &float] {
+            let line = plan_line(value);
+            let status = std::process::Command::new("python3")
+                .args(["-c", check, &line, &value.to_string()])
+                .status()
+                .expect("python3 on the host, to read the plan back");
+            assert!(status.success(), "{line}");
+        }
+        assert!(plan_line(&deep).starts_with('J'));
+        assert!(plan_line(&float).starts_with('J'));
+    }
+
+    #[test]
     fn prepared_answers_are_read_in_order() {
-        let out = br#"[{"in_process": "For in check"},
+        let out = br#"{"answers": [{"in_process": "For in check"},
             {"sealed": {"input": {"prelude": "", "postlude": "", "calls": [["f", {"l": []}, {"d": []}]]},
-                        "checks": [{"op": "tol", "expected": {"f": "0.5"}, "tol": {"f": "1e-06"}, "strict": true}]}}]"#;
+                        "checks": [{"op": "tol", "expected": {"f": "0.5"}, "tol": {"f": "1e-06"}, "strict": true}]}}],
+            "harness": "e3"}"#;
         let prepared = read_prepared(out, 2).unwrap();
         assert!(matches!(&prepared[0], Prepared::InProcess(why) if why == "For in check"));
         let Prepared::Sealed(plan) = &prepared[1] else {
             panic!()
         };
+        assert_eq!(plan.harness.as_deref(), Some("e3"));
+        assert_eq!(
+            harness_args("tok", 9, plan),
+            vec!["-c", LOADER, "e3", "tok", "9"]
+        );
         assert_eq!(
             plan.checks,
             vec![ValueCheck::Within {

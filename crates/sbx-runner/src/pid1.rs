@@ -477,7 +477,7 @@ impl Runner {
     fn reset(&mut self, unload: bool) -> Message {
         // Processes first (they could change the posture again), then the
         // posture, which a candidate may have changed from outside.
-        let done = reset::reset(&self.dirs, &self.wiper);
+        let done = reset::reset(&mut self.dirs, &self.wiper);
         let posture = self.posture.restore();
         let dropped = if unload {
             self.candidate = None;

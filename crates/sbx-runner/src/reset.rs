@@ -50,6 +50,45 @@ pub(crate) struct Dirs {
     xattrs: Vec<(PathBuf, Xattrs)>,
     /// The times of the directories to empty.
     times: Vec<(PathBuf, Times)>,
+    /// How the directories to empty looked when the last clean reset ended
+    /// (or at the start): see [`untouched`].
+    seen: Vec<Stamp>,
+}
+
+/// A directory's access, modification and change times (seconds,
+/// nanoseconds): any entry made or removed in it, any chmod, chown,
+/// extended attribute or time set on it, moves its change time.
+type Stamp = [(i64, i64); 3];
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    Some([
+        (meta.atime(), meta.atime_nsec()),
+        (meta.mtime(), meta.mtime_nsec()),
+        (meta.ctime(), meta.ctime_nsec()),
+    ])
+}
+
+/// The stamps of the directories to empty, in order (`None` where one
+/// cannot be read: never equal to a recorded one).
+fn stamps(dirs: &Dirs) -> Vec<Stamp> {
+    dirs.empty
+        .iter()
+        .map(|(dir, _)| stamp(dir).unwrap_or([(i64::MIN, -1); 3]))
+        .collect()
+}
+
+/// Whether the candidate left every directory to empty as the last clean
+/// reset did: then the wipe helper, whose only work is what the candidate
+/// owns there, has nothing to do. This only skips work: `verify` checks
+/// the directories, whatever this says, and a change inside the clock's
+/// tick that this misses is found there (the container is then dirty,
+/// never passed on unclean). Nothing a candidate can change without moving
+/// a time goes unchecked: entries, modes, owners and attributes are
+/// verified; only the times themselves are not, and equal times say
+/// nothing.
+fn untouched(dirs: &Dirs) -> bool {
+    !dirs.seen.is_empty() && stamps(dirs) == dirs.seen
 }
 
 /// A directory's mode and entries, as they must stay.
@@ -223,7 +262,7 @@ impl Dirs {
             .iter()
             .filter_map(|d| Some((PathBuf::from(d), times_of(&fs::symlink_metadata(d).ok()?))))
             .collect();
-        Dirs {
+        let mut dirs = Dirs {
             xattrs,
             times,
             empty: WRITABLE
@@ -238,7 +277,10 @@ impl Dirs {
                 .iter()
                 .filter_map(|d| Baseline::record(Path::new(d)).ok())
                 .collect(),
-        }
+            seen: Vec::new(),
+        };
+        dirs.seen = stamps(&dirs);
+        dirs
     }
 }
 
@@ -419,21 +461,24 @@ pub(crate) fn wipe_main(args: &[OsString]) -> i32 {
 /// The full reset, in order: kill and reap, empty the writable directories
 /// (the wipe helper first, as the candidate), verify. `Ok(())` is clean;
 /// `Err` says what remains.
-pub(crate) fn reset(dirs: &Dirs, wiper: &Wiper) -> Result<(), String> {
+pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper) -> Result<(), String> {
     let deadline = Instant::now() + BUDGET;
     let mut problems = Vec::new();
     if let Err(e) = kill_and_reap_all(deadline) {
         problems.push(e);
     }
     // The helper's findings are not the verdict on the reset: `verify`'s
-    // are. Its failure to start, or to end, is.
-    match wiper.run(dirs, deadline) {
-        Ok(()) => {}
-        Err(e) if e.starts_with("the wipe helper ended") => {}
-        Err(e) => problems.push(e),
-    }
-    if let Err(e) = kill_and_reap_all(deadline) {
-        problems.push(e);
+    // are. Its failure to start, or to end, is. Most candidates write
+    // nothing there: the helper (a process start) is then skipped.
+    if !untouched(dirs) {
+        match wiper.run(dirs, deadline) {
+            Ok(()) => {}
+            Err(e) if e.starts_with("the wipe helper ended") => {}
+            Err(e) => problems.push(e),
+        }
+        if let Err(e) = kill_and_reap_all(deadline) {
+            problems.push(e);
+        }
     }
     // First: a default ACL would apply to what the reset makes again, and
     // an access ACL's mask is what a chmod changes.
@@ -457,8 +502,11 @@ pub(crate) fn reset(dirs: &Dirs, wiper: &Wiper) -> Result<(), String> {
     }
     problems.extend(verify(dirs).err());
     if problems.is_empty() {
+        dirs.seen = stamps(dirs);
         Ok(())
     } else {
+        // Never skip the helper after a reset that did not verify.
+        dirs.seen.clear();
         Err(problems.join("; "))
     }
 }
@@ -797,8 +845,48 @@ mod tests {
             dev: Vec::new(),
             xattrs: Vec::new(),
             times: Vec::new(),
+            seen: Vec::new(),
         };
         let err = verify(&dirs).unwrap_err();
         assert!(err.contains("is not empty (`left`)"), "{err}");
+    }
+
+    #[test]
+    fn untouched_only_while_no_time_of_the_directories_moved() {
+        let root = tempfile::tempdir().unwrap();
+        let mode = fs::symlink_metadata(root.path())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
+        let mut dirs = Dirs {
+            empty: vec![(root.path().to_path_buf(), mode)],
+            dev: Vec::new(),
+            xattrs: Vec::new(),
+            times: Vec::new(),
+            seen: Vec::new(),
+        };
+        // Nothing recorded (the start, or after a dirty reset): never.
+        assert!(!untouched(&dirs));
+        let settle = || thread::sleep(Duration::from_millis(20));
+        dirs.seen = stamps(&dirs);
+        assert!(untouched(&dirs));
+        settle();
+        // An entry made and removed again moves the modification time.
+        fs::write(root.path().join("x"), b"").unwrap();
+        fs::remove_file(root.path().join("x")).unwrap();
+        assert!(!untouched(&dirs));
+        settle();
+        dirs.seen = stamps(&dirs);
+        // A chmod moves only the change time.
+        fs::set_permissions(root.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(!untouched(&dirs));
+        settle();
+        dirs.seen = stamps(&dirs);
+        // Times set back to what they were still move the change time.
+        let meta = fs::symlink_metadata(root.path()).unwrap();
+        put_back_times(root.path(), (0, 0, 0, 0));
+        put_back_times(root.path(), times_of(&meta));
+        assert!(!untouched(&dirs));
     }
 }
