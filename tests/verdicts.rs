@@ -158,8 +158,7 @@ fn one_good_and_nine_lost_samples_give_no_pass_and_no_green_diff() {
         // not judged on NEW's side, which could hide a regression (exit 2).
         assert_eq!(diff.code(), 2, "{mode}: {diff:?}");
         assert!(
-            diff.stdout.contains("rose on 0, fell on 0")
-                && diff.stdout.contains(", 1 not judged"),
+            diff.stdout.contains("rose on 0, fell on 0") && diff.stdout.contains(", 1 not judged"),
             "{mode}: {diff:?}"
         );
     }
