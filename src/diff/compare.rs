@@ -14,6 +14,8 @@ use crate::exit;
 use crate::report::{passk, Status};
 
 use super::parse::{Entry, Side};
+#[cfg(test)]
+use super::parse::entry;
 use super::stats::{McNemar, SignFlip, TIE};
 
 /// A task present on both sides.
@@ -459,10 +461,6 @@ pub(crate) fn tasks_word(n: usize) -> String {
 /// A comparison with every section, for the renderers' tests.
 #[cfg(test)]
 pub(crate) fn sample() -> Comparison {
-    let entry = |id: &str, status| Entry {
-        id: id.into(),
-        side: Side::of(status),
-    };
     let side = |status, reason: &str, detail: &str| Side {
         reason: Some(reason.into()),
         detail: Some(detail.into()),
@@ -501,12 +499,6 @@ pub(crate) fn sample() -> Comparison {
 mod tests {
     use super::*;
 
-    fn entry(id: &str, status: Status) -> Entry {
-        Entry {
-            id: id.into(),
-            side: Side::of(status),
-        }
-    }
 
     fn entries(list: &[(&str, Status)]) -> Vec<Entry> {
         list.iter().map(|&(id, s)| entry(id, s)).collect()
