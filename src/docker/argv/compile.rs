@@ -7,11 +7,13 @@ use super::*;
 /// compile's writes it, the run's reads it): see `spec::languages`.
 pub use crate::spec::languages::BUILD_DIR;
 
-/// The compile container's program (`sh -c COMPILE_SCRIPT sbx-compile
-/// SOURCE COMMAND...`): the source arrives on stdin and is written as
-/// SOURCE in a fresh directory of /tmp, then COMMAND runs there. A constant:
-/// nothing of the candidate or the command is ever part of the script.
-pub const COMPILE_SCRIPT: &str = "set -e
+/// The start both compile scripts share: the source from stdin written as
+/// `$1` in a fresh /tmp/src, then `$2`, the compiler, looked up (missing:
+/// `TOOLCHAIN_MISSING_MARK` on stderr and 127). A macro, so that each
+/// script stays one literal (`concat!`).
+macro_rules! compile_prelude {
+    () => {
+        "set -e
 mkdir /tmp/src
 cd /tmp/src
 cat > \"$1\"
@@ -20,7 +22,15 @@ if ! command -v \"$1\" >/dev/null 2>&1; then
   echo \"sbx-toolchain-missing: $1\" >&2
   exit 127
 fi
-exec \"$@\"";
+"
+    };
+}
+
+/// The compile container's program (`sh -c COMPILE_SCRIPT sbx-compile
+/// SOURCE COMMAND...`): the source arrives on stdin and is written as
+/// SOURCE in a fresh directory of /tmp, then COMMAND runs there. A constant:
+/// nothing of the candidate or the command is ever part of the script.
+pub const COMPILE_SCRIPT: &str = concat!(compile_prelude!(), "exec \"$@\"");
 
 /// `COMPILE_SCRIPT` for a build that the runner will receive: the
 /// compiler's own output goes to stderr, and once it succeeded the build
@@ -28,19 +38,13 @@ exec \"$@\"";
 /// strictly (`eval::build_archive`) and delivers over the runner protocol.
 /// Without `tar` in the image stdout stays empty (the build is then run
 /// from the volume, a container per case). A constant too.
-pub const COMPILE_PACK_SCRIPT: &str = "set -e
-mkdir /tmp/src
-cd /tmp/src
-cat > \"$1\"
-shift
-if ! command -v \"$1\" >/dev/null 2>&1; then
-  echo \"sbx-toolchain-missing: $1\" >&2
-  exit 127
-fi
-\"$@\" >&2
+pub const COMPILE_PACK_SCRIPT: &str = concat!(
+    compile_prelude!(),
+    "\"$@\" >&2
 cd /sbx/build
 command -v tar >/dev/null 2>&1 || exit 0
-exec tar -cf - .";
+exec tar -cf - ."
+);
 
 /// The line the compile script prints when the compiler is not in the image.
 pub const TOOLCHAIN_MISSING_MARK: &str = "sbx-toolchain-missing:";
