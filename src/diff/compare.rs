@@ -13,9 +13,9 @@ use serde::Serialize;
 use crate::exit;
 use crate::report::{passk, Status};
 
-use super::parse::{Entry, Side};
 #[cfg(test)]
 use super::parse::entry;
+use super::parse::{Entry, Side};
 use super::stats::{McNemar, SignFlip, TIE};
 
 /// A task present on both sides.
@@ -498,7 +498,6 @@ pub(crate) fn sample() -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     fn entries(list: &[(&str, Status)]) -> Vec<Entry> {
         list.iter().map(|&(id, s)| entry(id, s)).collect()
