@@ -197,11 +197,7 @@ fn eval_refuses_a_run_id_a_live_run_holds() {
     let report: Value =
         serde_json::from_slice(&fs::read(&first_out).expect("report")).expect("JSON report");
     assert_verdict(&report[0], "pass", "");
-    assert!(
-        calls_of(&fake.calls(), "rm").is_empty(),
-        "{:?}",
-        fake.calls()
-    );
+    assert_not_called(&fake, "rm");
     assert_stage_empty(&fake);
 }
 
@@ -241,11 +237,7 @@ fn gc_never_builds_host_paths_from_labels() {
     assert_exit(&out, 0);
     assert!(stderr(&out).contains("is not a run id"), "{}", show(&out));
     assert!(victim.exists(), "gc deleted a file named by a label");
-    assert!(
-        calls_of(&fake.calls(), "rm").is_empty(),
-        "{:?}",
-        fake.calls()
-    );
+    assert_not_called(&fake, "rm");
     // ...and `--run` takes only a run id.
     let out = fake_gc(&fake, &line, &["--run", &label.to_string_lossy()]);
     assert_exit(&out, 2);
@@ -255,11 +247,7 @@ fn gc_never_builds_host_paths_from_labels() {
         show(&out)
     );
     assert!(victim.exists(), "gc deleted a file named by --run");
-    assert!(
-        calls_of(&fake.calls(), "rm").is_empty(),
-        "{:?}",
-        fake.calls()
-    );
+    assert_not_called(&fake, "rm");
 }
 
 #[test]
@@ -383,11 +371,7 @@ fn doctor_without_the_default_image_says_it_is_missing_not_failed() {
         }
     }
     // Nothing was created.
-    assert!(
-        !commands(&fake.calls()).contains(&"create"),
-        "{:?}",
-        fake.calls()
-    );
+    assert_not_called(&fake, "create");
 }
 
 #[test]
@@ -414,11 +398,7 @@ fn doctor_with_a_runtime_the_engine_lacks_says_so_in_one_line() {
         "{}",
         show(&out)
     );
-    assert!(
-        !commands(&fake.calls()).contains(&"create"),
-        "{:?}",
-        fake.calls()
-    );
+    assert_not_called(&fake, "create");
 }
 
 #[test]
@@ -568,11 +548,7 @@ fn interpreter_with_quotes_is_refused_not_run() {
         .expect("run sbx");
     assert_exit(&out, 2);
     assert!(one_line_error(&out).contains("quotes"), "{}", show(&out));
-    assert!(
-        calls_of(&fake.calls(), "create").is_empty(),
-        "{:?}",
-        fake.calls()
-    );
+    assert_not_called(&fake, "create");
 }
 
 #[test]

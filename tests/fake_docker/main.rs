@@ -314,6 +314,15 @@ fn calls_of<'a>(calls: &'a [Vec<String>], command: &str) -> Vec<&'a Vec<String>>
     calls.iter().filter(|c| c[0] == command).collect()
 }
 
+/// Asserts that sbx made no `docker COMMAND` call.
+fn assert_not_called(fake: &Fake, command: &str) {
+    let calls = fake.calls();
+    assert!(
+        calls_of(&calls, command).is_empty(),
+        "docker {command} was called: {calls:?}"
+    );
+}
+
 /// The docker command of each call, in order: `["create", "start", "rm"]`.
 fn commands(calls: &[Vec<String>]) -> Vec<&str> {
     calls.iter().map(|c| c[0].as_str()).collect()
