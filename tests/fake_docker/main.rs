@@ -34,7 +34,10 @@ use tempfile::TempDir;
 #[path = "../support/mod.rs"]
 mod support;
 
-use support::{after, assert_exit, one_line_error, report, show, stderr, stdout, FAKE_VARS};
+use support::{
+    after, assert_exit, assert_one_line_error, one_line_error, report, show, stderr, stdout,
+    FAKE_VARS,
+};
 
 mod engine_calls;
 mod eval;

@@ -189,6 +189,13 @@ pub fn assert_exit(out: &Output, code: i32) {
     assert_eq!(out.status.code(), Some(code), "{}", show(out));
 }
 
+/// Asserts that sbx ended with `code`, printing nothing but one line on
+/// stderr, and that the line says `words`.
+pub fn assert_one_line_error(out: &Output, code: i32, words: &str) {
+    assert_exit(out, code);
+    assert!(one_line_error(out).contains(words), "{}", show(out));
+}
+
 /// Asserts that sbx printed nothing and exactly one line on stderr; returns it.
 pub fn one_line_error(out: &Output) -> String {
     let err = stderr(out);
