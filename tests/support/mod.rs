@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tempfile::TempDir;
 
+pub mod terminal;
+
 /// Upper bound for any one sbx invocation.
 pub const LIMIT: Duration = Duration::from_secs(120);
 
