@@ -151,6 +151,10 @@ def eval_throughput(work):
         "medians_s": med,
         "rounds": rounds,
         "default_vs_engine_limit": med["sbx_eval_default_j"] / med["raw_docker_run_x4"],
+        # The engine's own limit, as rates: candidates sbx judges per second
+        # in its default mode, containers the engine starts per second.
+        "sbx_candidates_per_s": 24 / med["sbx_eval_default_j"],
+        "engine_containers_per_s": 24 / med["raw_docker_run_x4"],
         "speedup_vs_original": med["original_eval_loop"] / med["sbx_eval_default_j"],
         "speedup_vs_j1": med["sbx_eval_j1"] / med["sbx_eval_default_j"],
         "targets": {"default_vs_engine_limit": "< 1.15", "speedup_vs_original": ">= 1.6"},
@@ -333,6 +337,8 @@ def isolate_modes(work):
         "hundred_cases_candidate": (hundred, base + ["--tasks", "tasks.json", "--isolate", "candidate"], 1),
         "single_case_tasks_case": (suite, base + ["--tasks", "tasks.json", "--isolate", "case"], 24),
         "single_case_tasks_candidate": (suite, base + ["--tasks", "tasks.json", "--isolate", "candidate"], 24),
+        "hundred_cases_worker": (hundred, base + ["--tasks", "tasks.json", "--isolate", "worker"], 1),
+        "single_case_tasks_worker": (suite, base + ["--tasks", "tasks.json", "--isolate", "worker"], 24),
         "fifty_cases_one_runner_container": (fifty, base + ["--tasks", "one.json", "--isolate", "candidate"], 1),
         "fifty_cases_a_runner_container_each": (fifty, base + ["--tasks", "each.json", "--isolate", "candidate", "-j", "1"], 50),
     }
@@ -595,6 +601,9 @@ def main():
          f"x{e['speedup_vs_original']:.2f} slower", f">= x1.6: {ok(e['speedup_vs_original'] >= 1.6)}"),
         ("eval 24 tasks: raw docker run, 4 at a time", f"{e['medians_s']['raw_docker_run_x4']:.2f} s",
          f"sbx at x{e['default_vs_engine_limit']:.3f}", f"< x1.15: {ok(e['default_vs_engine_limit'] < 1.15)}"),
+        ("  as rates: candidates judged / containers started, per s",
+         f"{e['sbx_candidates_per_s']:.1f} / {e['engine_containers_per_s']:.1f}", "",
+         f"sbx above the engine's limit: {ok(e['sbx_candidates_per_s'] > e['engine_containers_per_s'])}"),
         ]
     if "memory" in data:
         m = data["memory"]
@@ -654,6 +663,9 @@ def main():
             ("24 single-case tasks: --isolate case", f"{im['single_case_tasks_case']:.2f} s", "", ""),
             ("24 single-case tasks: --isolate candidate", f"{im['single_case_tasks_candidate']:.2f} s",
              f"x{i['single_case_ratio']:.3f} of case", f"<= x1.05: {ok(i['single_case_ratio'] <= 1.05)}"),
+            ("100-case task: --isolate worker (default)", f"{im['hundred_cases_worker']:.2f} s", "", ""),
+            ("24 single-case tasks: --isolate worker (default)", f"{im['single_case_tasks_worker']:.2f} s",
+             f"x{im['single_case_tasks_worker'] / im['single_case_tasks_case']:.3f} of case", ""),
             ("50 cases: one runner container", f"{im['fifty_cases_one_runner_container']:.2f} s", "", ""),
             ("50 cases: a runner container each (-j 1)", f"{im['fifty_cases_a_runner_container_each']:.2f} s",
              f"x{i['fifty_cases_speedup']:.1f} slower", ""),

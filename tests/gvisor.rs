@@ -343,6 +343,15 @@ fn acceptance_suite() -> tempfile::TempDir {
     dir
 }
 
+/// Whether every corpus candidate got its expected status and reason.
+fn matches_corpus(results: &BTreeMap<String, Value>) -> bool {
+    corpus::EXPECTED.iter().all(|(id, status, reason)| {
+        results.get(*id).is_some_and(|r| {
+            (r["status"].as_str(), r["reason"].as_str().unwrap_or("")) == (Some(*status), *reason)
+        })
+    })
+}
+
 fn acceptance(isolate: &str) {
     let dir = acceptance_suite();
     let run = common::run_id("gvisor", &format!("accept-{isolate}"));
@@ -359,7 +368,20 @@ fn acceptance(isolate: &str) {
         "--max-output",
         "256KiB",
     ];
-    let runc = eval(dir.path(), &run, "runc", isolate, &args);
+    let mut runc = eval(dir.path(), &run, "runc", isolate, &args);
+    // runc's verdicts are the reference, so they must be the corpus's own.
+    // Once seen in CI under load: the engine's `oom` event of runc's
+    // memory hog not recorded in time (exit 137 read as `exit_code`), a
+    // flake of the engine's event, not of gVisor. runc runs once more
+    // then, and must give the corpus's verdicts that time.
+    if !matches_corpus(&by_id(&report(&runc))) {
+        eprintln!("runc {isolate}: not the corpus's verdicts, once more: {runc:?}");
+        runc = eval(dir.path(), &run, "runc", isolate, &args);
+    }
+    assert!(
+        matches_corpus(&by_id(&report(&runc))),
+        "runc {isolate}: {runc:?}"
+    );
     let runsc = eval(dir.path(), &run, "runsc", isolate, &args);
     assert_eq!(runc.code(), 2, "runc: an error entry (nonode): {runc:?}");
     assert_eq!(runsc.code(), 2, "runsc: an error entry (nonode): {runsc:?}");
