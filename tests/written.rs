@@ -21,13 +21,7 @@ use support::{assert_exit, report, run, show, stderr, stdout, task, Fake};
 /// `pad` bytes, which the results repeat (a big results file is a long
 /// write). Returns (problems, samples).
 fn human_eval_files(fake: &Fake, n: usize, pad: usize) -> (PathBuf, PathBuf) {
-    let problem = json!({
-        "task_id": "T/0",
-        "prompt": "def f():\n",
-        "test": "def check(c):\n    assert c() == 1\n",
-        "entry_point": "f",
-    });
-    let problems = fake.file("problems.jsonl", format!("{problem}\n").as_bytes());
+    let problems = fake.one_problem();
     let filler = "x".repeat(pad);
     let mut lines = String::new();
     for i in 0..n {

@@ -13,6 +13,8 @@ use serde::Serialize;
 use crate::exit;
 use crate::report::{passk, Status};
 
+#[cfg(test)]
+use super::parse::entry;
 use super::parse::{Entry, Side};
 use super::stats::{McNemar, SignFlip, TIE};
 
@@ -459,10 +461,6 @@ pub(crate) fn tasks_word(n: usize) -> String {
 /// A comparison with every section, for the renderers' tests.
 #[cfg(test)]
 pub(crate) fn sample() -> Comparison {
-    let entry = |id: &str, status| Entry {
-        id: id.into(),
-        side: Side::of(status),
-    };
     let side = |status, reason: &str, detail: &str| Side {
         reason: Some(reason.into()),
         detail: Some(detail.into()),
@@ -500,13 +498,6 @@ pub(crate) fn sample() -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn entry(id: &str, status: Status) -> Entry {
-        Entry {
-            id: id.into(),
-            side: Side::of(status),
-        }
-    }
 
     fn entries(list: &[(&str, Status)]) -> Vec<Entry> {
         list.iter().map(|&(id, s)| entry(id, s)).collect()

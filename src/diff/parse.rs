@@ -71,6 +71,15 @@ pub(crate) struct Entry {
     pub side: Side,
 }
 
+/// A bare entry: task `id` with this status (for the diff's tests).
+#[cfg(test)]
+pub(crate) fn entry(id: &str, status: Status) -> Entry {
+    Entry {
+        id: id.into(),
+        side: Side::of(status),
+    }
+}
+
 /// Parses a report (the bytes of its file). The error is the problem alone,
 /// naming the entry (1-based, with its id when it has one); [`load`] adds
 /// the file.
@@ -303,13 +312,6 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Entry>> {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn entry(id: &str, status: Status) -> Entry {
-        Entry {
-            id: id.into(),
-            side: Side::of(status),
-        }
-    }
 
     // -- Parsing ----------------------------------------------------------------
 

@@ -51,6 +51,22 @@ pub(crate) struct Judging<'a> {
     pub member: &'a Member,
 }
 
+impl<'a> Judging<'a> {
+    /// The staged candidate in its own container of the task's image, with
+    /// a stdin, run by `interpreter`.
+    fn candidate<'b>(&self, interpreter: &'b [String]) -> StagedCandidate<'b>
+    where
+        'a: 'b,
+    {
+        StagedCandidate {
+            staged: self.staged,
+            image: &self.task.image,
+            interpreter,
+            interactive: true,
+        }
+    }
+}
+
 /// Judges one candidate against each case of its task, each in a fresh
 /// container. `None` when the eval was interrupted during a run.
 pub(crate) fn judge(cx: &Judging<'_>) -> Option<TaskResult> {
@@ -72,25 +88,18 @@ pub(crate) fn compile_unit<'a>(
     cx: &Judging<'a>,
     pack: bool,
 ) -> Option<Result<Option<Built<'a>>, TaskResult>> {
-    let Judging {
-        session,
-        req,
-        task,
-        unit,
-        staged,
-        member,
-    } = *cx;
-    let Some(language) = unit.language else {
+    let task = cx.task;
+    let Some(language) = cx.unit.language else {
         return Some(Ok(None));
     };
     match compile(
-        session,
-        member,
+        cx.session,
+        cx.member,
         &task.id,
         &task.image,
         language,
-        staged,
-        &req.compile,
+        cx.staged,
+        &cx.req.compile,
         pack,
     )? {
         Ok(built) => Some(Ok(Some(built))),
@@ -107,20 +116,9 @@ pub(crate) fn compile_unit<'a>(
 /// Judges one candidate (compiled already, if `built`) against each case of
 /// its task, each in a fresh container.
 pub(crate) fn judge_built(cx: &Judging<'_>, built: Option<&Built<'_>>) -> Option<TaskResult> {
-    let Judging {
-        req,
-        task,
-        unit,
-        staged,
-        ..
-    } = *cx;
+    let Judging { req, task, .. } = *cx;
     let run_case = |k: usize, case: &TaskCase| {
-        let candidate = StagedCandidate {
-            staged,
-            image: &task.image,
-            interpreter: &unit.interpreter,
-            interactive: true,
-        };
+        let candidate = cx.candidate(&cx.unit.interpreter);
         let case_number = task.multi_case.then_some(k + 1);
         judge_case(cx, &candidate, case, case_number, built)
     };
@@ -200,11 +198,7 @@ pub(crate) fn over_cases(
 /// judges it: a pass needs the token on stdout (see `humaneval::RUNNER`).
 fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
     let Judging {
-        req,
-        task,
-        unit,
-        staged,
-        ..
+        req, task, unit, ..
     } = *cx;
     let token = match humaneval::fresh_token() {
         Ok(token) => token,
@@ -224,12 +218,7 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
             StdinSource::Bytes(humaneval::evidence_stdin(&token).into())
         }
     };
-    let candidate = StagedCandidate {
-        staged,
-        image: &task.image,
-        interpreter: &interpreter,
-        interactive: true,
-    };
+    let candidate = cx.candidate(&interpreter);
     run_and_judge(
         cx,
         &candidate,

@@ -524,17 +524,11 @@ pub fn arch_problem(ours: &str, engine: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::docker::argv::{runner_create_args, Container, Mount};
+    use crate::docker::argv::{runner_create_args, seed_create, strings, Container, Mount};
     use crate::spec::{Hardening, Limits};
     use sbx_runner::protocol::CaseStatus;
     use sbx_runner::SUBCOMMAND;
     use std::sync::{Arc, Mutex};
-
-    fn strings(args: &[OsString]) -> Vec<String> {
-        args.iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect()
-    }
 
     #[test]
     fn the_build_is_where_the_runner_writes_it_and_the_compile_reads_it() {
@@ -560,66 +554,47 @@ mod tests {
         };
         assert_eq!(
             strings(&runner_create_args(&c, SUBCOMMAND)),
-            [
-                "create",
-                "--rm",
-                "-i",
-                "--name",
+            seed_create(
                 "sbx-abc-0",
-                "--label",
-                "sbx.run=abc",
-                "--log-driver",
-                "none",
-                "--pull",
-                "never",
-                "--network",
-                "none",
-                "--read-only",
-                "--tmpfs",
+                "abc",
+                true,
                 "/tmp:rw,noexec,nosuid,size=64m,uid=65534,gid=65534",
-                "--memory",
                 "256m",
-                "--cpus",
-                "0.5",
-                "--pids-limit",
-                "64",
-                "--cap-drop",
-                "ALL",
-                "--security-opt",
-                "no-new-privileges",
-                "--user",
-                "0:0",
-                "--cap-add",
-                "SETUID",
-                "--cap-add",
-                "SETGID",
-                "--cap-add",
-                "KILL",
-                "--tmpfs",
-                "/work:rw,noexec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0",
-                "--tmpfs",
-                "/sbx:rw,exec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0",
-                "--sysctl",
-                "kernel.shmmni=0",
-                "--sysctl",
-                "kernel.msgmni=0",
-                "--sysctl",
-                "kernel.sem=0 0 0 0",
-                "--sysctl",
-                "fs.mqueue.queues_max=0",
-                "--sysctl",
-                "net.ipv4.tcp_max_tw_buckets=0",
-                "--ulimit",
-                "core=0:0",
-                "-v",
-                "/tmp/sbx-x/sbx-runner:/.sbx/sbx:ro",
-                "--entrypoint",
-                "/.sbx/sbx",
-                "--",
-                "sbx-python:bookworm",
-                "__runner",
-                "65534:65534",
-            ]
+                &[
+                    "--user",
+                    "0:0",
+                    "--cap-add",
+                    "SETUID",
+                    "--cap-add",
+                    "SETGID",
+                    "--cap-add",
+                    "KILL",
+                    "--tmpfs",
+                    "/work:rw,noexec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0",
+                    "--tmpfs",
+                    "/sbx:rw,exec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0",
+                    "--sysctl",
+                    "kernel.shmmni=0",
+                    "--sysctl",
+                    "kernel.msgmni=0",
+                    "--sysctl",
+                    "kernel.sem=0 0 0 0",
+                    "--sysctl",
+                    "fs.mqueue.queues_max=0",
+                    "--sysctl",
+                    "net.ipv4.tcp_max_tw_buckets=0",
+                    "--ulimit",
+                    "core=0:0",
+                    "-v",
+                    "/tmp/sbx-x/sbx-runner:/.sbx/sbx:ro",
+                    "--entrypoint",
+                    "/.sbx/sbx",
+                    "--",
+                    "sbx-python:bookworm",
+                    "__runner",
+                    "65534:65534",
+                ],
+            )
         );
         let baked = Container {
             mount: Mount::InImage("/.sbx/sbx"),

@@ -12,6 +12,7 @@
 // `pub` here means "for the test files": each is a crate of its own.
 #![allow(unreachable_pub)]
 
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs;
 use std::io::{Read, Write};
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
 pub mod corpus;
+pub mod jsonl;
 pub mod scratch;
 pub mod second;
 
@@ -218,6 +220,33 @@ pub fn report(out: &Out) -> Vec<serde_json::Value> {
         Ok(serde_json::Value::Array(entries)) => entries,
         _ => panic!("stdout is not a JSON list: {out:?}"),
     }
+}
+
+/// A report's entries by their id.
+pub fn by_id(entries: &[serde_json::Value]) -> BTreeMap<String, serde_json::Value> {
+    entries
+        .iter()
+        .map(|e| (e["id"].as_str().expect("an id").to_string(), e.clone()))
+        .collect()
+}
+
+/// What must agree between two ways of judging the same candidate (two
+/// isolation modes, two runtimes): an entry without its times, the
+/// runner's own measures and stderr (tracebacks name the program's path,
+/// and gVisor's messages may differ).
+pub fn verdict(entry: &serde_json::Value) -> serde_json::Value {
+    let mut e = entry.clone();
+    let obj = e.as_object_mut().expect("an entry is an object");
+    for field in [
+        "duration_ms",
+        "cpu_ms",
+        "max_rss_kib",
+        "stderr_tail",
+        "message",
+    ] {
+        obj.remove(field);
+    }
+    e
 }
 
 /// Runs `cmd` (stdin /dev/null) to its end within `limit`; `Err` if it could

@@ -241,7 +241,7 @@ fn eval_docker_words_from_a_program_that_started_are_its_own() {
     }
     // The engine's record came from one event stream, not from docker calls.
     assert_eq!(fake.streams().len(), 1, "{:?}", fake.all_calls());
-    assert!(!commands(&fake.calls()).contains(&"events"));
+    assert_not_called(&fake, "events");
     // None exited 0: all containers are removed.
     assert_removed_after_start(&fake, "sbx-t-start-0");
     assert_removed_after_start(&fake, "sbx-t-start-1");

@@ -19,12 +19,7 @@ fn eval_regex_expectation_cannot_escape_its_anchoring() {
         .eval("t-regex-escape", &tasks)
         .output()
         .expect("run sbx");
-    assert_exit(&out, 2);
-    assert!(
-        one_line_error(&out).contains("invalid regex"),
-        "{}",
-        show(&out)
-    );
+    assert_one_line_error(&out, 2, "invalid regex");
     // A top-level alternation is anchored as a whole.
     let tasks = json!([
         {"id": "wrong", "prompt": "p", "stdin": "", "expect": "expected|(.*)right", "compare": "regex"}
@@ -133,20 +128,14 @@ fn run_lock_never_writes_through_a_planted_symlink() {
     assert_eq!(mode & 0o777, 0o700);
     std::os::unix::fs::symlink(&victim, private.join(format!("{id}.lock"))).expect("plant");
     let out = fake.run(id, &file, &[]);
-    assert_exit(&out, 2);
-    assert!(one_line_error(&out).contains("run lock"), "{}", show(&out));
+    assert_one_line_error(&out, 2, "run lock");
     assert_eq!(fs::read_to_string(&victim).expect("victim"), "precious\n");
     fs::remove_file(private.join(format!("{id}.lock"))).expect("unplant");
 
     // A lock directory others can write to is refused...
     fs::set_permissions(&private, fs::Permissions::from_mode(0o777)).expect("chmod");
     let out = fake.run(id, &file, &[]);
-    assert_exit(&out, 2);
-    assert!(
-        one_line_error(&out).contains("open to other users"),
-        "{}",
-        show(&out)
-    );
+    assert_one_line_error(&out, 2, "open to other users");
     fs::set_permissions(&private, fs::Permissions::from_mode(0o700)).expect("chmod");
 
     // ...and so is one another user owns (this part needs root, as CI has).
@@ -160,12 +149,7 @@ fn run_lock_never_writes_through_a_planted_symlink() {
         "chown needs root: run these tests as root, as CI does"
     );
     let out = fake.run(id, &file, &[]);
-    assert_exit(&out, 2);
-    assert!(
-        one_line_error(&out).contains("owned by uid 65534"),
-        "{}",
-        show(&out)
-    );
+    assert_one_line_error(&out, 2, "owned by uid 65534");
     let _ = fs::remove_dir(&private);
 }
 
@@ -185,23 +169,14 @@ fn eval_refuses_a_run_id_a_live_run_holds() {
         "the first eval never started its container"
     );
     let second = fake.eval("t-dup", &tasks).output().expect("run sbx");
-    assert_exit(&second, 2);
-    assert!(
-        one_line_error(&second).contains("in use by another sbx"),
-        "{}",
-        show(&second)
-    );
+    assert_one_line_error(&second, 2, "in use by another sbx");
     // The second eval removed nothing: the first one's verdict stands.
     let status = first.wait(LIMIT);
     assert_eq!(status.code(), Some(0), "{}", fake.stderr_text());
     let report: Value =
         serde_json::from_slice(&fs::read(&first_out).expect("report")).expect("JSON report");
     assert_verdict(&report[0], "pass", "");
-    assert!(
-        calls_of(&fake.calls(), "rm").is_empty(),
-        "{:?}",
-        fake.calls()
-    );
+    assert_not_called(&fake, "rm");
     assert_stage_empty(&fake);
 }
 
@@ -241,25 +216,12 @@ fn gc_never_builds_host_paths_from_labels() {
     assert_exit(&out, 0);
     assert!(stderr(&out).contains("is not a run id"), "{}", show(&out));
     assert!(victim.exists(), "gc deleted a file named by a label");
-    assert!(
-        calls_of(&fake.calls(), "rm").is_empty(),
-        "{:?}",
-        fake.calls()
-    );
+    assert_not_called(&fake, "rm");
     // ...and `--run` takes only a run id.
     let out = fake_gc(&fake, &line, &["--run", &label.to_string_lossy()]);
-    assert_exit(&out, 2);
-    assert!(
-        one_line_error(&out).contains("invalid --run"),
-        "{}",
-        show(&out)
-    );
+    assert_one_line_error(&out, 2, "invalid --run");
     assert!(victim.exists(), "gc deleted a file named by --run");
-    assert!(
-        calls_of(&fake.calls(), "rm").is_empty(),
-        "{:?}",
-        fake.calls()
-    );
+    assert_not_called(&fake, "rm");
 }
 
 #[test]
@@ -293,8 +255,7 @@ fn exit_code_tmpdir_missing_is_2() {
         .env("TMPDIR", fake.root().join("missing"))
         .output()
         .expect("run sbx");
-    assert_exit(&out, 2);
-    assert!(one_line_error(&out).contains("TMPDIR"), "{}", show(&out));
+    assert_one_line_error(&out, 2, "TMPDIR");
 }
 
 #[test]
@@ -308,8 +269,7 @@ fn exit_code_cache_naming_a_file_is_2() {
         .arg(&not_a_dir)
         .output()
         .expect("run sbx");
-    assert_exit(&out, 2);
-    assert!(one_line_error(&out).contains("--cache"), "{}", show(&out));
+    assert_one_line_error(&out, 2, "--cache");
 }
 
 #[test]
@@ -383,11 +343,7 @@ fn doctor_without_the_default_image_says_it_is_missing_not_failed() {
         }
     }
     // Nothing was created.
-    assert!(
-        !commands(&fake.calls()).contains(&"create"),
-        "{:?}",
-        fake.calls()
-    );
+    assert_not_called(&fake, "create");
 }
 
 #[test]
@@ -414,11 +370,7 @@ fn doctor_with_a_runtime_the_engine_lacks_says_so_in_one_line() {
         "{}",
         show(&out)
     );
-    assert!(
-        !commands(&fake.calls()).contains(&"create"),
-        "{:?}",
-        fake.calls()
-    );
+    assert_not_called(&fake, "create");
 }
 
 #[test]
@@ -558,21 +510,15 @@ fn interpreter_with_quotes_is_refused_not_run() {
             r#"python3 -c "import sys; exec(open(sys.argv[1]).read())""#,
         ],
     );
-    assert_exit(&out, 2);
-    assert!(one_line_error(&out).contains("quotes"), "{}", show(&out));
+    assert_one_line_error(&out, 2, "quotes");
     fake.candidate("a", PRINTS_RAN);
     let out = fake
         .eval("t-interp-quotes", &json!([task("a", "", "ran\n")]))
         .args(["--interpreter", "sh -c 'exec sh \"$0\"'"])
         .output()
         .expect("run sbx");
-    assert_exit(&out, 2);
-    assert!(one_line_error(&out).contains("quotes"), "{}", show(&out));
-    assert!(
-        calls_of(&fake.calls(), "create").is_empty(),
-        "{:?}",
-        fake.calls()
-    );
+    assert_one_line_error(&out, 2, "quotes");
+    assert_not_called(&fake, "create");
 }
 
 #[test]

