@@ -30,6 +30,19 @@ fn fake(dir: &Path, stream: &[u8]) -> Docker {
     fs::write(&script, FAKE.replace("@DIR@", &dir.display().to_string())).expect("write fake");
     fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).expect("chmod fake");
     fs::write(dir.join("stream"), stream).expect("write stream");
+    // A child another test thread forked while the script was open for
+    // writing holds it until it execs: running it is ETXTBSY meanwhile.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match std::process::Command::new(&script).arg("__probe").output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                assert!(Instant::now() < deadline, "the fake docker stays busy");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => panic!("the fake docker does not run: {e}"),
+            Ok(_) => break,
+        }
+    }
     Docker::new(script)
 }
 
