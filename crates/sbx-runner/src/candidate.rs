@@ -88,7 +88,8 @@ impl Runner {
     pub(crate) fn reset(&mut self, unload: bool) -> Message {
         // Processes first (they could change the posture again), then the
         // posture, which a candidate may have changed from outside.
-        let done = reset::reset(&mut self.dirs, &self.wiper);
+        let spare = self.spare();
+        let done = reset::reset(&mut self.dirs, &self.wiper, spare);
         let posture = self.posture.restore();
         let dropped = if unload {
             self.candidate = None;

@@ -18,7 +18,8 @@ use wait4::Wait4;
 use super::candidate::Loaded;
 use super::identity::{as_real_identity, Identity};
 use super::protocol::{Case, CaseResult, CaseStatus, STDERR_TAIL};
-use super::reset;
+use super::reset::{self, Spare};
+use super::zygote::{self, Reaped, Slot};
 
 /// How often the case loop looks at the output flag and the clock.
 const POLL: Duration = Duration::from_millis(5);
@@ -106,6 +107,23 @@ struct Kept {
 /// The OOM score every program starts with: the OOM killer's first choice.
 const PROGRAM_OOM_SCORE: &str = "1000";
 
+/// A started program: its pipes and how to wait for its end.
+struct Started {
+    stdin: Box<dyn Write + Send>,
+    stdout: Box<dyn Read + Send>,
+    stderr: Box<dyn Read + Send>,
+    wait: Box<dyn FnOnce() -> Result<Reaped, Waited> + Send>,
+}
+
+/// Why the end of a program is unknown.
+enum Waited {
+    /// `wait4` on the runner's own child failed.
+    Failed(String),
+    /// The zygote that forked it is gone (the OOM killer's choice, for
+    /// one): it may have been the case's doing only if memory ran out.
+    ZygoteLost(String),
+}
+
 pub(crate) fn run_case(
     identity: Identity,
     lanes: &Lanes,
@@ -113,117 +131,106 @@ pub(crate) fn run_case(
     file: &Path,
     case: &Case,
     oom_counter: Option<&Path>,
+    zygote: &mut Slot,
 ) -> Result<CaseResult, String> {
-    let (program, args) = loaded
-        .interpreter
-        .split_first()
-        .ok_or("empty interpreter")?;
-    let mut cmd = Command::new(program);
-    cmd.args(args);
-    // A compiled candidate's command is whole; anything else runs its file.
-    if loaded.build.is_none() {
-        cmd.arg(file);
-    }
-    // std's safe `uid`/`gid`: in the child, setgroups(0) (the runner is
-    // root), setgid, setuid, then exec. Root's capabilities are all gone
-    // after the switch, and `no-new-privileges` keeps them gone.
-    cmd.uid(identity.uid)
-        .gid(identity.gid)
-        .process_group(0)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
     let oom_before = oom_counter.and_then(read_oom_kills);
-    // The program, not the runner, is the OOM killer's choice: it inherits
-    // the score from its first instruction, and the runner takes its own
-    // back right after the spawn (lowering it back needs no privilege down
-    // to the engine's starting value, measured; the reset checks it). The
-    // runner cannot write the program's own file: it belongs to the
-    // candidate's uid.
-    let own_score = fs::read_to_string(OOM_SCORE_SELF).ok();
-    let raised = own_score.is_some() && fs::write(OOM_SCORE_SELF, PROGRAM_OOM_SCORE).is_ok();
-    let spawned = cmd.spawn();
-    if let (true, Some(was)) = (raised, &own_score) {
-        if let Err(e) = fs::write(OOM_SCORE_SELF, was.trim()) {
-            if let Ok(mut child) = spawned {
-                reset::kill_others();
-                let _ = child.wait();
+    let forked = match (
+        zygote::eligible(&loaded.interpreter, loaded.build.is_some()),
+        &mut *zygote,
+    ) {
+        (Some((program, words)), Slot::Running(z)) if z.program == program => {
+            match z.spawn(identity, case.cpu_limit_s, words, Some(file)) {
+                Ok(spawned) => Some(spawned),
+                Err(_) => {
+                    // Nothing of the candidate ran: spawn it directly, as
+                    // every case in this container from now on.
+                    *zygote = Slot::Unavailable;
+                    reset::kill_others(None);
+                    None
+                }
             }
-            return Err(format!("put back the runner's OOM score: {e}"));
         }
-    }
-    let mut child = match spawned {
-        Ok(child) => child,
-        // The interpreter is missing or not executable: `NotStarted`, with
-        // the code a shell (and `docker run`) would answer, 127 or 126.
-        // A failed fork or pipe (no memory, no pid, no fd) is the runner's.
-        Err(e) => return cannot_execute(program, &e),
+        _ => None,
+    };
+    let spare = zygote.pid().map(|pid| Spare {
+        zygote: pid,
+        identity,
+    });
+    let started = match forked {
+        Some(spawned) => {
+            let waiter = spawned.waiter;
+            Started {
+                stdin: Box::new(spawned.stdin),
+                stdout: Box::new(spawned.stdout),
+                stderr: Box::new(spawned.stderr),
+                wait: Box::new(move || waiter.wait().map_err(Waited::ZygoteLost)),
+            }
+        }
+        None => match spawn(identity, loaded, file, case, spare)? {
+            Ok(started) => started,
+            Err(not_started) => return Ok(not_started),
+        },
     };
     let start = Instant::now();
-    if let Some(seconds) = case.cpu_limit_s {
-        let limit = Rlimit {
-            current: Some(seconds),
-            maximum: Some(seconds.saturating_add(1)),
-        };
-        let pid = Pid::from_child(&child);
-        if let Err(e) = as_real_identity(identity, || prlimit(Some(pid), Resource::Cpu, limit)) {
-            reset::kill_others();
-            let _ = child.wait();
-            return Err(format!("prlimit(RLIMIT_CPU) on the program: {e}"));
-        }
-    }
     let max = usize::try_from(case.max_output).unwrap_or(usize::MAX);
     let over = Arc::new(AtomicBool::new(false));
-    let stdin = child.stdin.take();
+    let Started {
+        stdin: mut stdin_pipe,
+        stdout: stdout_pipe,
+        stderr: stderr_pipe,
+        wait,
+    } = started;
     let stdin_bytes = case.stdin.clone();
     let (done_tx, done_rx) = mpsc::channel();
     let writer_done = done_tx.clone();
+    let jobs = 3;
+    let out = Arc::new(Mutex::new(Kept::default()));
+    let err = Arc::new(Mutex::new(Kept::default()));
+    let (wait_tx, waited) = mpsc::channel();
     let started = submit(
         &lanes.stdin,
         Box::new(move || {
-            if let Some(mut pipe) = stdin {
-                // EPIPE is normal: the program ignored its input.
-                let _ = pipe.write_all(&stdin_bytes);
-            }
+            // EPIPE is normal: the program ignored its input.
+            let _ = stdin_pipe.write_all(&stdin_bytes);
+            drop(stdin_pipe);
             let _ = writer_done.send(());
         }),
-    );
-    let mut jobs = 1;
-    let out = Arc::new(Mutex::new(Kept::default()));
-    let err = Arc::new(Mutex::new(Kept::default()));
-    let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
-    let (wait_tx, waited) = mpsc::channel();
-    let started = started
-        .and_then(|()| match stdout_pipe {
-            Some(pipe) => {
-                jobs += 1;
-                let job = reader(pipe, Keep::Head(max), max, &out, &over, done_tx.clone());
-                submit(&lanes.stdout, job)
-            }
-            None => Ok(()),
-        })
-        .and_then(|()| match stderr_pipe {
-            Some(pipe) => {
-                jobs += 1;
-                let job = reader(pipe, Keep::Tail(STDERR_TAIL), max, &err, &over, done_tx);
-                submit(&lanes.stderr, job)
-            }
-            None => Ok(()),
-        })
-        .and_then(|()| {
-            // `wait4` blocks, so it runs on its own lane; the result comes
-            // with the instant the program was reaped.
-            let mut child = child;
-            submit(
-                &lanes.waiter,
-                Box::new(move || {
-                    let r = child.wait4();
-                    let _ = wait_tx.send((r, Instant::now()));
-                }),
-            )
-        });
+    )
+    .and_then(|()| {
+        let job = reader(
+            stdout_pipe,
+            Keep::Head(max),
+            max,
+            &out,
+            &over,
+            done_tx.clone(),
+        );
+        submit(&lanes.stdout, job)
+    })
+    .and_then(|()| {
+        let job = reader(
+            stderr_pipe,
+            Keep::Tail(STDERR_TAIL),
+            max,
+            &err,
+            &over,
+            done_tx,
+        );
+        submit(&lanes.stderr, job)
+    })
+    .and_then(|()| {
+        // The wait blocks, so it runs on its own lane; the result comes
+        // with the instant the program was reaped.
+        submit(
+            &lanes.waiter,
+            Box::new(move || {
+                let r = wait();
+                let _ = wait_tx.send((r, Instant::now()));
+            }),
+        )
+    });
     if let Err(e) = started {
-        reset::kill_others();
+        reset::kill_others(spare);
         return Err(e);
     }
 
@@ -254,14 +261,27 @@ pub(crate) fn run_case(
     };
     // The case is over as the container would be when its program ends:
     // every other process dies, so stray writers close the pipes.
-    reset::kill_others();
-    let (res_use, exited_at) = match reaped {
+    reset::kill_others(spare);
+    let (reaped, exited_at) = match reaped {
         Some(r) => r,
         None => waited
             .recv_timeout(GRACE)
             .map_err(|_| "the killed program was not reaped in time".to_string())?,
     };
-    let res_use = res_use.map_err(|e| format!("wait4: {e}"))?;
+    let reaped = match reaped {
+        Ok(reaped) => Some(reaped),
+        Err(Waited::Failed(e)) => return Err(format!("wait4: {e}")),
+        Err(Waited::ZygoteLost(e)) => {
+            // Its children are PID 1's now, and die as candidates do.
+            *zygote = Slot::Idle;
+            reset::kill_others(None);
+            let oom_after = oom_counter.and_then(read_oom_kills);
+            if !matches!((oom_before, oom_after), (Some(b), Some(a)) if a > b) {
+                return Err(format!("the zygote was lost during the case: {e}"));
+            }
+            None
+        }
+    };
     let wall = end.unwrap_or(exited_at).saturating_duration_since(start);
     let grace_end = Instant::now() + GRACE;
     for _ in 0..jobs {
@@ -283,9 +303,9 @@ pub(crate) fn run_case(
         ended
     };
     let oom = matches!((oom_before, oom_after), (Some(b), Some(a)) if a > b);
-    let cpu = res_use.rusage.utime + res_use.rusage.stime;
-    let exit_code = res_use.status.code();
-    let signal = res_use.status.signal();
+    let cpu = reaped.as_ref().map_or(Duration::ZERO, |r| r.cpu);
+    let exit_code = reaped.as_ref().and_then(|r| r.status.code());
+    let signal = reaped.as_ref().and_then(|r| r.status.signal());
     let status = decide(ended, oom, exit_code, signal, case.cpu_limit_s, cpu);
     Ok(CaseResult {
         status,
@@ -293,13 +313,104 @@ pub(crate) fn run_case(
         signal,
         wall_ms: wall.as_millis() as u64,
         cpu_ms: cpu.as_millis() as u64,
-        max_rss_kib: res_use.rusage.maxrss / 1024,
+        max_rss_kib: reaped.as_ref().map_or(0, |r| r.max_rss_kib),
         oom,
         stdout_truncated: stdout.total > stdout.bytes.len() as u64,
         stdout: stdout.bytes,
         stderr_truncated: stderr.total > stderr.bytes.len() as u64,
         stderr_tail: stderr.bytes,
     })
+}
+
+/// Spawns the case's program as the runner's own child: as the candidate
+/// (std's safe `uid`/`gid`: in the child, setgroups(0) (the runner is
+/// root), setgid, setuid, then exec; root's capabilities are all gone after
+/// the switch, and `no-new-privileges` keeps them gone), in a process group
+/// of its own, with fresh pipes. `Ok(Err(record))` when the interpreter
+/// itself could not be executed.
+fn spawn(
+    identity: Identity,
+    loaded: &Loaded,
+    file: &Path,
+    case: &Case,
+    spare: Option<Spare>,
+) -> Result<Result<Started, CaseResult>, String> {
+    let (program, args) = loaded
+        .interpreter
+        .split_first()
+        .ok_or("empty interpreter")?;
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    // A compiled candidate's command is whole; anything else runs its file.
+    if loaded.build.is_none() {
+        cmd.arg(file);
+    }
+    cmd.uid(identity.uid)
+        .gid(identity.gid)
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // The program, not the runner, is the OOM killer's choice: it inherits
+    // the score from its first instruction, and the runner takes its own
+    // back right after the spawn (lowering it back needs no privilege down
+    // to the engine's starting value, measured; the reset checks it). The
+    // runner cannot write the program's own file: it belongs to the
+    // candidate's uid.
+    let own_score = fs::read_to_string(OOM_SCORE_SELF).ok();
+    let raised = own_score.is_some() && fs::write(OOM_SCORE_SELF, PROGRAM_OOM_SCORE).is_ok();
+    let spawned = cmd.spawn();
+    if let (true, Some(was)) = (raised, &own_score) {
+        if let Err(e) = fs::write(OOM_SCORE_SELF, was.trim()) {
+            if let Ok(mut child) = spawned {
+                reset::kill_others(spare);
+                let _ = child.wait();
+            }
+            return Err(format!("put back the runner's OOM score: {e}"));
+        }
+    }
+    let mut child = match spawned {
+        Ok(child) => child,
+        // The interpreter is missing or not executable: `NotStarted`, with
+        // the code a shell (and `docker run`) would answer, 127 or 126.
+        // A failed fork or pipe (no memory, no pid, no fd) is the runner's.
+        Err(e) => return cannot_execute(program, &e).map(Err),
+    };
+    if let Some(seconds) = case.cpu_limit_s {
+        let limit = Rlimit {
+            current: Some(seconds),
+            maximum: Some(seconds.saturating_add(1)),
+        };
+        let pid = Pid::from_child(&child);
+        if let Err(e) = as_real_identity(identity, || prlimit(Some(pid), Resource::Cpu, limit)) {
+            reset::kill_others(spare);
+            let _ = child.wait();
+            return Err(format!("prlimit(RLIMIT_CPU) on the program: {e}"));
+        }
+    }
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        reset::kill_others(spare);
+        let _ = child.wait();
+        return Err("the program's pipes are missing".into());
+    };
+    Ok(Ok(Started {
+        stdin: Box::new(stdin),
+        stdout: Box::new(stdout),
+        stderr: Box::new(stderr),
+        wait: Box::new(move || {
+            let mut child = child;
+            child
+                .wait4()
+                .map(|r| Reaped {
+                    status: r.status,
+                    cpu: r.rusage.utime + r.rusage.stime,
+                    max_rss_kib: r.rusage.maxrss / 1024,
+                })
+                .map_err(|e| Waited::Failed(e.to_string()))
+        }),
+    }))
 }
 
 /// The status of a case from the facts. An output limit beats everything

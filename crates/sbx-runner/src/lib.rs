@@ -17,7 +17,9 @@
 //! - `posture`: the runner's limits and scheduling, which children inherit;
 //! - `reset`: killing, emptying and verifying between cases (and the
 //!   `--wipe` helper run as the candidate's uid);
-//! - `shebang`: the `#!` line, read by the runner (`/work` is noexec).
+//! - `shebang`: the `#!` line, read by the runner (`/work` is noexec);
+//! - `zygote`: the root-owned Python interpreter that forks each
+//!   `python3 -c` case as the candidate.
 //!
 //! sbx's binary dispatches its hidden subcommand [`SUBCOMMAND`] to [`main`]
 //! before anything else; the same static executable is bind-mounted into
@@ -37,6 +39,7 @@ mod probe;
 pub mod protocol;
 mod reset;
 mod shebang;
+mod zygote;
 
 pub use pid1::{main, MAX_OUTPUT, SUBCOMMAND};
 pub use probe::PROBE;

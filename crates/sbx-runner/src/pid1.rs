@@ -25,7 +25,8 @@ use super::identity::Identity;
 use super::posture::Posture;
 use super::probe::{probe, PROBE};
 use super::protocol::{read_message, write_message, Case, Message};
-use super::reset::{self, Dirs};
+use super::reset::{self, Dirs, Spare};
+use super::zygote::{self, Slot, Zygote};
 
 /// The hidden subcommand that makes sbx the runner.
 pub const SUBCOMMAND: &str = "__runner";
@@ -99,6 +100,7 @@ pub fn main() -> i32 {
         candidate: None,
         clean: true,
         cases: 0,
+        zygote: Slot::Idle,
     };
     let hello = Message::Hello {
         sbx_version: crate::VERSION.into(),
@@ -179,9 +181,19 @@ pub(crate) struct Runner {
     /// No case ran since the last clean reset (or the start).
     pub(crate) clean: bool,
     cases: u64,
+    /// The zygote that forks `python3 -c` cases, once one was needed.
+    zygote: Slot,
 }
 
 impl Runner {
+    /// What the reset spares: the zygote, while it runs.
+    pub(crate) fn spare(&self) -> Option<Spare> {
+        self.zygote.pid().map(|zygote| Spare {
+            zygote,
+            identity: self.identity,
+        })
+    }
+
     fn case(&mut self, case: &Case) -> Message {
         if !self.clean {
             return Message::Internal("a case needs a clean reset before it".into());
@@ -192,6 +204,17 @@ impl Runner {
         let Some(loaded) = &self.candidate else {
             return Message::Internal("no candidate loaded".into());
         };
+        // The zygote starts while the container is as a verified reset
+        // left it, before this case's file is written.
+        if let (Some((program, _)), Slot::Idle) = (
+            zygote::eligible(&loaded.interpreter, loaded.build.is_some()),
+            &self.zygote,
+        ) {
+            self.zygote = match Zygote::start(program) {
+                Ok(z) => Slot::Running(z),
+                Err(_) => Slot::Unavailable,
+            };
+        }
         self.clean = false;
         self.cases += 1;
         let file = Path::new(WORK_DIR).join(&loaded.file_name);
@@ -205,6 +228,7 @@ impl Runner {
             &file,
             case,
             self.oom_counter.as_deref(),
+            &mut self.zygote,
         ) {
             Ok(result) => Message::Result(result),
             Err(message) => Message::Internal(message),

@@ -21,6 +21,8 @@ use rustix::fs::{
 };
 use rustix::process::{wait, WaitOptions};
 
+use super::identity::{as_candidate, Identity};
+
 /// The directories a candidate can write, even with `--read-only`.
 pub(crate) const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
 /// SysV IPC objects (there must be none; container sysctls forbid them).
@@ -284,21 +286,51 @@ impl Dirs {
     }
 }
 
-/// Sends SIGKILL to every process but PID 1 (`kill(-1)` from PID 1 spares
-/// only itself), and nothing else.
-pub(crate) fn kill_others() {
-    // ESRCH: nobody left.
-    let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
+/// What a kill spares besides PID 1: a running zygote, root's. The
+/// candidates are then killed by their uid (`kill(-1)` with the candidates'
+/// uid as this thread's effective uid reaches every candidate process and
+/// no root process); without one, everything but PID 1 is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Spare {
+    pub zygote: u32,
+    pub identity: Identity,
 }
 
-/// Kills every process but PID 1 again and again and reaps them all, until
-/// `/proc` lists only PID 1 and PID 1 has no child left.
-pub(crate) fn kill_and_reap_all(deadline: Instant) -> Result<(), String> {
+/// Sends SIGKILL to every process but PID 1 (`kill(-1)` from PID 1 spares
+/// only itself) or, with a zygote to spare, to every process of the
+/// candidates' uid; nothing else.
+pub(crate) fn kill_others(spare: Option<Spare>) {
+    // ESRCH: nobody left.
+    let everyone = || kill(Pid::from_raw(-1), Signal::SIGKILL);
+    match spare {
+        None => {
+            let _ = everyone();
+        }
+        Some(spare) => {
+            if as_candidate(spare.identity, || {
+                let _ = everyone();
+            })
+            .is_err()
+            {
+                // No way to spare it: the zygote goes too, and is started
+                // again (or not) later.
+                let _ = everyone();
+            }
+        }
+    }
+}
+
+/// Kills every process but PID 1 (and a spared zygote) again and again and
+/// reaps them all, until `/proc` lists only those and PID 1 has no other
+/// child left.
+pub(crate) fn kill_and_reap_all(deadline: Instant, spare: Option<Spare>) -> Result<(), String> {
     loop {
-        kill_others();
+        kill_others(spare);
         let no_children = reap_all();
-        let others = other_pids();
-        if others.is_empty() && no_children {
+        let others = other_pids(spare);
+        // A zombie shows in `/proc` until it is reaped: with a zygote (a
+        // child that stays), an empty list is the whole test.
+        if others.is_empty() && (no_children || spare.is_some()) {
             return Ok(());
         }
         if Instant::now() >= deadline {
@@ -324,15 +356,31 @@ fn reap_all() -> bool {
     }
 }
 
-/// The pids in `/proc` other than 1 (zombies included).
-pub(crate) fn other_pids() -> Vec<u32> {
+/// The pids in `/proc` other than 1 (zombies included) and a spared
+/// zygote, which is spared only while all its uids are root's: a pid a
+/// candidate's process took over after the zygote died is listed.
+pub(crate) fn other_pids(spare: Option<Spare>) -> Vec<u32> {
     let Ok(entries) = fs::read_dir("/proc") else {
         return vec![0];
     };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|&pid| pid != 1)
+        .filter(|&pid| !spare.is_some_and(|s| s.zygote == pid && roots(pid)))
         .collect()
+}
+
+/// Whether every uid of `pid` (real, effective, saved, file system) is 0.
+fn roots(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .is_some_and(|ids| {
+                let ids: Vec<&str> = ids.split_whitespace().collect();
+                ids.len() == 4 && ids.iter().all(|id| *id == "0")
+            })
+    })
 }
 
 fn list(items: &[u32], max: usize) -> String {
@@ -461,10 +509,10 @@ pub(crate) fn wipe_main(args: &[OsString]) -> i32 {
 /// The full reset, in order: kill and reap, empty the writable directories
 /// (the wipe helper first, as the candidate), verify. `Ok(())` is clean;
 /// `Err` says what remains.
-pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper) -> Result<(), String> {
+pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper, spare: Option<Spare>) -> Result<(), String> {
     let deadline = Instant::now() + BUDGET;
     let mut problems = Vec::new();
-    if let Err(e) = kill_and_reap_all(deadline) {
+    if let Err(e) = kill_and_reap_all(deadline, spare) {
         problems.push(e);
     }
     // The helper's findings are not the verdict on the reset: `verify`'s
@@ -476,7 +524,7 @@ pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper) -> Result<(), String> {
             Err(e) if e.starts_with("the wipe helper ended") => {}
             Err(e) => problems.push(e),
         }
-        if let Err(e) = kill_and_reap_all(deadline) {
+        if let Err(e) = kill_and_reap_all(deadline, spare) {
             problems.push(e);
         }
     }
@@ -500,7 +548,7 @@ pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper) -> Result<(), String> {
     for (dir, was) in &dirs.times {
         put_back_times(dir, *was);
     }
-    problems.extend(verify(dirs).err());
+    problems.extend(verify(dirs, spare).err());
     if problems.is_empty() {
         dirs.seen = stamps(dirs);
         Ok(())
@@ -676,9 +724,9 @@ fn compare(base: &Baseline, problems: &mut Vec<String>) {
 /// Checks that only PID 1 is left, the writable directories are empty and
 /// have their first mode, `/dev` is as it was, and the IPC namespace holds
 /// no SysV object.
-pub(crate) fn verify(dirs: &Dirs) -> Result<(), String> {
+pub(crate) fn verify(dirs: &Dirs, spare: Option<Spare>) -> Result<(), String> {
     let mut problems = Vec::new();
-    let others = other_pids();
+    let others = other_pids(spare);
     if !others.is_empty() {
         problems.push(format!("processes left: {}", list(&others, 10)));
     }
@@ -847,7 +895,7 @@ mod tests {
             times: Vec::new(),
             seen: Vec::new(),
         };
-        let err = verify(&dirs).unwrap_err();
+        let err = verify(&dirs, None).unwrap_err();
         assert!(err.contains("is not empty (`left`)"), "{err}");
     }
 

@@ -1,0 +1,120 @@
+_fresh = dict(globals())
+
+
+def _serve():
+    # Everything the zygote and its children need, imported now: while it
+    # serves, sys.path is empty, so nothing a candidate wrote can ever be
+    # imported by this root process.
+    import os, sys, gc, _socket, resource
+    try:
+        import _ctypes  # the function-test runner's prctl, loaded once
+    except ImportError:
+        pass
+    fresh, cwd, path = _fresh, sys.argv[1], sys.path
+    sys.path = []
+    fork, wait4, write, close, _exit = os.fork, os.wait4, os.write, os.close, os._exit
+    ctl = os.dup(0)
+    null = os.open('/dev/null', os.O_RDONLY)
+    os.dup2(null, 0)
+    close(null)
+    sock = _socket.socket(fileno=ctl)
+    space = _socket.CMSG_SPACE(3 * 4)
+    order = sys.byteorder
+
+    def send(line):
+        sock.sendall(line.encode() + b'\n')
+
+    send('R')
+    gc.freeze()
+    while True:
+        data, ancillary, _, _ = sock.recvmsg(1 << 16, space)
+        fds = []
+        for level, kind, raw in ancillary:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                fds += [int.from_bytes(raw[i:i + 4], order, signed=True)
+                        for i in range(0, len(raw) - len(raw) % 4, 4)]
+        while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], 'big'):
+            more = sock.recv(1 << 16)
+            if not more:
+                _exit(0)
+            data += more
+        words = data[4:].split(b'\0')
+        if len(fds) != 3 or len(words) < 4:
+            for fd in fds:
+                close(fd)
+            send('E a request needs 3 fds and 4 words')
+            continue
+        uid, gid, cpu = int(words[0]), int(words[1]), int(words[2])
+        ready, told = os.pipe()
+        try:
+            pid = fork()
+        except OSError as e:
+            for fd in fds + [ready, told]:
+                close(fd)
+            send('E fork: %s' % e)
+            continue
+        if pid:
+            for fd in fds + [told]:
+                close(fd)
+            # The child closes its end once it is the candidate, or writes
+            # why it could not be.
+            why = b''
+            while True:
+                part = os.read(ready, 4096)
+                if not part:
+                    break
+                why += part
+            close(ready)
+            if why:
+                wait4(pid, 0)
+                send('F ' + why.decode('utf-8', 'replace').replace('\n', ' '))
+                continue
+            send('P %d' % pid)
+            _, status, use = wait4(pid, 0)
+            send('W %d %d %d %d' % (status, round(use.ru_utime * 1e6),
+                                    round(use.ru_stime * 1e6), use.ru_maxrss))
+            continue
+        # The child: the candidate's identity and limits, then its program
+        # exactly as `python3 -c CODE ARGS...` would run it.
+        try:
+            close(ready)
+            os.setpgid(0, 0)
+            score = os.open('/proc/self/oom_score_adj', os.O_WRONLY)
+            write(score, b'1000')
+            close(score)
+            if cpu >= 0:
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+            if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
+                raise OSError('the ids did not change')
+            os.chdir(cwd)
+            for i, fd in enumerate(fds):
+                os.dup2(fd, i)
+            sock.detach()
+            os.closerange(3, 1 << 20)
+        except BaseException as e:
+            try:
+                write(told, ('%s' % e).encode() or b'?')
+            finally:
+                _exit(126)
+        sys.path = path
+        sys.argv = ['-c'] + [os.fsdecode(w) for w in words[4:]]
+        source = os.fsdecode(words[3])
+        del data, words, fds, ancillary
+        main = sys.modules['__main__'].__dict__
+        main.clear()
+        main.update(fresh)
+        del fresh
+        try:
+            exec(compile(source, '<string>', 'exec'), main)
+        except SystemExit:
+            raise
+        except BaseException as e:
+            sys.excepthook(type(e), e, e.__traceback__.tb_next)
+            sys.exit(1)
+        return
+
+
+_serve()
