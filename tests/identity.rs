@@ -351,3 +351,108 @@ fn root_is_refused_for_candidates() {
         assert_eq!(stderr.lines().count(), 1, "{user}: {stderr}");
     }
 }
+
+/// A function test's candidate (sealed: its return value is compared
+/// outside): what it is, that the runner's zygote forked it (its parent is
+/// root's and not PID 1), and what each way into that parent answers.
+const FORKED_PROBE: &str = r#"
+def probe():
+    import ctypes, errno, os, posix
+    libc = ctypes.CDLL(None, use_errno=True)
+    def status(pid, key):
+        for line in open('/proc/%s/status' % pid):
+            if line.startswith(key + ':'):
+                return line.split(':', 1)[1].split()
+    def attempt(f):
+        try:
+            f()
+            return 'ok'
+        except OSError as e:
+            return errno.errorcode[e.errno]
+    def c_call(r):
+        if r != 0:
+            raise OSError(ctypes.get_errno(), 'c')
+    def write(path, data):
+        with open(path, 'w') as f:
+            f.write(data)
+    parent = os.getppid()
+    out = ['uid %d %d gid %d %d groups %r' % (os.getuid(), os.geteuid(), os.getgid(), os.getegid(), os.getgroups())]
+    out.append('caps ' + ' '.join(status('self', k)[0] for k in ('CapEff', 'CapPrm', 'CapInh', 'CapAmb', 'NoNewPrivs')))
+    out.append('parent %s uids %s' % ('forked' if parent > 1 else parent, ' '.join(status(parent, 'Uid'))))
+    out.append('kill ' + attempt(lambda: posix.kill(parent, 0)))
+    limit = (ctypes.c_ulong * 2)(1 << 20, 1 << 20)
+    out.append('prlimit ' + attempt(lambda: c_call(libc.prlimit(parent, 9, limit, None))))
+    out.append('sched ' + attempt(lambda: os.sched_setscheduler(parent, os.SCHED_IDLE, os.sched_param(0))))
+    out.append('nice ' + attempt(lambda: os.setpriority(os.PRIO_PROCESS, parent, 19)))
+    out.append('oom ' + attempt(lambda: write('/proc/%d/oom_score_adj' % parent, '1000')))
+    out.append('environ ' + attempt(lambda: open('/proc/%d/environ' % parent, 'rb').read()))
+    out.append('mem ' + attempt(lambda: open('/proc/%d/mem' % parent, 'rb').read(1)))
+    out.append('fd ' + attempt(lambda: os.listdir('/proc/%d/fd' % parent)))
+    out.append('ptrace ' + attempt(lambda: c_call(libc.ptrace(16, parent, 0, 0))))
+    return '\n'.join(out)
+"#;
+
+const FORKED_EXPECT: &str = "uid 65534 65534 gid 65534 65534 groups []\n\
+caps 0000000000000000 0000000000000000 0000000000000000 0000000000000000 1\n\
+parent forked uids 0 0 0 0\nkill EPERM\nprlimit EPERM\nsched EPERM\nnice EPERM\n\
+oom EACCES\nenviron EACCES\nmem EACCES\nfd EACCES\nptrace EPERM";
+
+/// A correct function that first leaves a process behind (a raw fork, out
+/// of the harness's sight), which must die with the case.
+const FORK_AND_LEAVE: &str = r#"
+import ctypes, time
+if ctypes.CDLL(None).fork() == 0:
+    time.sleep(60)
+def probe():
+    return 'left one'
+"#;
+
+/// A wrong stdio candidate that leaves a daemon of its own session.
+const DAEMON: &str = r#"
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(60)
+    os._exit(0)
+print(41)
+"#;
+
+#[test]
+fn function_test_candidates_are_forked_as_the_candidate_and_cannot_reach_the_zygote() {
+    common::require_engine();
+    let s = scratch("zygote");
+    let check =
+        |expect: &str| format!("def check(candidate):\n    assert candidate() == {expect:?}\n");
+    let mut tasks = vec![];
+    for (id, program, expect) in [
+        ("probe", FORKED_PROBE, FORKED_EXPECT),
+        ("leave", FORK_AND_LEAVE, "left one"),
+        ("probe-after-leave", FORKED_PROBE, FORKED_EXPECT),
+    ] {
+        s.file(&format!("gen/{id}.py"), program.as_bytes());
+        tasks.push(json!({"id": id, "entry_point": "probe", "test": check(expect), "timeout": 30}));
+    }
+    s.file("gen/daemon.py", DAEMON.as_bytes());
+    tasks.push(json!({"id": "daemon", "stdin": "", "expect": "42\n", "timeout": 30}));
+    s.file("gen/probe-after-daemon.py", FORKED_PROBE.as_bytes());
+    tasks.push(json!({"id": "probe-after-daemon", "entry_point": "probe", "test": check(FORKED_EXPECT), "timeout": 30}));
+    for mode in ["candidate", "worker"] {
+        let out = s.eval(
+            &Value::Array(tasks.clone()),
+            &["--isolate", mode, "-j", "1"],
+        );
+        let results = by_id(&report(&out));
+        for id in ["probe", "leave", "probe-after-leave", "probe-after-daemon"] {
+            let r = &results[id];
+            assert_eq!(r["status"], "pass", "{mode} {id}: {r}");
+            assert_eq!(r["judged"], "sealed", "{mode} {id}: {r}");
+        }
+        assert_eq!(
+            results["daemon"]["status"], "fail",
+            "{mode}: {}",
+            results["daemon"]
+        );
+        assert_eq!(out.code(), 1, "{mode}: {out:?}");
+    }
+}

@@ -187,7 +187,11 @@ const CHECK: &str = r#"
 import os, sys
 me = os.getpid()
 bad = []
-pids = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me)]
+def zygote(p):
+    # The runner's zygote (root's, see the zygote tests) may stay.
+    uids = [l.split()[1:] for l in open('/proc/%s/status' % p) if l.startswith('Uid:')]
+    return uids == [['0'] * 4] and b'_fresh = dict(globals())' in open('/proc/%s/cmdline' % p, 'rb').read()
+pids = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me) and not zygote(p)]
 if pids:
     bad.append('pids %s' % [(p, open('/proc/%s/cmdline' % p, 'rb').read()) for p in pids])
 mine = os.path.dirname(os.path.abspath(__file__))
@@ -1305,4 +1309,161 @@ fn this_build_can_be_the_runner_on_this_engine() {
         sbx::runner::host::runner_unsupported(&Docker::new("docker")),
         None
     );
+}
+
+// ---------------------------------------------------------------------------
+// The zygote: `python3 -c` cases forked from a warm interpreter
+// ---------------------------------------------------------------------------
+
+/// A candidate whose command is `PROGRAM -c CODE ARGS...`.
+fn minus_c(program: &[&str], code: &str, args: &[&str]) -> Candidate {
+    let mut interpreter: Vec<String> = program.iter().map(|w| w.to_string()).collect();
+    interpreter.push("-c".into());
+    interpreter.push(code.into());
+    interpreter.extend(args.iter().map(|a| a.to_string()));
+    Candidate {
+        file_name: "task".into(),
+        program: b"ignored\n".to_vec(),
+        interpreter: Some(interpreter),
+        build: None,
+    }
+}
+
+impl Box_ {
+    fn run_candidate(&mut self, candidate: &Candidate, case: Case) -> CaseResult {
+        assert_eq!(self.s().load(candidate).expect("load"), Loaded::Ready);
+        let result = self.s().run_case(&case).expect("case");
+        assert_eq!(self.s().reset().expect("reset"), ResetOutcome::Clean);
+        result
+    }
+}
+
+/// What a `python3 -c` program can see of how it was started.
+const SELF_PORTRAIT: &str = r#"
+import os, resource, signal, sys
+print('argv', sys.argv, __name__, sorted(globals()), sys.path[0] == '', sys.flags)
+print('stdin', repr(sys.stdin.read()), sys.stdin.encoding, sys.stdout.encoding, sys.stdout.line_buffering)
+print('ids', os.getresuid(), os.getresgid(), os.getgroups(), os.getpgid(0) == os.getpid(), os.getsid(0) != os.getpid())
+st = dict(l.split(':', 1) for l in open('/proc/self/status'))
+print('caps', [st[k].strip() for k in ('CapEff', 'CapPrm', 'CapInh', 'CapAmb', 'NoNewPrivs')])
+print('oom', open('/proc/self/oom_score_adj').read().strip(), 'cwd', os.getcwd(), 'umask', os.umask(0))
+print('fds', sorted(os.listdir('/proc/self/fd')))
+print('limits', [resource.getrlimit(r) for r in range(16)])
+print('signals', [str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGTERM, signal.SIGCHLD)])
+print('env', sorted(os.environ.items()))
+"#;
+
+/// The same words run by the zygote (`python3 -c`) and spawned directly
+/// (`env python3 -c`, which the zygote does not take): everything a
+/// program can see of its start is the same, but its parent.
+#[test]
+fn a_forked_case_is_started_as_a_spawned_one_is() {
+    let mut b = open("zygote-parity", PYTHON);
+    let mut cpu = case(b"in\n", 30_000);
+    cpu.cpu_limit_s = Some(7);
+    let parent = "import os; print(os.getppid() > 1, [l.split()[1:] for l in open('/proc/%d/status' % os.getppid()) if l.startswith('Uid:')])";
+    let forked = b.run_candidate(&minus_c(&["python3"], parent, &[]), case(b"", 30_000));
+    assert_ended(&forked, CaseStatus::Ok, "True [['0', '0', '0', '0']]\n");
+    let spawned = b.run_candidate(
+        &minus_c(&["env", "python3"], parent, &[]),
+        case(b"", 30_000),
+    );
+    assert_ended(&spawned, CaseStatus::Ok, "False [['0', '0', '0', '0']]\n");
+    let programs: [(&str, &[&str]); 7] = [
+        (SELF_PORTRAIT, &["a b", "-x"]),
+        ("raise SystemExit(3)", &[]),
+        ("raise SystemExit('said')", &[]),
+        ("print('partial', end=''); 1/0", &[]),
+        ("import os; os.kill(os.getpid(), 9)", &[]),
+        (
+            "import sys; sys.stdout.write(sys.stdin.read()); sys.stdout.close(); print('x')",
+            &[],
+        ),
+        ("def f(:", &[]),
+    ];
+    for (code, args) in programs {
+        let forked = b.run_candidate(&minus_c(&["python3"], code, args), cpu.clone());
+        let spawned = b.run_candidate(&minus_c(&["env", "python3"], code, args), cpu.clone());
+        let seen = |r: &CaseResult| {
+            (
+                r.status,
+                r.exit_code,
+                r.signal,
+                text(&r.stdout),
+                text(&r.stderr_tail),
+            )
+        };
+        assert_eq!(seen(&forked), seen(&spawned), "{code}");
+    }
+    // Limits hold as for a spawned program.
+    let mut tight = case(b"", 30_000);
+    tight.cpu_limit_s = Some(1);
+    let spin = b.run_candidate(&minus_c(&["python3"], "while True: pass", &[]), tight);
+    assert_eq!(spin.status, CaseStatus::CpuLimit, "{spin:?}");
+    let slow = b.run_candidate(
+        &minus_c(&["python3"], "import time; time.sleep(30)", &[]),
+        case(b"", 500),
+    );
+    assert_eq!(slow.status, CaseStatus::Timeout, "{slow:?}");
+    b.check_clean("forked cases");
+}
+
+/// A daemon forked from a forked case, and one that tries the zygote's
+/// socket and fds, are killed by the reset; the zygote still serves.
+#[test]
+fn the_zygote_outlives_hostile_forked_cases_and_they_do_not_outlive_the_reset() {
+    let mut b = open("zygote-hostile", PYTHON);
+    let daemon = r#"
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(60)
+    os._exit(0)
+parent = os.getppid()
+for s in (9, 15, 19):
+    try:
+        os.kill(parent, s); print('signalled')
+    except OSError:
+        pass
+for path in ['/proc/%d/fd/0' % parent, '/proc/%d/fd/3' % parent, '/proc/%d/environ' % parent]:
+    try:
+        open(path, 'rb'); print('opened', path)
+    except OSError:
+        pass
+try:
+    os.killpg(os.getpgid(parent), 9)
+except OSError:
+    pass
+import time
+time.sleep(0.1)
+if open('/proc/%d/status' % parent).read().split('State:')[1].split()[0] not in 'RS':
+    print('the zygote is hurt')
+print('done')
+"#;
+    for round in 0..3 {
+        let r = b.run_candidate(&minus_c(&["python3"], daemon, &[]), case(b"", 30_000));
+        assert_ended(&r, CaseStatus::Ok, "done\n");
+        let after = b.run_candidate(
+            &minus_c(&["python3"], "import os; print(os.getppid() > 1)", &[]),
+            case(b"", 30_000),
+        );
+        assert_ended(&after, CaseStatus::Ok, "True\n");
+        b.check_clean(&format!("a forked daemon, round {round}"));
+    }
+}
+
+/// No `python3` in the image: the zygote cannot start, and the case is
+/// spawned directly, with the shell's 127, as before.
+#[test]
+fn without_python_the_case_is_spawned_directly() {
+    let mut b = open("zygote-none", BUSYBOX);
+    let r = b.run_candidate(&minus_c(&["python3"], "pass", &[]), case(b"", 30_000));
+    assert_eq!(
+        (r.status, r.exit_code),
+        (CaseStatus::NotStarted, Some(127)),
+        "{r:?}"
+    );
+    let sh = b.run("ok.sh", "echo ok\n", Some("sh"), case(b"", 30_000));
+    assert_ended(&sh, CaseStatus::Ok, "ok\n");
 }

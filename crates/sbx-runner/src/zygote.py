@@ -112,7 +112,9 @@ def _serve():
         except SystemExit:
             raise
         except BaseException as e:
-            sys.excepthook(type(e), e, e.__traceback__.tb_next)
+            # As the interpreter shows it: from the program's own frame.
+            e.__traceback__ = e.__traceback__.tb_next
+            sys.excepthook(type(e), e, e.__traceback__)
             sys.exit(1)
         return
 
