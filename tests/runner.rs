@@ -1348,6 +1348,13 @@ st = dict(l.split(':', 1) for l in open('/proc/self/status'))
 print('caps', [st[k].strip() for k in ('CapEff', 'CapPrm', 'CapInh', 'CapAmb', 'NoNewPrivs')])
 print('oom', open('/proc/self/oom_score_adj').read().strip(), 'cwd', os.getcwd(), 'umask', os.umask(0))
 print('fds', sorted(os.listdir('/proc/self/fd')))
+def tell(f):
+    try:
+        return f.tell()
+    except Exception as e:
+        return type(e).__name__
+print('io', [(f.seekable(), f.isatty(), tell(f)) for f in (sys.stdin, sys.stdout, sys.stderr)])
+print('dumpable', os.stat('/proc/self/status').st_uid == os.getuid())
 print('limits', [resource.getrlimit(r) for r in range(16)])
 print('signals', [str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGTERM, signal.SIGCHLD)])
 print('env', sorted(os.environ.items()))
@@ -1369,7 +1376,7 @@ fn a_forked_case_is_started_as_a_spawned_one_is() {
         case(b"", 30_000),
     );
     assert_ended(&spawned, CaseStatus::Ok, "False [['0', '0', '0', '0']]\n");
-    let programs: [(&str, &[&str]); 7] = [
+    let programs: [(&str, &[&str]); 8] = [
         (SELF_PORTRAIT, &["a b", "-x"]),
         ("raise SystemExit(3)", &[]),
         ("raise SystemExit('said')", &[]),
@@ -1380,6 +1387,7 @@ fn a_forked_case_is_started_as_a_spawned_one_is() {
             &[],
         ),
         ("def f(:", &[]),
+        ("raise KeyboardInterrupt", &[]),
     ];
     for (code, args) in programs {
         let forked = b.run_candidate(&minus_c(&["python3"], code, args), cpu.clone());

@@ -152,10 +152,8 @@ pub(crate) fn run_case(
         }
         _ => None,
     };
-    let spare = zygote.pid().map(|pid| Spare {
-        zygote: pid,
-        identity,
-    });
+    let spare = zygote.pid().map(|pid| Spare { zygote: pid });
+    let was_forked = forked.is_some();
     let started = match forked {
         Some(spawned) => {
             let waiter = spawned.waiter;
@@ -231,6 +229,10 @@ pub(crate) fn run_case(
     });
     if let Err(e) = started {
         reset::kill_others(spare);
+        if was_forked {
+            // A wait may be pending on its socket: the zygote goes.
+            *zygote = Slot::Idle;
+        }
         return Err(e);
     }
 
@@ -264,9 +266,15 @@ pub(crate) fn run_case(
     reset::kill_others(spare);
     let (reaped, exited_at) = match reaped {
         Some(r) => r,
-        None => waited
-            .recv_timeout(GRACE)
-            .map_err(|_| "the killed program was not reaped in time".to_string())?,
+        None => match waited.recv_timeout(GRACE) {
+            Ok(r) => r,
+            Err(_) => {
+                if was_forked {
+                    *zygote = Slot::Idle;
+                }
+                return Err("the killed program was not reaped in time".into());
+            }
+        },
     };
     let reaped = match reaped {
         Ok(reaped) => Some(reaped),

@@ -52,23 +52,6 @@ pub(crate) fn as_real_identity<T>(
     r?.map_err(|e| e.to_string())
 }
 
-/// Runs `f` on this thread with the candidates' uid as its real and
-/// effective uid (the saved uid stays root's): the effective capabilities
-/// are then empty, so a signal reaches exactly the processes of that uid,
-/// which every candidate process has and no root process has. The thread
-/// takes its ids (and with them its capabilities) back right after.
-pub(crate) fn as_candidate<T>(identity: Identity, f: impl FnOnce() -> T) -> Result<T, String> {
-    use rustix::process::Uid;
-    use rustix::thread::set_thread_res_uid;
-    let uid = Uid::from_raw(identity.uid);
-    set_thread_res_uid(uid, uid, None).map_err(|e| format!("setresuid: {e}"))?;
-    let r = f();
-    if let Err(e) = set_thread_res_uid(Uid::ROOT, Uid::ROOT, None) {
-        return Err(format!("the runner could not take back its ids: {e}"));
-    }
-    Ok(r)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -187,11 +187,8 @@ pub(crate) struct Runner {
 
 impl Runner {
     /// What the reset spares: the zygote, while it runs.
-    pub(crate) fn spare(&self) -> Option<Spare> {
-        self.zygote.pid().map(|zygote| Spare {
-            zygote,
-            identity: self.identity,
-        })
+    pub(crate) fn spare(&mut self) -> Option<Spare> {
+        self.zygote.pid().map(|zygote| Spare { zygote })
     }
 
     fn case(&mut self, case: &Case) -> Message {

@@ -21,8 +21,6 @@ use rustix::fs::{
 };
 use rustix::process::{wait, WaitOptions};
 
-use super::identity::{as_candidate, Identity};
-
 /// The directories a candidate can write, even with `--read-only`.
 pub(crate) const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
 /// SysV IPC objects (there must be none; container sysctls forbid them).
@@ -286,38 +284,58 @@ impl Dirs {
     }
 }
 
-/// What a kill spares besides PID 1: a running zygote, root's. The
-/// candidates are then killed by their uid (`kill(-1)` with the candidates'
-/// uid as this thread's effective uid reaches every candidate process and
-/// no root process); without one, everything but PID 1 is.
+/// What a kill spares besides PID 1: a running zygote (its pid), only
+/// while all its uids are root's.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Spare {
     pub zygote: u32,
-    pub identity: Identity,
 }
 
+/// How long `kill_others` goes on killing what a spared zygote's
+/// neighbours keep forking before it kills the zygote too.
+const KILL_BUDGET: Duration = Duration::from_secs(2);
+
 /// Sends SIGKILL to every process but PID 1 (`kill(-1)` from PID 1 spares
-/// only itself) or, with a zygote to spare, to every process of the
-/// candidates' uid; nothing else.
+/// only itself) or, with a zygote to spare, to every living process but
+/// PID 1 and the zygote, one by one, until none is left: the runner's ids
+/// never change for it (a thread under the candidates' uid could be
+/// reniced by a candidate). A process forked while the list is read is
+/// killed in the next round; past `KILL_BUDGET`, everything but PID 1 is.
 pub(crate) fn kill_others(spare: Option<Spare>) {
-    // ESRCH: nobody left.
-    let everyone = || kill(Pid::from_raw(-1), Signal::SIGKILL);
-    match spare {
-        None => {
-            let _ = everyone();
+    let everyone = || {
+        // ESRCH: nobody left.
+        let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
+    };
+    let Some(spare) = spare else {
+        return everyone();
+    };
+    let deadline = Instant::now() + KILL_BUDGET;
+    loop {
+        let alive: Vec<u32> = other_pids(Some(spare))
+            .into_iter()
+            .filter(|&pid| !zombie(pid))
+            .collect();
+        if alive.is_empty() {
+            return;
         }
-        Some(spare) => {
-            if as_candidate(spare.identity, || {
-                let _ = everyone();
-            })
-            .is_err()
-            {
-                // No way to spare it: the zygote goes too, and is started
-                // again (or not) later.
-                let _ = everyone();
+        if Instant::now() >= deadline {
+            return everyone();
+        }
+        for pid in alive {
+            if let Ok(pid) = i32::try_from(pid) {
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             }
         }
     }
+}
+
+/// Whether `pid` is a zombie (or gone): dead, waiting to be reaped.
+fn zombie(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X")
+    })
 }
 
 /// Kills every process but PID 1 (and a spared zygote) again and again and

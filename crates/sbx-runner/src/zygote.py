@@ -5,11 +5,24 @@ def _serve():
     # Everything the zygote and its children need, imported now: while it
     # serves, sys.path is empty, so nothing a candidate wrote can ever be
     # imported by this root process.
-    import os, sys, gc, _socket, resource
+    import os, sys, gc, _socket, resource, signal
     try:
-        import _ctypes  # the function-test runner's prctl, loaded once
-    except ImportError:
-        pass
+        # The function-test runner's prctl, loaded once; and the child's
+        # own, below.
+        import _ctypes
+
+        class _Int(_ctypes._SimpleCData):
+            _type_ = 'i'
+
+        class _Function(_ctypes.CFuncPtr):
+            _flags_, _restype_ = _ctypes.FUNCFLAG_CDECL, _Int
+
+        class _Libc:
+            _handle = _ctypes.dlopen(None)
+
+        prctl = _Function(('prctl', _Libc()))
+    except (ImportError, AttributeError, OSError):
+        prctl = None
     fresh, cwd, path = _fresh, sys.argv[1], sys.path
     sys.path = []
     fork, wait4, write, close, _exit = os.fork, os.wait4, os.write, os.close, os._exit
@@ -56,8 +69,8 @@ def _serve():
         if pid:
             for fd in fds + [told]:
                 close(fd)
-            # The child closes its end once it is the candidate, or writes
-            # why it could not be.
+            # The child writes one NUL once it is the candidate, or why it
+            # could not be.
             why = b''
             while True:
                 part = os.read(ready, 4096)
@@ -65,8 +78,9 @@ def _serve():
                     break
                 why += part
             close(ready)
-            if why:
+            if why != b'\0':
                 wait4(pid, 0)
+                why = why.rstrip(b'\0') or b'it died before it was the candidate'
                 send('F ' + why.decode('utf-8', 'replace').replace('\n', ' '))
                 continue
             send('P %d' % pid)
@@ -90,10 +104,16 @@ def _serve():
             if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
                 raise OSError('the ids did not change')
             os.chdir(cwd)
+            # Dumpable again, as after an exec (the uid change cleared it).
+            if prctl is not None and prctl(4, 1, 0, 0, 0) != 0:
+                raise OSError('prctl(PR_SET_DUMPABLE, 1) failed')
             for i, fd in enumerate(fds):
                 os.dup2(fd, i)
+            top = max(fds + [ctl, told])
+            write(told, b'\0')
             sock.detach()
-            os.closerange(3, 1 << 20)
+            # Every fd the zygote holds is one of these, or below them.
+            os.closerange(3, top + 1)
         except BaseException as e:
             try:
                 write(told, ('%s' % e).encode() or b'?')
@@ -112,9 +132,14 @@ def _serve():
         except SystemExit:
             raise
         except BaseException as e:
-            # As the interpreter shows it: from the program's own frame.
+            # As the interpreter shows it: from the program's own frame;
+            # and as it ends on an uncaught KeyboardInterrupt, by SIGINT.
             e.__traceback__ = e.__traceback__.tb_next
             sys.excepthook(type(e), e, e.__traceback__)
+            if isinstance(e, KeyboardInterrupt):
+                sys.stdout.flush()
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGINT)
             sys.exit(1)
         return
 

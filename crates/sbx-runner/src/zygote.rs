@@ -35,7 +35,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -64,11 +64,18 @@ pub(crate) enum Slot {
 }
 
 impl Slot {
-    /// The zygote's pid, which the reset spares while it is root's.
-    pub(crate) fn pid(&self) -> Option<u32> {
-        match self {
-            Slot::Running(z) => Some(z.child.id()),
-            _ => None,
+    /// The zygote's pid, which the reset spares while it is root's; a
+    /// zygote that ended (or was reaped) is dropped, to be started again.
+    pub(crate) fn pid(&mut self) -> Option<u32> {
+        let Slot::Running(z) = self else {
+            return None;
+        };
+        match z.child.try_wait() {
+            Ok(None) => Some(z.child.id()),
+            _ => {
+                *self = Slot::Idle;
+                None
+            }
         }
     }
 }
@@ -80,6 +87,11 @@ pub(crate) fn eligible(interpreter: &[String], has_build: bool) -> Option<(&str,
     let (program, rest) = interpreter.split_first()?;
     let (flag, words) = rest.split_first()?;
     if has_build || flag != "-c" || words.is_empty() {
+        return None;
+    }
+    // A relative path with a slash would resolve against `/` (the
+    // zygote's directory), not the runner's.
+    if program.contains('/') && !program.starts_with('/') {
         return None;
     }
     let name = program.rsplit('/').next().unwrap_or(program);
@@ -99,6 +111,10 @@ pub(crate) struct Zygote {
     child: Child,
     sock: UnixStream,
     lines: Arc<Mutex<Lines>>,
+    /// The read ends of its stdout and stderr, kept open (it writes
+    /// nothing): its children's `sys.stdout` and `sys.stderr` are then
+    /// built over pipes, as a spawned program's are.
+    _output: (Option<ChildStdout>, Option<ChildStderr>),
 }
 
 /// The zygote's answers, a line each.
@@ -197,8 +213,8 @@ impl Zygote {
             .arg(&cwd)
             .current_dir("/")
             .stdin(Stdio::from(OwnedFd::from(theirs)))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("start the zygote `{program}`: {e}"))?;
         let mut child = child;
@@ -214,8 +230,10 @@ impl Zygote {
             }
         };
         // From here, dropping it kills it.
+        let output = (child.stdout.take(), child.stderr.take());
         let zygote = Zygote {
             program: program.to_string(),
+            _output: output,
             child,
             sock: ours,
             lines: Arc::new(Mutex::new(Lines {
@@ -342,6 +360,8 @@ mod tests {
             &["python2.7", "-c", "pass"],
             &["pythonw", "-c", "pass"],
             &["python3", "-c", "pa\0ss"],
+            &["./python3", "-c", "pass"],
+            &["bin/python3", "-c", "pass"],
             &[],
         ];
         for w in no {
