@@ -342,6 +342,14 @@ def isolate_modes(work):
         "fifty_cases_one_runner_container": (fifty, base + ["--tasks", "one.json", "--isolate", "candidate"], 1),
         "fifty_cases_a_runner_container_each": (fifty, base + ["--tasks", "each.json", "--isolate", "candidate", "-j", "1"], 50),
     }
+    # With SBX_BEFORE, that build's runner modes beside today's ("speed
+    # unchanged": the same argv but the binary).
+    before = os.environ.get("SBX_BEFORE")
+    if before:
+        for key in ["hundred_cases_candidate", "single_case_tasks_candidate",
+                    "hundred_cases_worker", "single_case_tasks_worker"]:
+            cwd, cmd, passes = variants[key]
+            variants[key + "_before"] = (cwd, [before, *cmd[1:]], passes)
     rounds = max(3, RUNS // 3)
     times = {k: [] for k in variants}
     for _ in range(rounds):
@@ -354,14 +362,18 @@ def isolate_modes(work):
             if passed != passes:
                 raise SystemExit(f"{key}: {passed}/{passes} passed: {proc.stdout[-400:]} {proc.stderr[-400:]}")
     med = {k: median(v) for k, v in times.items()}
-    return {
+    out = {
         "medians_s": med,
         "rounds": rounds,
         "hundred_cases_speedup": med["hundred_cases_case"] / med["hundred_cases_candidate"],
         "single_case_ratio": med["single_case_tasks_candidate"] / med["single_case_tasks_case"],
         "fifty_cases_speedup": med["fifty_cases_a_runner_container_each"] / med["fifty_cases_one_runner_container"],
-        "targets": {"hundred_cases_speedup": ">= 10", "single_case_ratio": "<= 1.05"},
+        "targets": {"hundred_cases_speedup": ">= 10", "single_case_ratio": "<= 1.05", "vs_before": "<= 1.05"},
     }
+    if before:
+        out["vs_before"] = {k[:-len("_before")]: med[k[:-len("_before")]] / med[k]
+                            for k in med if k.endswith("_before")}
+    return out
 def compiled_vs_python(work):
     """A C++ task with 50 cases against the same task in Python, both in
     the default mode (`--isolate worker`: the C++ candidate compiled once
@@ -670,6 +682,9 @@ def main():
             ("50 cases: a runner container each (-j 1)", f"{im['fifty_cases_a_runner_container_each']:.2f} s",
              f"x{i['fifty_cases_speedup']:.1f} slower", ""),
         ]
+        for key, ratio in i.get("vs_before", {}).items():
+            rows.append((f"  {key}: SBX_BEFORE's", f"{im[key + '_before']:.2f} s", f"now x{ratio:.2f} of it",
+                         f"<= x1.05: {ok(ratio <= 1.05)}"))
     if "compiled" in data:
         c = data["compiled"]
         cm = c["medians_s"]

@@ -6,7 +6,8 @@
 # the engine of scripts/gvisor-engine.sh, for that part only). Prints a table and
 # writes bench-results/bench.json. Usage: scripts/bench.sh [RUNS [PART...]]
 # SBX_BEFORE_REV=REV (a commit): that commit's sbx is built too (in a
-# worktree under target/) and runs beside today's in the human_eval part.
+# worktree under target/) and runs beside today's in the human_eval and
+# isolate parts (SBX_BEFORE=PATH: a binary already built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

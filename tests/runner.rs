@@ -1355,6 +1355,7 @@ def tell(f):
         return type(e).__name__
 print('io', [(f.seekable(), f.isatty(), tell(f)) for f in (sys.stdin, sys.stdout, sys.stderr)])
 print('dumpable', os.stat('/proc/self/status').st_uid == os.getuid())
+print('main', sys.path[0], __spec__, type(globals().get('__loader__')).__name__, globals().get('__file__'), list(globals()))
 print('limits', [resource.getrlimit(r) for r in range(16)])
 print('signals', [str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGTERM, signal.SIGCHLD)])
 print('env', sorted(os.environ.items()))
@@ -1402,6 +1403,27 @@ fn a_forked_case_is_started_as_a_spawned_one_is() {
             )
         };
         assert_eq!(seen(&forked), seen(&spawned), "{code}");
+    }
+    // As scripts (`python3 FILE`), the case's file holding the program.
+    for (code, _) in programs {
+        let script = |interpreter: &[&str]| Candidate {
+            file_name: "task".into(),
+            program: code.as_bytes().to_vec(),
+            interpreter: Some(interpreter.iter().map(|w| w.to_string()).collect()),
+            build: None,
+        };
+        let forked = b.run_candidate(&script(&["python3"]), cpu.clone());
+        let spawned = b.run_candidate(&script(&["env", "python3"]), cpu.clone());
+        let seen = |r: &CaseResult| {
+            (
+                r.status,
+                r.exit_code,
+                r.signal,
+                text(&r.stdout),
+                text(&r.stderr_tail),
+            )
+        };
+        assert_eq!(seen(&forked), seen(&spawned), "script: {code}");
     }
     // Limits hold as for a spawned program.
     let mut tight = case(b"", 30_000);

@@ -135,11 +135,11 @@ pub(crate) fn run_case(
 ) -> Result<CaseResult, String> {
     let oom_before = oom_counter.and_then(read_oom_kills);
     let forked = match (
-        zygote::eligible(&loaded.interpreter, loaded.build.is_some()),
+        zygote::eligible(&loaded.interpreter, loaded.build.is_some(), &loaded.program),
         &mut *zygote,
     ) {
-        (Some((program, words)), Slot::Running(z)) if z.program == program => {
-            match z.spawn(identity, case.cpu_limit_s, words, Some(file)) {
+        (Some((program, form)), Slot::Running(z)) if z.program == program => {
+            match z.spawn(identity, case.cpu_limit_s, form, file) {
                 Ok(spawned) => Some(spawned),
                 Err(_) => {
                     // Nothing of the candidate ran: spawn it directly, as

@@ -204,7 +204,7 @@ impl Runner {
         // The zygote starts while the container is as a verified reset
         // left it, before this case's file is written.
         if let (Some((program, _)), Slot::Idle) = (
-            zygote::eligible(&loaded.interpreter, loaded.build.is_some()),
+            zygote::eligible(&loaded.interpreter, loaded.build.is_some(), &loaded.program),
             &self.zygote,
         ) {
             self.zygote = match Zygote::start(program) {

@@ -24,6 +24,8 @@ def _serve():
     except (ImportError, AttributeError, OSError):
         prctl = None
     fresh, cwd, path = _fresh, sys.argv[1], sys.path
+    loader = sys.modules['_frozen_importlib_external'].SourceFileLoader
+    realpath, dirname = os.path.realpath, os.path.dirname
     sys.path = []
     fork, wait4, write, close, _exit = os.fork, os.wait4, os.write, os.close, os._exit
     ctl = os.dup(0)
@@ -52,10 +54,10 @@ def _serve():
                 _exit(0)
             data += more
         words = data[4:].split(b'\0')
-        if len(fds) != 3 or len(words) < 4:
+        if len(fds) != 3 or len(words) < 5 or words[3] not in (b'c', b'f'):
             for fd in fds:
                 close(fd)
-            send('E a request needs 3 fds and 4 words')
+            send('E a request needs 3 fds, 5 words and c or f')
             continue
         uid, gid, cpu = int(words[0]), int(words[1]), int(words[2])
         ready, told = os.pipe()
@@ -119,16 +121,32 @@ def _serve():
                 write(told, ('%s' % e).encode() or b'?')
             finally:
                 _exit(126)
-        sys.path = path
-        sys.argv = ['-c'] + [os.fsdecode(w) for w in words[4:]]
-        source = os.fsdecode(words[3])
+        # `c`: as `python3 -c CODE ARGS...`; `f`: as `python3 FILE ARGS...`.
+        if words[3] == b'c':
+            sys.path = path
+            sys.argv = ['-c'] + [os.fsdecode(w) for w in words[5:]]
+            source, name, extra = os.fsdecode(words[4]), '<string>', {}
+        else:
+            name = os.fsdecode(words[4])
+            sys.argv = [os.fsdecode(w) for w in words[4:]]
+            sys.path = [dirname(realpath(name))] + path[1:]
+            try:
+                with open(name, 'rb') as f:
+                    source = f.read()
+            except OSError as e:
+                write(2, ("%s: can't open file %r: [Errno %d] %s\n"
+                          % (sys.orig_argv[0], name, e.errno, e.strerror)).encode())
+                _exit(2)
+            extra = {'__file__': name, '__cached__': None,
+                     '__loader__': loader('__main__', name)}
         del data, words, fds, ancillary
         main = sys.modules['__main__'].__dict__
         main.clear()
         main.update(fresh)
-        del fresh
+        main.update(extra)
+        del fresh, extra
         try:
-            exec(compile(source, '<string>', 'exec'), main)
+            exec(compile(source, name, 'exec'), main)
         except SystemExit:
             raise
         except BaseException as e:

@@ -80,29 +80,55 @@ impl Slot {
     }
 }
 
-/// The interpreter and the words after its `-c` when a case can be forked
-/// by the zygote: `python`, `python3` or `python3.N` (by name or path)
-/// followed by `-c`, no build, and no NUL byte anywhere.
-pub(crate) fn eligible(interpreter: &[String], has_build: bool) -> Option<(&str, &[String])> {
-    let (program, rest) = interpreter.split_first()?;
-    let (flag, words) = rest.split_first()?;
-    if has_build || flag != "-c" || words.is_empty() {
+/// How the zygote's child runs the case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form<'a> {
+    /// `python3 -c CODE ARGS...`: these words (`CODE ARGS...`), the
+    /// case's file appended.
+    Code(&'a [String]),
+    /// `python3 FILE`: the case's file as the script.
+    Script,
+}
+
+/// The interpreter and the form when a case can be forked by the zygote:
+/// `python`, `python3` or `python3.N` (by name or absolute path), alone or
+/// followed by `-c` and its words; no build; no NUL byte in any word. A
+/// script holding a NUL byte (Python's own message for it differs from
+/// `compile`'s) or a zip archive's end record (Python runs a zip's
+/// `__main__.py`) is spawned directly.
+pub(crate) fn eligible<'a>(
+    interpreter: &'a [String],
+    has_build: bool,
+    program: &[u8],
+) -> Option<(&'a str, Form<'a>)> {
+    let (python, rest) = interpreter.split_first()?;
+    let form = match rest.split_first() {
+        None => Form::Script,
+        Some((flag, words)) if flag == "-c" && !words.is_empty() => Form::Code(words),
+        Some(_) => return None,
+    };
+    if has_build {
+        return None;
+    }
+    if form == Form::Script
+        && (program.contains(&0) || program.windows(4).any(|w| w == b"PK\x05\x06"))
+    {
         return None;
     }
     // A relative path with a slash would resolve against `/` (the
     // zygote's directory), not the runner's.
-    if program.contains('/') && !program.starts_with('/') {
+    if python.contains('/') && !python.starts_with('/') {
         return None;
     }
-    let name = program.rsplit('/').next().unwrap_or(program);
+    let name = python.rsplit('/').next().unwrap_or(python);
     let version = name.strip_prefix("python")?;
-    let python = version.is_empty()
+    let is_python = version.is_empty()
         || version == "3"
         || version
             .strip_prefix("3.")
             .is_some_and(|minor| !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit()));
     let clean = interpreter.iter().all(|w| !w.contains('\0'));
-    (python && clean).then_some((program.as_str(), words))
+    (is_python && clean).then_some((python.as_str(), form))
 }
 
 /// A running zygote.
@@ -258,32 +284,35 @@ impl Zygote {
         lines.next(deadline)
     }
 
-    /// Forks `words` (what follows `-c`; `file` appended) as the
-    /// candidate, with fresh pipes; returns once the child runs as the
-    /// candidate.
+    /// Forks the case (`form`, with `file`) as the candidate, with fresh
+    /// pipes; returns once the child runs as the candidate.
     pub(crate) fn spawn(
         &mut self,
         identity: Identity,
         cpu_limit_s: Option<u64>,
-        words: &[String],
-        file: Option<&Path>,
+        form: Form<'_>,
+        file: &Path,
     ) -> Result<Spawned, String> {
         let lost = |what: &str, e: io::Error| format!("{what}: {e}");
         let (in_r, in_w) = io::pipe().map_err(|e| lost("pipe", e))?;
         let (out_r, out_w) = io::pipe().map_err(|e| lost("pipe", e))?;
         let (err_r, err_w) = io::pipe().map_err(|e| lost("pipe", e))?;
         let cpu = cpu_limit_s.map_or(-1, |s| i64::try_from(s).unwrap_or(i64::MAX));
-        let mut fields: Vec<&[u8]> = Vec::with_capacity(words.len() + 4);
+        let mut fields: Vec<&[u8]> = Vec::with_capacity(8);
         let (uid, gid, cpu) = (
             identity.uid.to_string(),
             identity.gid.to_string(),
             cpu.to_string(),
         );
         fields.extend([uid.as_bytes(), gid.as_bytes(), cpu.as_bytes()]);
-        fields.extend(words.iter().map(|w| w.as_bytes()));
-        if let Some(file) = file {
-            fields.push(file.as_os_str().as_bytes());
+        match form {
+            Form::Code(words) => {
+                fields.push(b"c");
+                fields.extend(words.iter().map(|w| w.as_bytes()));
+            }
+            Form::Script => fields.push(b"f"),
         }
+        fields.push(file.as_os_str().as_bytes());
         let payload = fields.join(&b'\0');
         let len = u32::try_from(payload.len()).map_err(|_| "a request above 4 GiB".to_string())?;
         let mut frame = len.to_be_bytes().to_vec();
@@ -340,37 +369,58 @@ mod tests {
     }
 
     #[test]
-    fn only_python_minus_c_without_a_build_is_forked() {
-        let yes = [
+    fn only_python_alone_or_with_minus_c_and_no_build_is_forked() {
+        // (the interpreter, the words after `-c` or `None` for a script)
+        type Seen = Option<(String, Option<Vec<String>>)>;
+        let code = |w: &[&str]| -> Seen {
+            eligible(&words(w), false, b"print(1)\n").map(|(p, form)| {
+                let words = match form {
+                    Form::Code(words) => Some(words.to_vec()),
+                    Form::Script => None,
+                };
+                (p.to_string(), words)
+            })
+        };
+        for w in [
             &["python3", "-c", "pass"][..],
             &["/usr/bin/python3", "-c", "pass", "1"],
             &["python", "-c", "x"],
             &["python3.11", "-c", "x"],
-        ];
-        for w in yes {
-            assert!(eligible(&words(w), false).is_some(), "{w:?}");
+        ] {
+            assert!(matches!(code(w), Some((_, Some(_)))), "{w:?}");
+        }
+        for w in [&["python3"][..], &["/usr/bin/python3.11"], &["python"]] {
+            assert!(matches!(code(w), Some((_, None))), "{w:?}");
         }
         let no = [
-            &["python3", "/work/task"][..],
+            &["python3", "-u"][..],
             &["python3", "-c"],
             &["python3", "-I", "-c", "pass"],
             &["bash", "-c", "echo"],
+            &["sh"],
             &["python3x", "-c", "pass"],
             &["python3.", "-c", "pass"],
             &["python2.7", "-c", "pass"],
             &["pythonw", "-c", "pass"],
             &["python3", "-c", "pa\0ss"],
             &["./python3", "-c", "pass"],
-            &["bin/python3", "-c", "pass"],
+            &["bin/python3"],
+            &["env", "python3"],
             &[],
         ];
         for w in no {
-            assert!(eligible(&words(w), false).is_none(), "{w:?}");
+            assert!(code(w).is_none(), "{w:?}");
         }
-        assert!(eligible(&words(&["python3", "-c", "pass"]), true).is_none());
+        assert!(eligible(&words(&["python3", "-c", "pass"]), true, b"").is_none());
+        assert!(eligible(&words(&["python3"]), true, b"").is_none());
+        // Scripts Python would not read as source.
+        assert!(eligible(&words(&["python3"]), false, b"print(1)\0").is_none());
+        assert!(eligible(&words(&["python3"]), false, b"#!x\nPK\x05\x06rest").is_none());
+        // `-c` runs its words, whatever the file holds.
+        assert!(eligible(&words(&["python3", "-c", "x"]), false, b"\0").is_some());
         assert_eq!(
-            eligible(&words(&["python3", "-c", "a", "b"]), false),
-            Some(("python3", &words(&["a", "b"])[..]))
+            code(&["python3", "-c", "a", "b"]),
+            Some(("python3".to_string(), Some(words(&["a", "b"]))))
         );
     }
 
