@@ -37,7 +37,7 @@ const LAYERS: &[&[&str]] = &[
 ];
 
 /// The runner crate's public face: the only names `src/` may use after
-/// `sbx_runner::`. Its pid1, reset, posture and shebang stay inside it.
+/// `sbx_runner::`. Its pid1, reset, posture, shebang and zygote stay inside it.
 const RUNNER_FACE: &[&str] = &[
     "protocol",
     "exit",
@@ -45,6 +45,7 @@ const RUNNER_FACE: &[&str] = &[
     "SUBCOMMAND",
     "PROBE",
     "MAX_OUTPUT",
+    "NO_ZYGOTE",
     "VERSION",
 ];
 

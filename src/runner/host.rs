@@ -524,6 +524,11 @@ pub fn arch_problem(ours: &str, engine: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_no_zygote_option_is_the_runners() {
+        assert_eq!(crate::docker::argv::RUNNER_NO_ZYGOTE, sbx_runner::NO_ZYGOTE);
+    }
     use crate::docker::argv::{runner_create_args, seed_create, strings, Container, Mount};
     use crate::spec::{Hardening, Limits};
     use sbx_runner::protocol::CaseStatus;

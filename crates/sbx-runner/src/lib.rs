@@ -41,7 +41,7 @@ mod reset;
 mod shebang;
 mod zygote;
 
-pub use pid1::{main, MAX_OUTPUT, SUBCOMMAND};
+pub use pid1::{main, MAX_OUTPUT, NO_ZYGOTE, SUBCOMMAND};
 pub use probe::PROBE;
 
 /// The runner's version, sent in its `Hello`: sbx's own (one workspace

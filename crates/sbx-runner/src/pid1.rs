@@ -30,6 +30,9 @@ use super::zygote::{self, Slot, Zygote};
 
 /// The hidden subcommand that makes sbx the runner.
 pub const SUBCOMMAND: &str = "__runner";
+/// The runner's option (after `UID:GID`) that keeps the zygote off: every
+/// case is then spawned directly.
+pub const NO_ZYGOTE: &str = "--no-zygote";
 /// The largest `max_output` a case may ask for (the result must fit a frame).
 pub const MAX_OUTPUT: u64 = 32 << 20;
 /// O_CLOEXEC as `/proc/self/fdinfo` prints it (octal flags).
@@ -55,6 +58,14 @@ pub fn main() -> i32 {
         Ok(identity) => identity,
         Err(e) => {
             eprintln!("sbx runner: {e}");
+            return crate::exit::USAGE;
+        }
+    };
+    let zygote = match args.get(1..).unwrap_or_default() {
+        [] => Slot::Idle,
+        [flag] if flag == NO_ZYGOTE => Slot::Unavailable,
+        other => {
+            eprintln!("sbx runner: unexpected arguments {other:?}");
             return crate::exit::USAGE;
         }
     };
@@ -100,7 +111,7 @@ pub fn main() -> i32 {
         candidate: None,
         clean: true,
         cases: 0,
-        zygote: Slot::Idle,
+        zygote,
     };
     let hello = Message::Hello {
         sbx_version: crate::VERSION.into(),
