@@ -183,15 +183,14 @@ fn text(bytes: &[u8]) -> String {
 }
 
 /// Finds anything a previous candidate left; prints `CLEAN <stdin>`.
-const CHECK: &str = r#"
+const CHECK: &str = concat!(
+    r#"
 import os, sys
 me = os.getpid()
 bad = []
-def zygote(p):
-    # The runner's zygote (root's, see the zygote tests) may stay.
-    uids = [l.split()[1:] for l in open('/proc/%s/status' % p) if l.startswith('Uid:')]
-    return uids == [['0'] * 4] and b'_fresh = dict(globals())' in open('/proc/%s/cmdline' % p, 'rb').read()
-pids = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me) and not zygote(p)]
+"#,
+    common::zygote_filter!(),
+    r#"pids = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me) and not zygote(p)]
 if pids:
     bad.append('pids %s' % [(p, open('/proc/%s/cmdline' % p, 'rb').read()) for p in pids])
 mine = os.path.dirname(os.path.abspath(__file__))
@@ -228,7 +227,8 @@ if bad:
     print('DIRTY', bad)
     sys.exit(1)
 print('CLEAN', sys.stdin.read())
-"#;
+"#
+);
 
 // ---------------------------------------------------------------------------
 // Hostile candidates, each followed by the checker in the same container
@@ -1390,40 +1390,40 @@ fn a_forked_case_is_started_as_a_spawned_one_is() {
         ("def f(:", &[]),
         ("raise KeyboardInterrupt", &[]),
     ];
+    // Each as `python3 -c CODE ARGS`, then as a script (`python3 FILE`,
+    // the case's file holding the program): forked, then spawned.
+    let script = |interpreter: &[&str], code: &str| Candidate {
+        file_name: "task".into(),
+        program: code.as_bytes().to_vec(),
+        interpreter: Some(interpreter.iter().map(|w| w.to_string()).collect()),
+        build: None,
+    };
+    let seen = |r: &CaseResult| {
+        (
+            r.status,
+            r.exit_code,
+            r.signal,
+            text(&r.stdout),
+            text(&r.stderr_tail),
+        )
+    };
     for (code, args) in programs {
-        let forked = b.run_candidate(&minus_c(&["python3"], code, args), cpu.clone());
-        let spawned = b.run_candidate(&minus_c(&["env", "python3"], code, args), cpu.clone());
-        let seen = |r: &CaseResult| {
+        for (form, python, env_python) in [
             (
-                r.status,
-                r.exit_code,
-                r.signal,
-                text(&r.stdout),
-                text(&r.stderr_tail),
-            )
-        };
-        assert_eq!(seen(&forked), seen(&spawned), "{code}");
-    }
-    // As scripts (`python3 FILE`), the case's file holding the program.
-    for (code, _) in programs {
-        let script = |interpreter: &[&str]| Candidate {
-            file_name: "task".into(),
-            program: code.as_bytes().to_vec(),
-            interpreter: Some(interpreter.iter().map(|w| w.to_string()).collect()),
-            build: None,
-        };
-        let forked = b.run_candidate(&script(&["python3"]), cpu.clone());
-        let spawned = b.run_candidate(&script(&["env", "python3"]), cpu.clone());
-        let seen = |r: &CaseResult| {
+                "-c",
+                minus_c(&["python3"], code, args),
+                minus_c(&["env", "python3"], code, args),
+            ),
             (
-                r.status,
-                r.exit_code,
-                r.signal,
-                text(&r.stdout),
-                text(&r.stderr_tail),
-            )
-        };
-        assert_eq!(seen(&forked), seen(&spawned), "script: {code}");
+                "script",
+                script(&["python3"], code),
+                script(&["env", "python3"], code),
+            ),
+        ] {
+            let forked = b.run_candidate(&python, cpu.clone());
+            let spawned = b.run_candidate(&env_python, cpu.clone());
+            assert_eq!(seen(&forked), seen(&spawned), "{form}: {code}");
+        }
     }
     // Limits hold as for a spawned program.
     let mut tight = case(b"", 30_000);

@@ -76,15 +76,14 @@ pub const EXPECTED: [(&str, &str, &str); 14] = [
 ];
 
 /// Finds anything a previous candidate left; prints `CLEAN next`.
-pub const CHECK: &str = r#"
+pub const CHECK: &str = concat!(
+    r#"
 import os, sys
 me = os.getpid()
 bad = []
-def zygote(p):
-    # The runner's Python zygote (root's, forking Python cases) may stay.
-    uids = [l.split()[1:] for l in open('/proc/%s/status' % p) if l.startswith('Uid:')]
-    return uids == [['0'] * 4] and b'_fresh = dict(globals())' in open('/proc/%s/cmdline' % p, 'rb').read()
-pids = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me) and not zygote(p)]
+"#,
+    super::zygote_filter!(),
+    r#"pids = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me) and not zygote(p)]
 if pids:
     bad.append('pids %s' % [(p, open('/proc/%s/cmdline' % p, 'rb').read()) for p in pids])
 mine = os.path.dirname(os.path.abspath(__file__))
@@ -103,7 +102,8 @@ if os.fork() == 0:
     os._exit(0)
 os.wait()
 print(' '.join(bad) if bad else 'CLEAN ' + sys.stdin.read().strip())
-"#;
+"#
+);
 
 /// Prints the container's hostname on stderr and fails: its entry's
 /// `stderr_tail` says which container it ran in.

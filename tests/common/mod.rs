@@ -24,6 +24,23 @@ use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
+/// A checker's Python `zygote(pid)`: whether `pid` is the runner's Python
+/// zygote (all its uids 0, the zygote's command line), the one process a
+/// checker may find besides PID 1 and itself. A literal, for `concat!`.
+macro_rules! zygote_filter {
+    () => {
+        r#"def zygote(p):
+    # The runner's Python zygote (root's, forking Python cases) may stay.
+    try:
+        uids = [l.split()[1:] for l in open('/proc/%s/status' % p) if l.startswith('Uid:')]
+        return uids == [['0'] * 4] and b'_fresh = dict(globals())' in open('/proc/%s/cmdline' % p, 'rb').read()
+    except OSError:
+        return False
+"#
+    };
+}
+pub(crate) use zygote_filter;
+
 pub mod corpus;
 pub mod jsonl;
 pub mod scratch;
