@@ -213,15 +213,17 @@ impl Runner {
             return Message::Internal("no candidate loaded".into());
         };
         // The zygote starts while the container is as a verified reset
-        // left it, before this case's file is written.
-        if let (Some((program, _)), Slot::Idle) = (
-            zygote::eligible(&loaded.interpreter, loaded.build.is_some(), &loaded.program),
-            &self.zygote,
-        ) {
-            self.zygote = match Zygote::start(program) {
-                Ok(z) => Slot::Running(z),
-                Err(_) => Slot::Unavailable,
-            };
+        // left it, before this case's file is written. (Once it runs,
+        // `run_case` alone asks whether the case can be forked.)
+        if matches!(self.zygote, Slot::Idle) {
+            let forkable =
+                zygote::eligible(&loaded.interpreter, loaded.build.is_some(), &loaded.program);
+            if let Some((program, _)) = forkable {
+                self.zygote = match Zygote::start(program) {
+                    Ok(z) => Slot::Running(z),
+                    Err(_) => Slot::Unavailable,
+                };
+            }
         }
         self.clean = false;
         self.cases += 1;
