@@ -456,3 +456,172 @@ fn function_test_candidates_are_forked_as_the_candidate_and_cannot_reach_the_zyg
         assert_eq!(out.code(), 1, "{mode}: {out:?}");
     }
 }
+
+/// Ways for a candidate's process to look dead, or to outlive the kill at
+/// a case's end, while it holds the case's stdout open. Each prints a
+/// wrong answer (or never ends); each must be the candidate's own `fail`,
+/// never `error`, and quickly (no rerun).
+const LOOK_DEAD: [(&str, &str); 9] = [
+    // A name that is not UTF-8 (no ctypes, no thread).
+    (
+        "comm-ff",
+        r#"
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    open('/proc/self/comm', 'wb').write(b'\xff')
+    time.sleep(120)
+print(41)
+"#,
+    ),
+    // A name made to confuse a reader of /proc/PID/stat.
+    (
+        "comm-paren",
+        r#"
+import os, time
+if os.fork() == 0:
+    open('/proc/self/comm', 'wb').write(b') Z 1 (\n)')
+    time.sleep(120)
+print(41)
+"#,
+    ),
+    // A session of its own, named as the runner.
+    (
+        "comm-sbx",
+        r#"
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    open('/proc/self/comm', 'w').write('sbx')
+    time.sleep(120)
+print(41)
+"#,
+    ),
+    // The leader leaves with SYS_exit while a thread holds stdout: the
+    // program itself never ends (the leader shows Z).
+    (
+        "leader-exit",
+        r#"
+import ctypes, threading, time
+threading.Thread(target=time.sleep, args=(120,)).start()
+print(41, flush=True)
+ctypes.CDLL(None).syscall(60, 0)
+"#,
+    ),
+    // The same in a daemon child, named with a byte that is not UTF-8.
+    (
+        "daemon-leader-exit",
+        r#"
+import ctypes, os, threading, time
+if os.fork() == 0:
+    os.setsid()
+    open('/proc/self/comm', 'wb').write(b'\xfe\xff')
+    threading.Thread(target=time.sleep, args=(120,)).start()
+    ctypes.CDLL(None).syscall(60, 0)
+print(41)
+"#,
+    ),
+    // A holder stopped by SIGSTOP.
+    (
+        "stopped",
+        r#"
+import os, signal, time
+if os.fork() == 0:
+    os.kill(os.getpid(), signal.SIGSTOP)
+    time.sleep(120)
+time.sleep(0.2)
+print(41)
+"#,
+    ),
+    // A holder stopped under ptrace by a sibling that stays too.
+    (
+        "traced",
+        r#"
+import ctypes, os, time
+holder = os.fork()
+if holder == 0:
+    time.sleep(120)
+    os._exit(0)
+if os.fork() == 0:
+    libc = ctypes.CDLL(None)
+    libc.ptrace(16, holder, 0, 0)
+    time.sleep(120)
+    os._exit(0)
+time.sleep(0.3)
+print(41)
+"#,
+    ),
+    // A holder that ignores every signal it may and forks on.
+    (
+        "forker",
+        r#"
+import os, signal, time
+if os.fork() == 0:
+    os.setsid()
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, signal.SIG_IGN)
+    while True:
+        try:
+            if os.fork() == 0:
+                time.sleep(120)
+        except OSError:
+            pass
+        time.sleep(0.01)
+time.sleep(0.2)
+print(41)
+"#,
+    ),
+    // A vfork-style child (posix_spawn) of a program that keeps stdout.
+    (
+        "spawned",
+        r#"
+import os
+os.posix_spawn('/bin/sleep', ['sleep', '120'], dict(os.environ))
+print(41)
+"#,
+    ),
+];
+
+#[test]
+fn no_candidate_can_make_itself_error_by_looking_dead_or_outliving_the_kill() {
+    common::require_engine();
+    let s = scratch("look-dead");
+    let mut tasks = vec![];
+    for (id, program) in LOOK_DEAD {
+        s.file(&format!("gen/{id}.py"), program.as_bytes());
+        let timeout = if id == "leader-exit" { 3 } else { 30 };
+        tasks.push(json!({"id": id, "stdin": "", "expect": "42\n", "timeout": timeout}));
+        s.file(&format!("gen/{id}-after.py"), CORRECT.as_bytes());
+        tasks.push(
+            json!({"id": format!("{id}-after"), "stdin": "", "expect": "42\n", "timeout": 30}),
+        );
+    }
+    for mode in MODES {
+        let started = std::time::Instant::now();
+        let out = s.eval(
+            &Value::Array(tasks.clone()),
+            &["--isolate", mode, "-j", "1"],
+        );
+        let results = by_id(&report(&out));
+        for (id, _) in LOOK_DEAD {
+            let r = &results[id];
+            assert_eq!(r["status"], "fail", "{mode} {id}: {r}");
+            let want = if id == "leader-exit" {
+                "timeout"
+            } else {
+                "wrong_output"
+            };
+            assert_eq!(r["reason"], want, "{mode} {id}: {r}");
+            let after = &results[&format!("{id}-after")];
+            assert_eq!(after["status"], "pass", "{mode}: after {id}: {after}");
+        }
+        assert_eq!(out.code(), 1, "{mode}: {out:?}");
+        // Wide: 18 candidates on a shared machine; one that made itself
+        // `error` took 19 s of reruns alone.
+        assert!(
+            started.elapsed() < Duration::from_secs(150),
+            "{mode}: {:?}",
+            started.elapsed()
+        );
+    }
+}

@@ -51,6 +51,11 @@ pub(crate) const MAX_LOST: usize = 3;
 /// The `reason` of a candidate whose runner kept getting lost.
 pub(crate) const RUNNER_LOST: &str = "runner_lost";
 
+/// The `reason` of a case whose processes outlived the runner's kill (see
+/// `CaseStatus::Outlived`): the candidate's own failure, judged once.
+pub(crate) const OUTLIVED_KILL: &str = "outlived_kill";
+const OUTLIVED: &str = "the program's processes outlived the kill at the case's end (its output pipes stayed open, or it was not reaped, after every process was sent SIGKILL); its container was discarded";
+
 /// What a staged copy may add to a candidate (a function test's code).
 const STAGED_SLACK: u64 = 1 << 20;
 
@@ -523,6 +528,10 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
     };
     let oom = r.oom || r.status == S::Oom;
     let reason = match r.status {
+        S::Outlived => {
+            result.message = Some(OUTLIVED.into());
+            OUTLIVED_KILL
+        }
         S::OutputLimit => "output_limit",
         _ if oom => "oom",
         S::Timeout => "timeout",
