@@ -789,7 +789,7 @@ mod tests {
             stderr_tail: Vec::new(),
             stderr_truncated: false,
         }));
-        f[10] = 8;
+        f[10] = 9;
         assert!(matches!(
             read_message(&mut &f[..]),
             Err(FrameError::Malformed("status"))
