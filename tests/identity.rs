@@ -625,3 +625,129 @@ fn no_candidate_can_make_itself_error_by_looking_dead_or_outliving_the_kill() {
         );
     }
 }
+
+/// A function test's candidate that tries every way to start a process;
+/// a child that ran writes `CHILD-RAN` to fd 2 (the case's stderr), and
+/// the function answers what each try did.
+const SPAWNER: &str = r#"
+def probe():
+    import os, sys
+    tried = []
+    exe = sys.executable
+    marker = "import os; os.write(2, b'CHILD-RAN\\n')"
+    def attempt(name, f):
+        try:
+            f()
+            tried.append(name + ' returned')
+        except BaseException as e:
+            tried.append(name + ' ' + type(e).__name__)
+    def fork_exec():
+        import _posixsubprocess
+        r, w = os.pipe()
+        _posixsubprocess.fork_exec(
+            [exe, '-c', marker], [os.fsencode(exe)], True, (w,), None, None,
+            -1, -1, -1, -1, -1, -1, r, w, False, False, -1, None, None, None,
+            -1, None, False)
+    def raw_fork():
+        pid = __import__('posix').fork()
+        if pid == 0:
+            os.write(2, b'CHILD-RAN\n')
+            os._exit(0)
+    def subprocess_run():
+        import subprocess
+        subprocess.run([exe, '-c', marker])
+    def posix_spawn():
+        os.posix_spawn(exe, [exe, '-c', marker], dict(os.environ))
+    def libc(name, *args):
+        import ctypes
+        f = getattr(ctypes.CDLL(None, use_errno=True), name)
+        pid = f(*args)
+        if pid == 0:
+            os.write(2, b'CHILD-RAN\n')
+            os._exit(0)
+        if pid < 0:
+            raise OSError(ctypes.get_errno(), name)
+    attempt('fork_exec', fork_exec)
+    attempt('fork', raw_fork)
+    attempt('subprocess', subprocess_run)
+    attempt('posix_spawn', posix_spawn)
+    attempt('execv', lambda: os.execv(exe, [exe, '-c', marker]))
+    attempt('libc-fork', lambda: libc('fork'))
+    attempt('clone', lambda: libc('syscall', 56, 17, 0, 0, 0, 0))
+    import time
+    time.sleep(0.5)
+    print(' | '.join(tried), file=sys.stderr)
+    return ' | '.join(tried)
+"#;
+
+#[test]
+fn function_tests_cannot_start_a_process_in_any_mode() {
+    common::require_engine();
+    let s = scratch("no-process");
+    s.file("gen/spawn-sealed.py", SPAWNER.as_bytes());
+    s.file("gen/spawn-inproc.py", SPAWNER.as_bytes());
+    let sealed = "def check(candidate):\n    assert candidate() == 'all started'\n";
+    // A loop is not a plain list of assertions: the test stays in-process.
+    let inproc = "def check(candidate):\n    for _ in range(1):\n        r = candidate()\n        assert r == 'all started', r\n";
+    let tasks = json!([
+        {"id": "spawn-sealed", "entry_point": "probe", "test": sealed, "timeout": 30},
+        {"id": "spawn-inproc", "entry_point": "probe", "test": inproc, "timeout": 30},
+    ]);
+    for mode in MODES {
+        let out = s.eval(&tasks, &["--isolate", mode, "-j", "1"]);
+        let results = by_id(&report(&out));
+        for (id, judged) in [("spawn-sealed", "sealed"), ("spawn-inproc", "in_process")] {
+            let r = &results[id];
+            assert_eq!(r["status"], "fail", "{mode} {id}: {r}");
+            assert_eq!(r["judged"], judged, "{mode} {id}: {r}");
+            // What the function answered is in the message (sealed) or
+            // the assertion's (in-process); a child writes to stderr.
+            let seen = r.to_string();
+            assert!(
+                !seen.contains("CHILD-RAN"),
+                "{mode} {id}: a process started: {r}"
+            );
+            // Every try ran and was refused (the kernel's EPERM for the
+            // ways no audit event covers).
+            assert!(
+                seen.contains("fork_exec PermissionError"),
+                "{mode} {id}: {r}"
+            );
+            assert!(seen.contains("clone"), "{mode} {id}: {r}");
+            assert!(!seen.contains("returned"), "{mode} {id}: {r}");
+        }
+        assert_eq!(out.code(), 1, "{mode}: {out:?}");
+    }
+}
+
+/// Writes a copy of `/bin/echo` to an anonymous memory file and executes
+/// it, as `fexecve` does: it would print 42.
+const MEMFD_PY: &str = r#"
+import os
+fd = os.memfd_create('x', 0)
+os.write(fd, open('/bin/echo', 'rb').read())
+os.execv('/proc/self/fd/%d' % fd, ['echo', '42'])
+"#;
+
+#[test]
+fn no_candidate_executes_a_memory_file_in_any_mode() {
+    common::require_engine();
+    let s = scratch("memfd");
+    s.file("gen/memfd.py", MEMFD_PY.as_bytes());
+    s.file("gen/memfd-after.py", CORRECT.as_bytes());
+    let tasks = json!([
+        {"id": "memfd", "stdin": "", "expect": "42\n", "timeout": 30},
+        {"id": "memfd-after", "stdin": "", "expect": "42\n", "timeout": 30},
+    ]);
+    for mode in MODES {
+        let out = s.eval(&tasks, &["--isolate", mode, "-j", "1"]);
+        let results = by_id(&report(&out));
+        let r = &results["memfd"];
+        assert_eq!(r["status"], "fail", "{mode}: {r}");
+        assert_eq!(r["reason"], "exit_code", "{mode}: {r}");
+        let tail = r["stderr_tail"].as_str().unwrap_or_default();
+        assert!(tail.contains("Function not implemented"), "{mode}: {r}");
+        assert_eq!(results["memfd-after"]["status"], "pass", "{mode}: {out:?}");
+        assert_eq!(out.code(), 1, "{mode}: {out:?}");
+    }
+}

@@ -21,6 +21,7 @@ use rustix::process::{set_dumpable_behavior, DumpableBehavior, Pid};
 
 use super::candidate::{write_task, Loaded, WORK_DIR};
 use super::case::{oom_counter_path, run_case, Lanes};
+use super::filter;
 use super::identity::Identity;
 use super::posture::Posture;
 use super::probe::{probe, PROBE};
@@ -48,6 +49,9 @@ pub fn main() -> i32 {
         print!("{}", probe());
         return 0;
     }
+    if args.first().is_some_and(|a| a == filter::EXEC) {
+        return filter::exec_main(&args[1..]);
+    }
     if rustix::process::getpid() != Pid::INIT {
         eprintln!(
             "sbx: `{SUBCOMMAND}` runs only as a container's PID 1 (it kills every other process)"
@@ -69,6 +73,11 @@ pub fn main() -> i32 {
             return crate::exit::USAGE;
         }
     };
+    // Before anything is started: every process after it inherits it.
+    if let Err(e) = filter::install() {
+        eprintln!("sbx runner: {e}");
+        return crate::exit::ENGINE;
+    }
     if let Err(e) = set_dumpable_behavior(DumpableBehavior::NotDumpable) {
         eprintln!("sbx runner: prctl(PR_SET_DUMPABLE, 0) failed: {e}");
         return crate::exit::ENGINE;
