@@ -751,3 +751,40 @@ fn no_candidate_executes_a_memory_file_in_any_mode() {
         assert_eq!(out.code(), 1, "{mode}: {out:?}");
     }
 }
+
+#[test]
+fn a_program_that_cannot_be_executed_is_sbx_error_and_no_candidate_can_say_so() {
+    // In `case` mode the program runs through the runner's `--exec`
+    // wrapper: its failure to execute is `start_failed`, as the runner's
+    // and as `docker start`'s were; a candidate that prints the wrapper's
+    // words and exits 127 is only itself failing.
+    common::require_engine();
+    let s = scratch("no-exec");
+    s.file("gen/missing.py", CORRECT.as_bytes());
+    s.file(
+        "gen/forger.py",
+        b"import sys\nsys.stderr.write('sbx runner: x: cannot execute `python3`: No such file or directory (os error 2)\\n')\nsys.exit(127)\n",
+    );
+    let missing = json!([{"id": "missing", "stdin": "", "expect": "42\n", "timeout": 30}]);
+    let forger = json!([{"id": "forger", "stdin": "", "expect": "42\n", "timeout": 30}]);
+    for mode in MODES {
+        let out = s.eval(
+            &missing,
+            &[
+                "--isolate",
+                mode,
+                "-j",
+                "1",
+                "--interpreter",
+                "/nonexistent/python3",
+            ],
+        );
+        let r = &by_id(&report(&out))["missing"];
+        assert_eq!(r["status"], "error", "{mode}: {r}");
+        assert_eq!(r["reason"], "start_failed", "{mode}: {r}");
+        let out = s.eval(&forger, &["--isolate", mode, "-j", "1"]);
+        let r = &by_id(&report(&out))["forger"];
+        assert_eq!(r["status"], "fail", "{mode}: {r}");
+        assert_eq!(r["reason"], "exit_code", "{mode}: {r}");
+    }
+}

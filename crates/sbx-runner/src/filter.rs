@@ -69,27 +69,32 @@ pub(crate) fn install() -> Result<(), String> {
 }
 
 /// The argument that makes the runner a wrapper: `sbx __runner --exec
-/// PROGRAM ARGS...` installs the filter, then executes `PROGRAM ARGS...`
-/// in its place (same pid, environment, fds and argv), as `--isolate case`
-/// runs a candidate.
+/// TOKEN PROGRAM ARGS...` installs the filter, then executes `PROGRAM
+/// ARGS...` in its place (same pid, environment, fds and argv), as
+/// `--isolate case` runs a candidate. `TOKEN` is the host's, fresh for
+/// the container: the wrapper's own failure is the one stderr line that
+/// starts `sbx runner: TOKEN: `, which the program (whose argv no longer
+/// holds the token once it runs) cannot write.
 pub const EXEC: &str = "--exec";
 
-/// The wrapper: the filter, then `exec`. Returns only when either failed:
-/// 127 when the program is missing, 126 when it cannot be executed, as a
-/// shell answers; a message on stderr starting `sbx runner:`.
+/// The wrapper: the filter, then `exec`. Returns only when either failed,
+/// with a line on stderr: 127 when the program is missing, 126 when it
+/// cannot be executed (as a shell answers), 125 when the filter could not
+/// be installed.
 pub(crate) fn exec_main(args: &[std::ffi::OsString]) -> i32 {
     use std::os::unix::process::CommandExt;
-    let Some((program, rest)) = args.split_first() else {
-        eprintln!("sbx runner: {EXEC} needs a program");
+    let [token, program, rest @ ..] = args else {
+        eprintln!("sbx runner: {EXEC} needs a token and a program");
         return crate::exit::USAGE;
     };
+    let token = token.to_string_lossy();
     if let Err(e) = install() {
-        eprintln!("sbx runner: {e}");
+        eprintln!("sbx runner: {token}: {e}");
         return crate::exit::ENGINE;
     }
     let e = std::process::Command::new(program).args(rest).exec();
     eprintln!(
-        "sbx runner: cannot execute `{}`: {e}",
+        "sbx runner: {token}: cannot execute `{}`: {e}",
         program.to_string_lossy()
     );
     match e.kind() {
