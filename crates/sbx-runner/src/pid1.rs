@@ -5,6 +5,8 @@
 //!
 //! Its own safety, before it reads anything:
 //! - it refuses to run unless it is PID 1;
+//! - it installs its seccomp filter (see `filter`): every process after it
+//!   inherits it;
 //! - `prctl(PR_SET_DUMPABLE, 0)`: a candidate running as the same user can
 //!   then neither `ptrace` it nor open `/proc/1/fd/*` (its protocol pipes);
 //! - it installs no signal handler (sbx's own handlers are installed only
