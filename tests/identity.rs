@@ -788,3 +788,42 @@ fn a_program_that_cannot_be_executed_is_sbx_error_and_no_candidate_can_say_so() 
         assert_eq!(r["reason"], "exit_code", "{mode}: {r}");
     }
 }
+
+#[test]
+fn a_self_sabotaging_wrong_sample_is_its_tasks_fail_not_error() {
+    // One right sample of task A, one wrong sample of task B that keeps
+    // its stdout open from a renamed daemon and a leaderless thread group:
+    // B is `fail`, never `error` (which left it unjudged and the mean
+    // score at A's 1.0), quickly, with A beside it in the same workers.
+    common::require_engine();
+    let s = scratch("sabotage");
+    s.file("gen/a.py", CORRECT.as_bytes());
+    let sabotage = LOOK_DEAD
+        .iter()
+        .find(|(id, _)| *id == "daemon-leader-exit")
+        .expect("in the list")
+        .1;
+    s.file("gen/b.py", sabotage.as_bytes());
+    let tasks = json!([
+        {"id": "a", "stdin": "", "expect": "42\n", "timeout": 30},
+        {"id": "b", "stdin": "", "expect": "42\n", "timeout": 30},
+    ]);
+    for mode in MODES {
+        let started = std::time::Instant::now();
+        let out = s.eval(&tasks, &["--isolate", mode]);
+        let results = by_id(&report(&out));
+        assert_eq!(results["a"]["status"], "pass", "{mode}: {out:?}");
+        assert_eq!(results["b"]["status"], "fail", "{mode}: {}", results["b"]);
+        assert!(
+            out.stderr
+                .contains("1 passed, 1 failed, 0 missing, 0 errors"),
+            "{mode}: {out:?}"
+        );
+        assert_eq!(out.code(), 1, "{mode}: {out:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{mode}: {:?}",
+            started.elapsed()
+        );
+    }
+}
