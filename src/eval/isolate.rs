@@ -573,3 +573,43 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
     result.reason = Some(reason.into());
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::CaseStatus;
+
+    fn record(status: CaseStatus) -> CaseResult {
+        CaseResult {
+            status,
+            exit_code: None,
+            signal: None,
+            wall_ms: 5000,
+            cpu_ms: 0,
+            max_rss_kib: 0,
+            oom: false,
+            stdout: b"42\n".to_vec(),
+            stdout_truncated: false,
+            stderr_tail: Vec::new(),
+            stderr_truncated: false,
+        }
+    }
+
+    #[test]
+    fn processes_that_outlive_the_kill_are_the_candidates_fail_never_error() {
+        let matcher = Matcher::new(
+            crate::spec::CompareMode::Exact,
+            "42\n",
+            crate::verdict::matcher::Tolerance::default(),
+        )
+        .expect("an exact matcher");
+        let r = to_result(
+            "t",
+            &record(CaseStatus::Outlived),
+            PassRule::Output(&matcher),
+        );
+        assert_eq!(r.status, Status::Fail);
+        assert_eq!(r.reason.as_deref(), Some(OUTLIVED_KILL));
+        assert!(r.message.is_some_and(|m| m.contains("outlived the kill")));
+    }
+}
