@@ -225,6 +225,27 @@ fn the_candidate_sees_gvisors_kernel_not_the_hosts() {
 }
 
 #[test]
+fn a_memory_file_is_refused_under_gvisor_in_every_mode() {
+    // The runner's seccomp filter (and the `--exec` wrapper's in `case`
+    // mode) holds under gVisor's kernel too: the copy of echo would
+    // print 42.
+    let memfd = "import os\nfd = os.memfd_create('x', 0)\nos.write(fd, open('/bin/echo', 'rb').read())\nos.execv('/proc/self/fd/%d' % fd, ['echo', '42'])\n";
+    let dir = one_task("memfd", "", "42", "memfd.py", memfd);
+    let run = common::run_id("gvisor", "memfd");
+    let _cleanup = Cleanup::new(&run);
+    for isolate in ["case", "candidate", "worker"] {
+        let out = eval(dir.path(), &run, "runsc", isolate, &SUITE);
+        let entries = report(&out);
+        assert_eq!(entries[0]["status"], "fail", "{isolate}: {out:?}");
+        let tail = entries[0]["stderr_tail"].as_str().unwrap_or_default();
+        assert!(
+            tail.contains("Function not implemented"),
+            "{isolate}: {out:?}"
+        );
+    }
+}
+
+#[test]
 fn a_fork_bomb_is_the_candidates_fail_under_gvisor() {
     let bomb =
         "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n";

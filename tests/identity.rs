@@ -456,3 +456,374 @@ fn function_test_candidates_are_forked_as_the_candidate_and_cannot_reach_the_zyg
         assert_eq!(out.code(), 1, "{mode}: {out:?}");
     }
 }
+
+/// Ways for a candidate's process to look dead, or to outlive the kill at
+/// a case's end, while it holds the case's stdout open. Each prints a
+/// wrong answer (or never ends); each must be the candidate's own `fail`,
+/// never `error`, and quickly (no rerun).
+const LOOK_DEAD: [(&str, &str); 9] = [
+    // A name that is not UTF-8 (no ctypes, no thread).
+    (
+        "comm-ff",
+        r#"
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    open('/proc/self/comm', 'wb').write(b'\xff')
+    time.sleep(120)
+print(41)
+"#,
+    ),
+    // A name made to confuse a reader of /proc/PID/stat.
+    (
+        "comm-paren",
+        r#"
+import os, time
+if os.fork() == 0:
+    open('/proc/self/comm', 'wb').write(b') Z 1 (\n)')
+    time.sleep(120)
+print(41)
+"#,
+    ),
+    // A session of its own, named as the runner.
+    (
+        "comm-sbx",
+        r#"
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    open('/proc/self/comm', 'w').write('sbx')
+    time.sleep(120)
+print(41)
+"#,
+    ),
+    // The leader leaves with SYS_exit while a thread holds stdout: the
+    // program itself never ends (the leader shows Z).
+    (
+        "leader-exit",
+        r#"
+import ctypes, threading, time
+threading.Thread(target=time.sleep, args=(120,)).start()
+print(41, flush=True)
+ctypes.CDLL(None).syscall(60, 0)
+"#,
+    ),
+    // The same in a daemon child, named with a byte that is not UTF-8.
+    (
+        "daemon-leader-exit",
+        r#"
+import ctypes, os, threading, time
+if os.fork() == 0:
+    os.setsid()
+    open('/proc/self/comm', 'wb').write(b'\xfe\xff')
+    threading.Thread(target=time.sleep, args=(120,)).start()
+    ctypes.CDLL(None).syscall(60, 0)
+print(41)
+"#,
+    ),
+    // A holder stopped by SIGSTOP.
+    (
+        "stopped",
+        r#"
+import os, signal, time
+if os.fork() == 0:
+    os.kill(os.getpid(), signal.SIGSTOP)
+    time.sleep(120)
+time.sleep(0.2)
+print(41)
+"#,
+    ),
+    // A holder stopped under ptrace by a sibling that stays too.
+    (
+        "traced",
+        r#"
+import ctypes, os, time
+holder = os.fork()
+if holder == 0:
+    time.sleep(120)
+    os._exit(0)
+if os.fork() == 0:
+    libc = ctypes.CDLL(None)
+    libc.ptrace(16, holder, 0, 0)
+    time.sleep(120)
+    os._exit(0)
+time.sleep(0.3)
+print(41)
+"#,
+    ),
+    // A holder that ignores every signal it may and forks on.
+    (
+        "forker",
+        r#"
+import os, signal, time
+if os.fork() == 0:
+    os.setsid()
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, signal.SIG_IGN)
+    while True:
+        try:
+            if os.fork() == 0:
+                time.sleep(120)
+        except OSError:
+            pass
+        time.sleep(0.01)
+time.sleep(0.2)
+print(41)
+"#,
+    ),
+    // A vfork-style child (posix_spawn) of a program that keeps stdout.
+    (
+        "spawned",
+        r#"
+import os
+os.posix_spawn('/bin/sleep', ['sleep', '120'], dict(os.environ))
+print(41)
+"#,
+    ),
+];
+
+#[test]
+fn no_candidate_can_make_itself_error_by_looking_dead_or_outliving_the_kill() {
+    common::require_engine();
+    let s = scratch("look-dead");
+    let mut tasks = vec![];
+    for (id, program) in LOOK_DEAD {
+        s.file(&format!("gen/{id}.py"), program.as_bytes());
+        let timeout = if id == "leader-exit" { 3 } else { 30 };
+        tasks.push(json!({"id": id, "stdin": "", "expect": "42\n", "timeout": timeout}));
+        s.file(&format!("gen/{id}-after.py"), CORRECT.as_bytes());
+        tasks.push(
+            json!({"id": format!("{id}-after"), "stdin": "", "expect": "42\n", "timeout": 30}),
+        );
+    }
+    for mode in MODES {
+        let started = std::time::Instant::now();
+        let out = s.eval(
+            &Value::Array(tasks.clone()),
+            &["--isolate", mode, "-j", "1"],
+        );
+        let results = by_id(&report(&out));
+        for (id, _) in LOOK_DEAD {
+            let r = &results[id];
+            assert_eq!(r["status"], "fail", "{mode} {id}: {r}");
+            let want = if id == "leader-exit" {
+                "timeout"
+            } else {
+                "wrong_output"
+            };
+            assert_eq!(r["reason"], want, "{mode} {id}: {r}");
+            let after = &results[&format!("{id}-after")];
+            assert_eq!(after["status"], "pass", "{mode}: after {id}: {after}");
+        }
+        assert_eq!(out.code(), 1, "{mode}: {out:?}");
+        // Wide: 18 candidates on a shared machine; one that made itself
+        // `error` took 19 s of reruns alone.
+        assert!(
+            started.elapsed() < Duration::from_secs(150),
+            "{mode}: {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+/// A function test's candidate that tries every way to start a process;
+/// a child that ran writes `CHILD-RAN` to fd 2 (the case's stderr), and
+/// the function answers what each try did.
+const SPAWNER: &str = r#"
+def probe():
+    import os, sys
+    tried = []
+    exe = sys.executable
+    marker = "import os; os.write(2, b'CHILD-RAN\\n')"
+    def attempt(name, f):
+        try:
+            f()
+            tried.append(name + ' returned')
+        except BaseException as e:
+            tried.append(name + ' ' + type(e).__name__)
+    def fork_exec():
+        import _posixsubprocess
+        r, w = os.pipe()
+        _posixsubprocess.fork_exec(
+            [exe, '-c', marker], [os.fsencode(exe)], True, (w,), None, None,
+            -1, -1, -1, -1, -1, -1, r, w, False, False, -1, None, None, None,
+            -1, None, False)
+    def raw_fork():
+        pid = __import__('posix').fork()
+        if pid == 0:
+            os.write(2, b'CHILD-RAN\n')
+            os._exit(0)
+    def subprocess_run():
+        import subprocess
+        subprocess.run([exe, '-c', marker])
+    def posix_spawn():
+        os.posix_spawn(exe, [exe, '-c', marker], dict(os.environ))
+    def libc(name, *args):
+        import ctypes
+        f = getattr(ctypes.CDLL(None, use_errno=True), name)
+        pid = f(*args)
+        if pid == 0:
+            os.write(2, b'CHILD-RAN\n')
+            os._exit(0)
+        if pid < 0:
+            raise OSError(ctypes.get_errno(), name)
+    attempt('fork_exec', fork_exec)
+    attempt('fork', raw_fork)
+    attempt('subprocess', subprocess_run)
+    attempt('posix_spawn', posix_spawn)
+    attempt('execv', lambda: os.execv(exe, [exe, '-c', marker]))
+    attempt('libc-fork', lambda: libc('fork'))
+    attempt('clone', lambda: libc('syscall', 56, 17, 0, 0, 0, 0))
+    import time
+    time.sleep(0.5)
+    print(' | '.join(tried), file=sys.stderr)
+    return ' | '.join(tried)
+"#;
+
+#[test]
+fn function_tests_cannot_start_a_process_in_any_mode() {
+    common::require_engine();
+    let s = scratch("no-process");
+    s.file("gen/spawn-sealed.py", SPAWNER.as_bytes());
+    s.file("gen/spawn-inproc.py", SPAWNER.as_bytes());
+    let sealed = "def check(candidate):\n    assert candidate() == 'all started'\n";
+    // A loop is not a plain list of assertions: the test stays in-process.
+    let inproc = "def check(candidate):\n    for _ in range(1):\n        r = candidate()\n        assert r == 'all started', r\n";
+    let tasks = json!([
+        {"id": "spawn-sealed", "entry_point": "probe", "test": sealed, "timeout": 30},
+        {"id": "spawn-inproc", "entry_point": "probe", "test": inproc, "timeout": 30},
+    ]);
+    for mode in MODES {
+        let out = s.eval(&tasks, &["--isolate", mode, "-j", "1"]);
+        let results = by_id(&report(&out));
+        for (id, judged) in [("spawn-sealed", "sealed"), ("spawn-inproc", "in_process")] {
+            let r = &results[id];
+            assert_eq!(r["status"], "fail", "{mode} {id}: {r}");
+            assert_eq!(r["judged"], judged, "{mode} {id}: {r}");
+            // What the function answered is in the message (sealed) or
+            // the assertion's (in-process); a child writes to stderr.
+            let seen = r.to_string();
+            assert!(
+                !seen.contains("CHILD-RAN"),
+                "{mode} {id}: a process started: {r}"
+            );
+            // Every try ran and was refused (the kernel's EPERM for the
+            // ways no audit event covers).
+            assert!(
+                seen.contains("fork_exec PermissionError"),
+                "{mode} {id}: {r}"
+            );
+            assert!(seen.contains("clone"), "{mode} {id}: {r}");
+            assert!(!seen.contains("returned"), "{mode} {id}: {r}");
+        }
+        assert_eq!(out.code(), 1, "{mode}: {out:?}");
+    }
+}
+
+/// Writes a copy of `/bin/echo` to an anonymous memory file and executes
+/// it, as `fexecve` does: it would print 42.
+const MEMFD_PY: &str = r#"
+import os
+fd = os.memfd_create('x', 0)
+os.write(fd, open('/bin/echo', 'rb').read())
+os.execv('/proc/self/fd/%d' % fd, ['echo', '42'])
+"#;
+
+#[test]
+fn no_candidate_executes_a_memory_file_in_any_mode() {
+    common::require_engine();
+    let s = scratch("memfd");
+    s.file("gen/memfd.py", MEMFD_PY.as_bytes());
+    s.file("gen/memfd-after.py", CORRECT.as_bytes());
+    let tasks = json!([
+        {"id": "memfd", "stdin": "", "expect": "42\n", "timeout": 30},
+        {"id": "memfd-after", "stdin": "", "expect": "42\n", "timeout": 30},
+    ]);
+    for mode in MODES {
+        let out = s.eval(&tasks, &["--isolate", mode, "-j", "1"]);
+        let results = by_id(&report(&out));
+        let r = &results["memfd"];
+        assert_eq!(r["status"], "fail", "{mode}: {r}");
+        assert_eq!(r["reason"], "exit_code", "{mode}: {r}");
+        let tail = r["stderr_tail"].as_str().unwrap_or_default();
+        assert!(tail.contains("Function not implemented"), "{mode}: {r}");
+        assert_eq!(results["memfd-after"]["status"], "pass", "{mode}: {out:?}");
+        assert_eq!(out.code(), 1, "{mode}: {out:?}");
+    }
+}
+
+#[test]
+fn a_program_that_cannot_be_executed_is_sbx_error_and_no_candidate_can_say_so() {
+    // In `case` mode the program runs through the runner's `--exec`
+    // wrapper: its failure to execute is `start_failed`, as the runner's
+    // and as `docker start`'s were; a candidate that prints the wrapper's
+    // words and exits 127 is only itself failing.
+    common::require_engine();
+    let s = scratch("no-exec");
+    s.file("gen/missing.py", CORRECT.as_bytes());
+    s.file(
+        "gen/forger.py",
+        b"import sys\nsys.stderr.write('sbx runner: x: cannot execute `python3`: No such file or directory (os error 2)\\n')\nsys.exit(127)\n",
+    );
+    let missing = json!([{"id": "missing", "stdin": "", "expect": "42\n", "timeout": 30}]);
+    let forger = json!([{"id": "forger", "stdin": "", "expect": "42\n", "timeout": 30}]);
+    for mode in MODES {
+        let out = s.eval(
+            &missing,
+            &[
+                "--isolate",
+                mode,
+                "-j",
+                "1",
+                "--interpreter",
+                "/nonexistent/python3",
+            ],
+        );
+        let r = &by_id(&report(&out))["missing"];
+        assert_eq!(r["status"], "error", "{mode}: {r}");
+        assert_eq!(r["reason"], "start_failed", "{mode}: {r}");
+        let out = s.eval(&forger, &["--isolate", mode, "-j", "1"]);
+        let r = &by_id(&report(&out))["forger"];
+        assert_eq!(r["status"], "fail", "{mode}: {r}");
+        assert_eq!(r["reason"], "exit_code", "{mode}: {r}");
+    }
+}
+
+#[test]
+fn a_self_sabotaging_wrong_sample_is_its_tasks_fail_not_error() {
+    // One right sample of task A, one wrong sample of task B that keeps
+    // its stdout open from a renamed daemon and a leaderless thread group:
+    // B is `fail`, never `error` (which left it unjudged and the mean
+    // score at A's 1.0), quickly, with A beside it in the same workers.
+    common::require_engine();
+    let s = scratch("sabotage");
+    s.file("gen/a.py", CORRECT.as_bytes());
+    let sabotage = LOOK_DEAD
+        .iter()
+        .find(|(id, _)| *id == "daemon-leader-exit")
+        .expect("in the list")
+        .1;
+    s.file("gen/b.py", sabotage.as_bytes());
+    let tasks = json!([
+        {"id": "a", "stdin": "", "expect": "42\n", "timeout": 30},
+        {"id": "b", "stdin": "", "expect": "42\n", "timeout": 30},
+    ]);
+    for mode in MODES {
+        let started = std::time::Instant::now();
+        let out = s.eval(&tasks, &["--isolate", mode]);
+        let results = by_id(&report(&out));
+        assert_eq!(results["a"]["status"], "pass", "{mode}: {out:?}");
+        assert_eq!(results["b"]["status"], "fail", "{mode}: {}", results["b"]);
+        assert!(
+            out.stderr
+                .contains("1 passed, 1 failed, 0 missing, 0 errors"),
+            "{mode}: {out:?}"
+        );
+        assert_eq!(out.code(), 1, "{mode}: {out:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{mode}: {:?}",
+            started.elapsed()
+        );
+    }
+}

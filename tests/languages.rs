@@ -350,6 +350,30 @@ int main(int argc, char **argv) {{
     )
 }
 
+/// A C program that copies its own binary to an anonymous memory file and
+/// executes the copy with `fexecve`; it prints what each step gave.
+const MEMFD_THEN_EXEC: &str = r#"#define _GNU_SOURCE
+#include <stdio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+extern char **environ;
+int main(int argc, char **argv) {
+    if (argc > 1) { printf("the copy ran\n"); return 0; }
+    int fd = memfd_create("copy", 0);
+    if (fd < 0) { printf("memfd: %s\n", strerror(errno)); return 0; }
+    int self = open("/proc/self/exe", O_RDONLY);
+    char buf[65536]; ssize_t n;
+    while ((n = read(self, buf, sizeof buf)) > 0) write(fd, buf, n);
+    char *args[] = {"copy", "again", NULL};
+    fexecve(fd, args, environ);
+    printf("exec: %s\n", strerror(errno));
+    return 0;
+}
+"#;
+
 #[test]
 fn a_compiled_program_cannot_execute_what_it_writes_in_any_mode() {
     // Next to its binary (the build: read-only in `case` mode, root's in
@@ -368,11 +392,15 @@ fn a_compiled_program_cannot_execute_what_it_writes_in_any_mode() {
         run.gen(&format!("{id}.c"), &write_then_exec(dir));
         tasks.push(json!({"id": id, "prompt": "", "stdin": "", "expect": expect, "timeout": 60}));
     }
+    // An anonymous memory file: refused by the kernel (sbx's seccomp
+    // filter), so nothing is written that could run.
+    run.gen("memfd.c", MEMFD_THEN_EXEC);
+    tasks.push(json!({"id": "memfd", "prompt": "", "stdin": "", "expect": "memfd: Function not implemented\n", "timeout": 60}));
     let tasks = Value::Array(tasks);
     for mode in ["case", "candidate", "worker"] {
         let out = run.eval(&tasks, POLYGLOT, &["--isolate", mode, "-j", "2"]);
         let results = by_id(&report(&out));
-        for (id, _, _) in places {
+        for id in places.iter().map(|p| p.0).chain(["memfd"]) {
             assert_eq!(
                 results[id]["status"], "pass",
                 "{mode} {id}: {}\n{}",

@@ -46,6 +46,7 @@ const RUNNER_FACE: &[&str] = &[
     "PROBE",
     "MAX_OUTPUT",
     "NO_ZYGOTE",
+    "EXEC",
     "VERSION",
 ];
 

@@ -620,18 +620,35 @@ fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) 
             if baked {
                 return Err(refuse_case());
             }
+            // Case containers run their program through the runner's
+            // `--exec` wrapper (its seccomp filter) where sbx can run.
+            if runner_unsupported(&member.docker).is_none() {
+                if !staged {
+                    session.stage_runner()?;
+                    staged = true;
+                }
+                member.exec_wrapper = true;
+            }
             continue;
         }
+        let unsupported = runner_unsupported(&member.docker);
         let why = if req.max_output as u64 > MAX_OUTPUT {
             Some(format!(
                 "--max-output above {MAX_OUTPUT} bytes is more than the runner carries"
             ))
         } else {
-            runner_unsupported(&member.docker)
+            unsupported.clone()
         };
         if let Some(why) = why {
             if baked {
                 return Err(refuse_case());
+            }
+            if unsupported.is_none() {
+                if !staged {
+                    session.stage_runner()?;
+                    staged = true;
+                }
+                member.exec_wrapper = true;
             }
             console::note(&format!(
                 "sbx: engine `{}`: {why}; judging there with --isolate case instead of {}",
@@ -645,6 +662,8 @@ fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) 
             staged = true;
         }
         member.isolate = req.isolate;
+        // A candidate the runner refuses is judged in a case container.
+        member.exec_wrapper = !baked;
     }
     Ok(())
 }

@@ -69,6 +69,10 @@ pub(crate) struct Member {
     /// What one of its containers holds: `--isolate`, or `Case` where the
     /// runner cannot run on it (set by eval after set-up).
     pub isolate: IsolateMode,
+    /// sbx can run in its containers (the runner modes' test), so a case
+    /// container runs its program through the runner's `--exec` wrapper
+    /// and its seccomp filter (set by eval after set-up).
+    pub exec_wrapper: bool,
     /// Its event stream, started before its first container (see
     /// `docker::events`).
     pub events: Option<EventStream>,
@@ -165,6 +169,7 @@ pub(crate) fn set_up(
             delivery: Delivery::Bind,
             images: BTreeMap::new(),
             isolate: IsolateMode::Case,
+            exec_wrapper: false,
             events: None,
             down: Mutex::new(None),
         },

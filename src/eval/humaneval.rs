@@ -303,7 +303,10 @@ def _arm(frame, out):
         class L:
             _handle = _ctypes.dlopen(None)
         F(('prctl', L()))(4, 0, 0, 0, 0)
-        del sys.modules['_ctypes']
+        try:
+            _nofork()
+        finally:
+            del sys.modules['_ctypes']
     except (ImportError, AttributeError, OSError):
         pass
     write, leave, type_, text = os.write, os._exit, type, str.__add__
@@ -330,7 +333,7 @@ def _arm(frame, out):
             if cut(text('', args[0]), '.')[0] in native:
                 raise PermissionError('sbx: native code is not allowed in a function test')
         elif event == 'sbx.done':
-            if frame.f_lineno != 99:
+            if frame.f_lineno != 102:
                 raise PermissionError('sbx: the test has not returned')
             view = line
             while view:
@@ -366,7 +369,7 @@ def _arm(frame, out):
 
 /// Line of [`RUNNER`] that raises `sbx.done`, which its hook checks.
 #[cfg(test)]
-const DONE_LINE: usize = 99;
+const DONE_LINE: usize = 102;
 
 /// The words after the Python interpreter that run a function test's
 /// program (see [`RUNNER`]); the program's path follows them. `budget`:

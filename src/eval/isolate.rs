@@ -51,6 +51,11 @@ pub(crate) const MAX_LOST: usize = 3;
 /// The `reason` of a candidate whose runner kept getting lost.
 pub(crate) const RUNNER_LOST: &str = "runner_lost";
 
+/// The `reason` of a case whose processes outlived the runner's kill (see
+/// `CaseStatus::Outlived`): the candidate's own failure, judged once.
+pub(crate) const OUTLIVED_KILL: &str = "outlived_kill";
+const OUTLIVED: &str = "the program's processes outlived the kill at the case's end (its output pipes stayed open, or it was not reaped, after every process was sent SIGKILL); its container was discarded";
+
 /// What a staged copy may add to a candidate (a function test's code).
 const STAGED_SLACK: u64 = 1 << 20;
 
@@ -523,6 +528,10 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
     };
     let oom = r.oom || r.status == S::Oom;
     let reason = match r.status {
+        S::Outlived => {
+            result.message = Some(OUTLIVED.into());
+            OUTLIVED_KILL
+        }
         S::OutputLimit => "output_limit",
         _ if oom => "oom",
         S::Timeout => "timeout",
@@ -563,4 +572,44 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
     };
     result.reason = Some(reason.into());
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::CaseStatus;
+
+    fn record(status: CaseStatus) -> CaseResult {
+        CaseResult {
+            status,
+            exit_code: None,
+            signal: None,
+            wall_ms: 5000,
+            cpu_ms: 0,
+            max_rss_kib: 0,
+            oom: false,
+            stdout: b"42\n".to_vec(),
+            stdout_truncated: false,
+            stderr_tail: Vec::new(),
+            stderr_truncated: false,
+        }
+    }
+
+    #[test]
+    fn processes_that_outlive_the_kill_are_the_candidates_fail_never_error() {
+        let matcher = Matcher::new(
+            crate::spec::CompareMode::Exact,
+            "42\n",
+            crate::verdict::matcher::Tolerance::default(),
+        )
+        .expect("an exact matcher");
+        let r = to_result(
+            "t",
+            &record(CaseStatus::Outlived),
+            PassRule::Output(&matcher),
+        );
+        assert_eq!(r.status, Status::Fail);
+        assert_eq!(r.reason.as_deref(), Some(OUTLIVED_KILL));
+        assert!(r.message.is_some_and(|m| m.contains("outlived the kill")));
+    }
 }

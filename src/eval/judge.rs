@@ -10,12 +10,13 @@ use super::request::EvalRequest;
 use super::saved;
 use super::sealed;
 use super::tasks::{Task, TaskCase};
+use crate::docker::argv;
 use crate::docker::events::{self, ContainerRecord};
 use crate::docker::process::{Ended, Finished, OutputSink, StdinSource};
 use crate::engines::pool::Member;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::session::{Session, Staged, StagedCandidate};
+use crate::session::{Prepared, Session, Staged, StagedCandidate};
 use crate::verdict::outcome::{self, FailReason, Verdict};
 
 /// The `reason` of a result whose run lost its engine: never the
@@ -281,6 +282,24 @@ fn judge_case(
     )
 }
 
+/// The `--exec` wrapper's own failure (the program could not be executed,
+/// or the filter not installed): its exit code 125-127 and a first stderr
+/// line `sbx runner: TOKEN: ...`, which only the wrapper can write (the
+/// token is in no file and, once the program runs, in no argv). The line,
+/// without the token.
+fn wrapper_failure(finished: &Finished, token: &str) -> Option<String> {
+    let Ended::Exited(status) = finished.ended else {
+        return None;
+    };
+    if !matches!(status.code(), Some(125..=127)) {
+        return None;
+    }
+    let stderr = String::from_utf8_lossy(&finished.stderr.bytes);
+    let first = stderr.lines().find(|l| !l.trim().is_empty())?;
+    let said = first.strip_prefix(&format!("sbx runner: {token}: "))?;
+    Some(format!("sbx runner: {said}"))
+}
+
 /// Runs a candidate in its own container and turns `verdict` of the run
 /// into its result (its output saved with `--save-output`, as case
 /// `case_number` of a task of several). `None` when the eval was
@@ -300,11 +319,34 @@ fn run_and_judge(
         member,
         ..
     } = *cx;
+    // The program runs through the runner's `--exec` wrapper, which
+    // installs the runner's seccomp filter first (see `exec_wrapped`).
+    let token = match humaneval::fresh_token() {
+        Ok(token) => token,
+        Err(e) => {
+            let message = format!("cannot read /dev/urandom for a token: {e}");
+            return Some(TaskResult::error(&task.id, "no_token", message));
+        }
+    };
+    let runner = session.runner_dir().join("sbx-runner");
     let run = session
         .prepare(candidate, &member.delivery)
         .map(|prepared| match built {
             Some(built) => built.apply(prepared),
             None => prepared,
+        })
+        .map(|prepared| match member.exec_wrapper {
+            true => Prepared {
+                create: argv::with_exec_wrapper(
+                    &prepared.create,
+                    &runner,
+                    sbx_runner::SUBCOMMAND,
+                    sbx_runner::EXEC,
+                    &token,
+                ),
+                ..prepared
+            },
+            false => prepared,
         })
         .and_then(|prepared| {
             let name = prepared.name.clone();
@@ -324,6 +366,10 @@ fn run_and_judge(
         Ok(run) => run,
         Err(e) => return Some(TaskResult::error(&task.id, e.code(), e.to_string())),
     };
+    if let Some(line) = wrapper_failure(&finished, &token) {
+        // Nothing of the candidate ran, as when `docker start` fails.
+        return Some(TaskResult::error(&task.id, "start_failed", line));
+    }
     let mut result = result_from_run(&task.id, &finished);
     if let Some(saved) = save_output(
         cx,

@@ -103,7 +103,15 @@ impl Runner {
         // the loaded candidate only (nothing once it is unloaded).
         let work = self.work_holds_only_the_program();
         let build = build_is_as_loaded(self.candidate.as_ref().and_then(|c| c.build.as_ref()));
-        let done = done.and(dropped).and(work).and(build);
+        let held = if self.outlived {
+            Err(
+                "a process of an earlier case outlived the kill; the container is not reused"
+                    .into(),
+            )
+        } else {
+            Ok(())
+        };
+        let done = done.and(dropped).and(work).and(build).and(held);
         let done = match (done, posture) {
             (Ok(()), Ok(())) => Ok(()),
             (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),

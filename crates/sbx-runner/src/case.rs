@@ -43,7 +43,7 @@ pub(crate) fn oom_counter_path() -> Option<PathBuf> {
 /// The `oom_kill N` counter of a cgroup v1 `memory.oom_control` or v2
 /// `memory.events` file.
 fn read_oom_kills(path: &Path) -> Option<u64> {
-    parse_oom_kills(&fs::read_to_string(path).ok()?)
+    parse_oom_kills(&String::from_utf8_lossy(&fs::read(path).ok()?))
 }
 
 fn parse_oom_kills(text: &str) -> Option<u64> {
@@ -152,7 +152,10 @@ pub(crate) fn run_case(
         }
         _ => None,
     };
-    let spare = zygote.pid().map(|pid| Spare { zygote: pid });
+    let spare = zygote.pid().map(|pid| Spare {
+        zygote: pid,
+        uid: identity.uid,
+    });
     let was_forked = forked.is_some();
     let started = match forked {
         Some(spawned) => {
@@ -272,7 +275,9 @@ pub(crate) fn run_case(
                 if was_forked {
                     *zygote = Slot::Idle;
                 }
-                return Err("the killed program was not reaped in time".into());
+                // Every process was sent SIGKILL: what does not die is
+                // the candidate's doing (see `CaseStatus::Outlived`).
+                return Ok(outlived(start));
             }
         },
     };
@@ -295,7 +300,9 @@ pub(crate) fn run_case(
     for _ in 0..jobs {
         let left = grace_end.saturating_duration_since(Instant::now());
         if done_rx.recv_timeout(left).is_err() {
-            return Err("a pipe stayed open after every process was killed".into());
+            // Only the candidate's processes held the pipes' write ends,
+            // and every one was sent SIGKILL.
+            return Ok(outlived(start));
         }
     }
     let oom_after = oom_counter.and_then(read_oom_kills);
@@ -365,7 +372,9 @@ fn spawn(
     // to the engine's starting value, measured; the reset checks it). The
     // runner cannot write the program's own file: it belongs to the
     // candidate's uid.
-    let own_score = fs::read_to_string(OOM_SCORE_SELF).ok();
+    let own_score = fs::read(OOM_SCORE_SELF)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
     let raised = own_score.is_some() && fs::write(OOM_SCORE_SELF, PROGRAM_OOM_SCORE).is_ok();
     let spawned = cmd.spawn();
     if let (true, Some(was)) = (raised, &own_score) {
@@ -451,6 +460,23 @@ fn decide(
         (Some(_), _) => CaseStatus::Signal,
         (None, Some(0)) => CaseStatus::Ok,
         _ => CaseStatus::RuntimeError,
+    }
+}
+
+/// The record of a case whose processes outlived the kill at its end.
+fn outlived(start: Instant) -> CaseResult {
+    CaseResult {
+        status: CaseStatus::Outlived,
+        exit_code: None,
+        signal: None,
+        wall_ms: start.elapsed().as_millis() as u64,
+        cpu_ms: 0,
+        max_rss_kib: 0,
+        oom: false,
+        stdout: Vec::new(),
+        stdout_truncated: false,
+        stderr_tail: Vec::new(),
+        stderr_truncated: false,
     }
 }
 

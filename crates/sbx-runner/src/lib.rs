@@ -7,6 +7,9 @@
 //! - `protocol`: the framed messages between sbx and the runner (public:
 //!   the host's side, in sbx, speaks it too);
 //! - `exit`: the runner's own exit codes (sbx's values);
+//! - `filter`: the seccomp filter the runner installs on itself before
+//!   any candidate (no anonymous memory files), and the `--exec` wrapper
+//!   that installs it for `--isolate case`;
 //! - `pid1`: the runner (`sbx __runner`): its main loop and its state;
 //! - `identity`: the candidates' uid and gid;
 //! - `candidate`: the loaded candidate, its file and its build (load,
@@ -32,6 +35,7 @@
 mod candidate;
 mod case;
 pub mod exit;
+mod filter;
 mod identity;
 mod pid1;
 mod posture;
@@ -41,6 +45,7 @@ mod reset;
 mod shebang;
 mod zygote;
 
+pub use filter::EXEC;
 pub use pid1::{main, MAX_OUTPUT, NO_ZYGOTE, SUBCOMMAND};
 pub use probe::PROBE;
 

@@ -5,6 +5,8 @@
 //!
 //! Its own safety, before it reads anything:
 //! - it refuses to run unless it is PID 1;
+//! - it installs its seccomp filter (see `filter`): every process after it
+//!   inherits it;
 //! - `prctl(PR_SET_DUMPABLE, 0)`: a candidate running as the same user can
 //!   then neither `ptrace` it nor open `/proc/1/fd/*` (its protocol pipes);
 //! - it installs no signal handler (sbx's own handlers are installed only
@@ -21,10 +23,11 @@ use rustix::process::{set_dumpable_behavior, DumpableBehavior, Pid};
 
 use super::candidate::{write_task, Loaded, WORK_DIR};
 use super::case::{oom_counter_path, run_case, Lanes};
+use super::filter;
 use super::identity::Identity;
 use super::posture::Posture;
 use super::probe::{probe, PROBE};
-use super::protocol::{read_message, write_message, Case, Message};
+use super::protocol::{read_message, write_message, Case, CaseStatus, Message};
 use super::reset::{self, Dirs, Spare};
 use super::zygote::{self, Slot, Zygote};
 
@@ -48,6 +51,9 @@ pub fn main() -> i32 {
         print!("{}", probe());
         return 0;
     }
+    if args.first().is_some_and(|a| a == filter::EXEC) {
+        return filter::exec_main(&args[1..]);
+    }
     if rustix::process::getpid() != Pid::INIT {
         eprintln!(
             "sbx: `{SUBCOMMAND}` runs only as a container's PID 1 (it kills every other process)"
@@ -69,6 +75,11 @@ pub fn main() -> i32 {
             return crate::exit::USAGE;
         }
     };
+    // Before anything is started: every process after it inherits it.
+    if let Err(e) = filter::install() {
+        eprintln!("sbx runner: {e}");
+        return crate::exit::ENGINE;
+    }
     if let Err(e) = set_dumpable_behavior(DumpableBehavior::NotDumpable) {
         eprintln!("sbx runner: prctl(PR_SET_DUMPABLE, 0) failed: {e}");
         return crate::exit::ENGINE;
@@ -110,6 +121,7 @@ pub fn main() -> i32 {
         oom_counter: oom_counter_path(),
         candidate: None,
         clean: true,
+        outlived: false,
         cases: 0,
         zygote,
     };
@@ -161,9 +173,10 @@ fn inherited_fds_are_cloexec() -> Result<(), String> {
             continue;
         }
         // The directory being read is gone by the time fdinfo is asked.
-        let Ok(info) = fs::read_to_string(format!("/proc/self/fdinfo/{fd}")) else {
+        let Ok(info) = fs::read(format!("/proc/self/fdinfo/{fd}")) else {
             continue;
         };
+        let info = String::from_utf8_lossy(&info);
         let flags = info
             .lines()
             .find_map(|l| l.strip_prefix("flags:"))
@@ -191,6 +204,10 @@ pub(crate) struct Runner {
     pub(crate) candidate: Option<Loaded>,
     /// No case ran since the last clean reset (or the start).
     pub(crate) clean: bool,
+    /// A case's processes outlived the kill (`CaseStatus::Outlived`): a
+    /// worker thread may still be blocked on what they held, so every
+    /// reset from now on is dirty and the host discards the container.
+    pub(crate) outlived: bool,
     cases: u64,
     /// The zygote that forks `python3 -c` cases, once one was needed.
     zygote: Slot,
@@ -199,7 +216,8 @@ pub(crate) struct Runner {
 impl Runner {
     /// What the reset spares: the zygote, while it runs.
     pub(crate) fn spare(&mut self) -> Option<Spare> {
-        self.zygote.pid().map(|zygote| Spare { zygote })
+        let uid = self.identity.uid;
+        self.zygote.pid().map(|zygote| Spare { zygote, uid })
     }
 
     fn case(&mut self, case: &Case) -> Message {
@@ -240,7 +258,10 @@ impl Runner {
             self.oom_counter.as_deref(),
             &mut self.zygote,
         ) {
-            Ok(result) => Message::Result(result),
+            Ok(result) => {
+                self.outlived |= result.status == CaseStatus::Outlived;
+                Message::Result(result)
+            }
             Err(message) => Message::Internal(message),
         }
     }

