@@ -1037,10 +1037,16 @@ fn samples_give_n_c_and_pass_at_k() {
     assert_eq!(double["n"], 10, "{double:#}");
     assert_eq!(double["c"], 7, "{double:#}");
     assert_eq!(double["errors"], 1, "the .txt sample: {double:#}");
-    // A sample not judged: the task is incomplete and its pass@k withheld.
+    // A sample not judged: the task is incomplete, its pass@k withheld,
+    // its bounds given.
     assert_eq!(double["incomplete"], true, "{double:#}");
     assert!(double.get("pass@1").is_none(), "{double:#}");
     assert!(double.get("pass@10").is_none(), "{double:#}");
+    assert_eq!(
+        double["pass_at_k_bounds"]["pass@10"],
+        json!({"lower": 1.0, "upper": 1.0}),
+        "{double:#}"
+    );
     let samples = double["samples"].as_array().expect("samples");
     let names: Vec<&str> = samples
         .iter()
@@ -1057,7 +1063,7 @@ fn samples_give_n_c_and_pass_at_k() {
     assert_eq!(entry(&results, "empty")["status"], "missing");
     assert!(
         out.stderr
-            .contains("; 1 incomplete task (samples not judged): pass@k withheld"),
+            .contains("; not final, 1 sample not judged, in 1 task (double): mean pass@1 between 0.636 and 0.727 over 1 task; mean pass@10 between 1.000 and 1.000 over 1 task"),
         "{out:?}"
     );
     run.assert_clean();
