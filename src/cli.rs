@@ -272,7 +272,8 @@ pub struct EvalArgs {
     pub save_output: Option<PathBuf>,
     /// Exit by mean pass@K instead of by every sample: 0 when it is at least
     /// X, 1 when below (repeatable, one per K; 2 still when sbx could not
-    /// judge something, or no task has K samples).
+    /// judge something, the threshold then not decided and never met, or no
+    /// task has K samples).
     #[arg(long = "min-pass-at", value_name = "K=X", value_parser = parse_min_pass_at)]
     pub min_pass_at: Vec<MinPassAt>,
     /// Also write a JUnit XML report to this file.

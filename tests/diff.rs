@@ -404,10 +404,14 @@ fn multi_sample_reports_show_pass_at_1() {
     );
     let text = stdout(&out);
     for want in [
-        "        tasks  pass  fail  missing  error    pass@1\n",
-        "OLD         3     2     1        0      0     0.667  a.json\n",
-        // `a` is not judged on NEW: out of NEW's mean.
-        "NEW         3     3     0        0      0     0.800  b.json\n",
+        "        tasks  pass  fail  missing  error       pass@1\n",
+        "OLD         3     2     1        0      0        0.667  a.json\n",
+        // `a` has a sample not judged on NEW: NEW's mean is not final but
+        // a range, `a`'s unjudged sample counted as a failure (9/11) and
+        // as a pass (10/11).
+        "NEW         3     3     0        0      0  0.806–0.836  b.json\n",
+        "change     +0    +1    -1       +0     +0    not final\n",
+        "NEW's mean pass@1 is not final: 1 task not judged; between 0.806 (counted as failures) and 0.836 (as passes)\n",
         "mean pass@1 over 2 tasks judged on both sides: 0.600 → 0.800 (+0.200)\n",
         "3 tasks shared: pass@1 rose on 1, fell on 0, unchanged on 1 (1 of them at 1.000), 1 not judged\n",
         "pass@1 rose (1), old → new:\n  b  0.200 → 0.600 (+0.400)\n",

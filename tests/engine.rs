@@ -1037,10 +1037,16 @@ fn samples_give_n_c_and_pass_at_k() {
     assert_eq!(double["n"], 10, "{double:#}");
     assert_eq!(double["c"], 7, "{double:#}");
     assert_eq!(double["errors"], 1, "the .txt sample: {double:#}");
-    // A sample not judged: the task is incomplete and its pass@k withheld.
+    // A sample not judged: the task is incomplete, its pass@k withheld,
+    // its bounds given.
     assert_eq!(double["incomplete"], true, "{double:#}");
     assert!(double.get("pass@1").is_none(), "{double:#}");
     assert!(double.get("pass@10").is_none(), "{double:#}");
+    assert_eq!(
+        double["pass_at_k_bounds"]["pass@10"],
+        json!({"lower": 1.0, "upper": 1.0}),
+        "{double:#}"
+    );
     let samples = double["samples"].as_array().expect("samples");
     let names: Vec<&str> = samples
         .iter()
@@ -1057,8 +1063,76 @@ fn samples_give_n_c_and_pass_at_k() {
     assert_eq!(entry(&results, "empty")["status"], "missing");
     assert!(
         out.stderr
-            .contains("; 1 incomplete task (samples not judged): pass@k withheld"),
+            .contains("; not final, 1 sample not judged, in 1 task (double): mean pass@1 between 0.636 and 0.727 over 1 task; mean pass@10 between 1.000 and 1.000 over 1 task"),
         "{out:?}"
+    );
+    run.assert_clean();
+}
+
+/// A samples task whose image cannot run keeps its samples, each `error`
+/// (before, the task was one `error` without samples, and left every mean
+/// pass@k, raising it): it is in the bounds, named on the summary line,
+/// and a partitioned run merges back to the same entry.
+#[test]
+fn samples_of_an_image_that_cannot_run_are_each_unjudged() {
+    let run = Run::new("samplesnoimage");
+    // Four runnable samples, so that each share has one to run.
+    for i in 0..4 {
+        run.file(&format!("gen/ok/{i}.sh"), "echo hi\n", 0o644);
+    }
+    run.file("gen/lost/0.sh", "echo hi\n", 0o644);
+    run.file("gen/lost/1.sh", "echo hi\n", 0o644);
+    let tasks = json!([
+        {"id": "ok", "stdin": "", "expect": "hi\n"},
+        {"id": "lost", "stdin": "", "expect": "hi\n", "image": "sbx-absent:none"}
+    ]);
+    let out = run.eval(&tasks, BUSYBOX, &[]);
+    assert_eq!(out.code(), 2, "{out:?}");
+    let results = report(&out);
+    let lost = entry(&results, "lost");
+    assert_eq!(lost["status"], "error", "{lost:#}");
+    assert_eq!(lost["reason"], "all_samples_error", "{lost:#}");
+    assert_eq!(
+        (lost["n"].as_u64(), lost["errors"].as_u64()),
+        (Some(0), Some(2))
+    );
+    assert_eq!(lost["samples"][1]["reason"], "image_missing", "{lost:#}");
+    assert_eq!(
+        lost["pass_at_k_bounds"],
+        json!({"pass@1": {"lower": 0.0, "upper": 1.0}}),
+        "{lost:#}"
+    );
+    assert!(
+        out.stderr.contains(
+            "; not final, 2 samples not judged, in 1 task (lost): mean pass@1 between 0.500 and 1.000 over 2 tasks"
+        ),
+        "{out:?}"
+    );
+    // Two shares, merged: the same entry.
+    let mut shares = Vec::new();
+    for share in ["count:1/2", "count:2/2"] {
+        let out = run.eval(&tasks, BUSYBOX, &["--partition", share]);
+        assert!(matches!(out.code(), 0 | 2), "{share}: {out:?}");
+        assert!(!report(&out).is_empty(), "{share}: {out:?}");
+        let name = format!("share{}.json", &share[6..7]);
+        run.file(&name, out.stdout.as_bytes(), 0o644);
+        shares.push(run.path(&name));
+    }
+    let mut cmd = run.sbx();
+    cmd.arg("merge").args(&shares);
+    let merged = finish(cmd, None, RUN_LIMIT);
+    assert_eq!(merged.code(), 2, "{merged:?}");
+    let merged_lost = entry(&report(&merged), "lost").clone();
+    assert_eq!(
+        (merged_lost["n"].as_u64(), merged_lost["errors"].as_u64()),
+        (Some(0), Some(2)),
+        "{merged:?}"
+    );
+    assert!(
+        merged
+            .stderr
+            .contains("mean pass@1 between 0.500 and 1.000 over 2 tasks"),
+        "{merged:?}"
     );
     run.assert_clean();
 }

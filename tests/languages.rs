@@ -803,3 +803,96 @@ fn the_strict_profile_runs_the_build_as_its_user() {
     }
     run.assert_clean();
 }
+
+/// Issue 36, item 7, in every mode: eight data sections aligned at 2^28
+/// (a program of about 2 GiB, which the linker used to write into the
+/// build volume: 1.5–1.8 GiB on the engine's disk per job) stop at the
+/// compile's disk limit with a reason of their own, at once, and leave
+/// no volume; a compiler that floods more than 1 MiB of warnings is
+/// `compile_error` at once in every mode (the runner modes kept up to
+/// 48 MiB of it and ended in `compile_timeout`); a Java candidate with a
+/// `package` line passes.
+#[test]
+fn the_compile_step_is_bounded_and_java_packages_run() {
+    let run = Run::new("compilebound");
+    run.gen(
+        "huge.c",
+        "#define S(n) __attribute__((section(\".d\" #n), aligned(1 << 28))) char d##n[1] = {1};\n\
+         S(1) S(2) S(3) S(4) S(5) S(6) S(7) S(8)\n\
+         int main(void) { return d1[0] + d8[0] - 2; }\n",
+    );
+    // 10^4 warnings of about 200 bytes each: 2 MiB and more.
+    run.gen(
+        "flood.c",
+        "#define A(x) x x x x x x x x x x\n#define B(x) A(A(A(A(x))))\n\
+         int main(void) { B(int u = 1 << 40;) return 0; }\n",
+    );
+    run.gen(
+        "packaged.java",
+        "package sol.inner;\n\nimport java.util.Scanner;\n\n\
+         public class Adder {\n  public static void main(String[] a) {\n\
+         Scanner s = new Scanner(System.in);\n    System.out.println(s.nextInt() + s.nextInt());\n  }\n}\n",
+    );
+    let tasks = json!([
+        {"id": "huge", "prompt": "", "stdin": "", "expect": "", "timeout": 30},
+        {"id": "flood", "prompt": "", "stdin": "", "expect": "", "timeout": 30},
+        {"id": "packaged", "prompt": "", "stdin": "2 3\n", "expect": "5\n", "timeout": 30}
+    ]);
+    for mode in ["case", "candidate", "worker"] {
+        // A compile timeout well above what these take: a flood that ran
+        // into it would show.
+        let out = run.eval(
+            &tasks,
+            POLYGLOT,
+            &["--isolate", mode, "-j", "2", "--compile-timeout", "120"],
+        );
+        let results = by_id(&report(&out));
+        let verdict = |id: &str| {
+            (
+                results[id]["status"].as_str().map(str::to_string),
+                results[id]["reason"].as_str().map(str::to_string),
+            )
+        };
+        assert_eq!(
+            verdict("huge"),
+            (Some("fail".into()), Some("compile_disk_limit".into())),
+            "{mode}: {}\n{}",
+            results["huge"],
+            out.stderr
+        );
+        assert!(
+            results["huge"]["stderr_tail"]
+                .as_str()
+                .is_some_and(|t| t.contains("sbx: the compile went past its disk limit (128 MiB")),
+            "{mode}: {}",
+            results["huge"]
+        );
+        assert_eq!(
+            verdict("flood"),
+            (Some("fail".into()), Some("compile_error".into())),
+            "{mode}: {}\n{}",
+            results["flood"],
+            out.stderr
+        );
+        assert!(
+            results["flood"]["stderr_tail"]
+                .as_str()
+                .is_some_and(|t| t.ends_with("sbx: the compiler wrote more than 1 MiB")),
+            "{mode}: {}",
+            results["flood"]
+        );
+        for id in ["huge", "flood"] {
+            let ms = results[id]["compile_ms"].as_u64().unwrap_or(u64::MAX);
+            assert!(ms < 60_000, "{mode}: {id} took {ms} ms to compile");
+        }
+        assert_eq!(
+            verdict("packaged"),
+            (Some("pass".into()), None),
+            "{mode}: {}\n{}",
+            results["packaged"],
+            out.stderr
+        );
+        assert_eq!(out.code(), 1, "{mode}: {}", out.stderr);
+        run.assert_clean();
+    }
+}

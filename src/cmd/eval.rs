@@ -536,7 +536,7 @@ fn report(
         console::note(&line);
     }
     let checked = report::gate::check(&results, &req.min_pass_at);
-    let code = report::gate::exit_code(&summary, &checked, &mut |l| console::note(l));
+    let code = report::gate::exit_code(&results, &summary, &checked, &mut |l| console::note(l));
     if let Some(path) = req
         .summary
         .as_ref()

@@ -68,6 +68,63 @@ pub(crate) struct Totals {
     /// entries (`missing` counts 0); `None` otherwise or with none judged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean_pass_at_k: Option<f64>,
+    /// Several samples per task, when this side has entries sbx could not
+    /// judge: its mean pass@k over all its entries with them counted as
+    /// failures (`lower`) and as passes (`upper`). `mean_pass_at_k` is then
+    /// over the judged entries only, and not final.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_pass_at_k_bounds: Option<MeanBounds>,
+}
+
+/// A side's mean pass@k that unjudged entries leave open.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub(crate) struct MeanBounds {
+    pub lower: f64,
+    pub upper: f64,
+    /// Entries not judged on this side.
+    pub not_judged: usize,
+}
+
+/// An entry's pass@k with its unjudged samples counted as failures and as
+/// passes: from `n` + `errors` and `c` when it has samples, else 0 and 1;
+/// `None` when it has fewer than k samples.
+fn bounds(side: &Side, k: usize) -> Option<(f64, f64)> {
+    match (side.n, side.c) {
+        (Some(n), c) => {
+            let (c, errors) = (c.unwrap_or(0) as usize, side.errors.unwrap_or(0) as usize);
+            let total = n as usize + errors;
+            Some((
+                passk::pass_at_k(total, c, k)?,
+                passk::pass_at_k(total, c + errors, k)?,
+            ))
+        }
+        (None, _) => Some((0.0, 1.0)),
+    }
+}
+
+/// A side's [`MeanBounds`] at k, when it has an entry not judged: judged
+/// entries by their [`score`], the others by [`bounds`].
+fn side_bounds(entries: &[Entry], k: usize) -> Option<MeanBounds> {
+    let not_judged = entries.iter().filter(|e| !e.side.judged()).count();
+    if not_judged == 0 {
+        return None;
+    }
+    let each: Vec<(f64, f64)> = entries
+        .iter()
+        .filter_map(|e| {
+            if e.side.judged() {
+                score(&e.side, k).ok().map(|s| (s, s))
+            } else {
+                bounds(&e.side, k)
+            }
+        })
+        .collect();
+    let count = each.len() as f64;
+    (!each.is_empty()).then(|| MeanBounds {
+        lower: each.iter().map(|b| b.0).sum::<f64>() / count,
+        upper: each.iter().map(|b| b.1).sum::<f64>() / count,
+        not_judged,
+    })
 }
 
 impl Totals {
@@ -261,6 +318,8 @@ pub(crate) fn compare(
     };
     cmp.old.mean_pass_at_k = side_mean(old, names.0, "OLD")?;
     cmp.new.mean_pass_at_k = side_mean(new, names.1, "NEW")?;
+    cmp.old.mean_pass_at_k_bounds = side_bounds(old, k);
+    cmp.new.mean_pass_at_k_bounds = side_bounds(new, k);
     cmp.change = Change::between(&cmp.old, &cmp.new);
 
     let new_by_id: HashMap<&str, &Entry> = new.iter().map(|e| (e.id.as_str(), e)).collect();
@@ -586,6 +645,7 @@ mod tests {
                 errors: 0,
                 pass_rate: Some(4.0 / 7.0),
                 mean_pass_at_k: None,
+                mean_pass_at_k_bounds: None,
             }
         );
         assert_eq!((cmp.new.passed, cmp.new.errors, cmp.new.missing), (3, 1, 1));
@@ -732,6 +792,51 @@ mod tests {
             sampled("e", 10, 10),
         ];
         (old, new)
+    }
+
+    /// A side with a sample not judged: its mean over the judged entries
+    /// (1.000, over A alone) is not final; the bounds count B's sample as
+    /// a failure and as a pass.
+    #[test]
+    fn an_unjudged_side_gets_bounds() {
+        let old = vec![sampled("A", 1, 1), sampled("B", 1, 0)];
+        let b = Entry {
+            id: "B".into(),
+            side: Side {
+                n: Some(0),
+                c: Some(0),
+                errors: Some(1),
+                ..Side::of(Status::Error)
+            },
+        };
+        let new = vec![sampled("A", 1, 1), b];
+        let cmp = compare(&old, &new, 1, ("old", "new")).unwrap();
+        assert_eq!(cmp.new.mean_pass_at_k, Some(1.0));
+        assert_eq!(
+            cmp.new.mean_pass_at_k_bounds,
+            Some(MeanBounds {
+                lower: 0.5,
+                upper: 1.0,
+                not_judged: 1
+            })
+        );
+        assert_eq!(cmp.old.mean_pass_at_k_bounds, None);
+        let text = super::super::text::render(&cmp, "old", "new");
+        assert!(
+            text.contains("NEW         2     1     0        0      1  0.500–1.000  new"),
+            "{text}"
+        );
+        assert!(
+            text.contains("NEW's mean pass@1 is not final: 1 task not judged; between 0.500 (counted as failures) and 1.000 (as passes)"),
+            "{text}"
+        );
+        assert!(text.contains("not final\n"), "{text}");
+        // OLD's B was a judged fail with no sample passed: NEW's unjudged
+        // B cannot hide a regression. Had OLD's B passed, it could.
+        assert_eq!(cmp.exit_code(false), 0, "{text}");
+        let old = vec![sampled("A", 1, 1), sampled("B", 1, 1)];
+        let cmp = compare(&old, &new, 1, ("old", "new")).unwrap();
+        assert_eq!(cmp.exit_code(false), 2);
     }
 
     #[test]

@@ -193,16 +193,25 @@ pub(crate) fn render(cmp: &Comparison, old_name: &str, new_name: &str) -> String
 /// under the pass@k gate.
 fn table(cmp: &Comparison, old_name: &str, new_name: &str, gate: Option<&PassAtK>) -> String {
     let mut out = String::new();
+    // Wider when a side's mean is a range (`0.500–1.000`).
+    let bounded = [&cmp.old, &cmp.new]
+        .iter()
+        .any(|t| gate.is_some() && t.mean_pass_at_k_bounds.is_some());
+    let width = if bounded { 13 } else { 10 };
     let row = |label: &str, cells: [String; 6], file: &str| {
         let [tasks, pass, fail, missing, error, rate] = cells;
         let line = format!(
-            "{label:<7}{tasks:>6}{pass:>6}{fail:>6}{missing:>9}{error:>7}{rate:>10}  {file}"
+            "{label:<7}{tasks:>6}{pass:>6}{fail:>6}{missing:>9}{error:>7}{rate:>width$}  {file}"
         );
         format!("{}\n", line.trim_end())
     };
     let score = |t: &Totals| match gate {
         None => t.pass_rate.map_or("n/a".into(), percent),
-        Some(_) => t.mean_pass_at_k.map_or("n/a".into(), |m| format!("{m:.3}")),
+        // Not final while an entry is not judged: the bounds.
+        Some(_) => match t.mean_pass_at_k_bounds {
+            Some(b) => format!("{:.3}–{:.3}", b.lower, b.upper),
+            None => t.mean_pass_at_k.map_or("n/a".into(), |m| format!("{m:.3}")),
+        },
     };
     let counts = |t: &Totals| {
         [
@@ -235,6 +244,9 @@ fn table(cmp: &Comparison, old_name: &str, new_name: &str, gate: Option<&PassAtK
     let (o, n) = (&cmp.old, &cmp.new);
     let change = match gate {
         None => cmp.change.pass_rate.map_or("n/a".into(), points),
+        Some(_) if o.mean_pass_at_k_bounds.is_some() || n.mean_pass_at_k_bounds.is_some() => {
+            "not final".into()
+        }
         Some(_) => cmp
             .change
             .mean_pass_at_k
@@ -252,6 +264,19 @@ fn table(cmp: &Comparison, old_name: &str, new_name: &str, gate: Option<&PassAtK
         ],
         "",
     );
+    if let Some(g) = gate {
+        for (label, t) in [("OLD", o), ("NEW", n)] {
+            if let Some(b) = t.mean_pass_at_k_bounds {
+                out += &format!(
+                    "{label}'s mean pass@{} is not final: {} not judged; between {:.3} (counted as failures) and {:.3} (as passes)\n",
+                    g.k,
+                    tasks_word(b.not_judged),
+                    b.lower,
+                    b.upper
+                );
+            }
+        }
+    }
     out
 }
 

@@ -57,6 +57,21 @@ pub(crate) enum OutputSink {
     /// Read concurrently from the start; at most `max` bytes of each stream
     /// are kept, and exceeding it stops the run (`Ended::OutputLimit`).
     Capture { max: usize },
+    /// [`OutputSink::Capture`] with a limit of each stream's own: a
+    /// compile's stdout carries its build, its stderr only the compiler's
+    /// words.
+    CaptureEach { stdout: usize, stderr: usize },
+}
+
+impl OutputSink {
+    /// The most kept of stdout and of stderr, when captured.
+    fn limits(self) -> Option<(usize, usize)> {
+        match self {
+            OutputSink::Stream => None,
+            OutputSink::Capture { max } => Some((max, max)),
+            OutputSink::CaptureEach { stdout, stderr } => Some((stdout, stderr)),
+        }
+    }
 }
 
 /// One attached run of an already created container.
@@ -195,7 +210,7 @@ pub(crate) fn supervise(job: Job<'_>) -> Result<Finished> {
         OutputSink::Stream => {
             cmd.stdout(Stdio::inherit()).stderr(Stdio::piped());
         }
-        OutputSink::Capture { .. } => {
+        OutputSink::Capture { .. } | OutputSink::CaptureEach { .. } => {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         }
     }
@@ -217,14 +232,17 @@ pub(crate) fn supervise(job: Job<'_>) -> Result<Finished> {
     }
 
     let over_limit = Arc::new(AtomicBool::new(false));
-    let readers = match job.output {
-        OutputSink::Stream => {
-            Readers::start(None, guard.child.stderr.take(), Keep::Forward, &over_limit)
-        }
-        OutputSink::Capture { max } => Readers::start(
+    let readers = match job.output.limits() {
+        None => Readers::start(
+            None,
+            guard.child.stderr.take(),
+            (Keep::Forward, Keep::Forward),
+            &over_limit,
+        ),
+        Some((out, err)) => Readers::start(
             guard.child.stdout.take(),
             guard.child.stderr.take(),
-            Keep::Limit(max),
+            (Keep::Limit(out), Keep::Limit(err)),
             &over_limit,
         ),
     };
@@ -262,9 +280,9 @@ pub(crate) fn supervise(job: Job<'_>) -> Result<Finished> {
     let (stdout, stderr) = readers.finish();
     // A client that exited within the same poll as the limit was crossed
     // still went past it: what was kept is cut, and must not be judged.
-    let ended = match (ended, job.output) {
-        (Ended::Exited(_), OutputSink::Capture { max })
-            if stdout.total > max as u64 || stderr.total > max as u64 =>
+    let ended = match (ended, job.output.limits()) {
+        (Ended::Exited(_), Some((out, err)))
+            if stdout.total > out as u64 || stderr.total > err as u64 =>
         {
             Ended::OutputLimit
         }
@@ -312,7 +330,7 @@ impl Readers {
     fn start(
         stdout: Option<ChildStdout>,
         stderr: Option<ChildStderr>,
-        keep: Keep,
+        (keep_out, keep_err): (Keep, Keep),
         over_limit: &Arc<AtomicBool>,
     ) -> Readers {
         let (tx, done) = mpsc::channel();
@@ -322,7 +340,7 @@ impl Readers {
         if let Some(pipe) = stdout {
             spawn_reader(
                 pipe,
-                keep,
+                keep_out,
                 Arc::clone(&out),
                 Arc::clone(over_limit),
                 tx.clone(),
@@ -330,7 +348,7 @@ impl Readers {
             count += 1;
         }
         if let Some(pipe) = stderr {
-            spawn_reader(pipe, keep, Arc::clone(&err), Arc::clone(over_limit), tx);
+            spawn_reader(pipe, keep_err, Arc::clone(&err), Arc::clone(over_limit), tx);
             count += 1;
         }
         Readers {
@@ -517,7 +535,7 @@ fn run_control(
     let readers = Readers::start(
         child.stdout.take(),
         child.stderr.take(),
-        Keep::Limit(1 << 20),
+        (Keep::Limit(1 << 20), Keep::Limit(1 << 20)),
         &never,
     );
     let deadline = Instant::now() + timeout;
@@ -708,7 +726,7 @@ pub(crate) fn spawn_duplex(
     let readers = Readers::start(
         None,
         guard.child.stderr.take(),
-        Keep::Limit(max_stderr),
+        (Keep::Limit(max_stderr), Keep::Limit(max_stderr)),
         &never,
     );
     Ok((

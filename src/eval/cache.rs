@@ -171,6 +171,8 @@ fn inconsistent(result: &TaskResult) -> Option<&'static str> {
         || result.c.is_some()
         || result.errors.is_some()
         || !result.pass_at.is_empty()
+        || result.pass_at_k_bounds.is_some()
+        || result.incomplete.is_some()
         || result.sample.is_some()
     {
         return Some("it holds sample counts, which one candidate's result never has");

@@ -204,12 +204,17 @@ pub(crate) fn compile<'a>(
         &member.docker,
         prepared,
         StdinSource::Bytes(Arc::from(source)),
-        OutputSink::Capture {
-            max: if pack {
-                MAX_BUILD + ARCHIVE_SLACK
-            } else {
-                COMPILER_OUTPUT
-            },
+        // The compiler's words are capped at COMPILER_OUTPUT in every
+        // mode; packed, stdout is the build's archive, with a cap of its own.
+        if pack {
+            OutputSink::CaptureEach {
+                stdout: MAX_BUILD + ARCHIVE_SLACK,
+                stderr: COMPILER_OUTPUT,
+            }
+        } else {
+            OutputSink::Capture {
+                max: COMPILER_OUTPUT,
+            }
         },
         limits.timeout,
     ) {
@@ -307,8 +312,31 @@ pub(crate) fn compile<'a>(
             Some(Err(toolchain_missing(id, image, language, &command[0])))
         }
         _ if record.oom_killed() => failed("compile_oom", out_of_memory(limits)),
+        _ if went_past_disk_limit(&said) => failed(
+            "compile_disk_limit",
+            format!(
+                "{said}\nsbx: the compile went past its disk limit ({} MiB for the build and for any file it writes; its /tmp holds {})",
+                argv::COMPILE_DISK_MIB,
+                session.sandbox.limits.tmpfs_size
+            ),
+        ),
         _ => failed("compile_error", said),
     }
+}
+
+/// Whether a failed compile says it ran out of room: a file past the size
+/// limit (the signal, or `EFBIG`) or a full tmpfs (`ENOSPC`). Read from
+/// the compiler's words, so a candidate that makes its compiler print them
+/// gets this reason instead of `compile_error`: a failure of its own
+/// either way.
+fn went_past_disk_limit(said: &str) -> bool {
+    [
+        "File size limit exceeded",
+        "File too large",
+        "No space left on device",
+    ]
+    .iter()
+    .any(|words| said.contains(words))
 }
 
 fn out_of_memory(limits: &CompileLimits) -> String {

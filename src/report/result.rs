@@ -98,6 +98,11 @@ pub(crate) struct TaskResult {
     /// and `n` > 0): never `pass`, and its pass@k is withheld.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<bool>,
+    /// A multi-sample task with samples sbx could not judge: for each k
+    /// (keys `pass@1`, ...), its pass@k with those samples counted as
+    /// failures (`lower`) and as passes (`upper`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_at_k_bounds: Option<BTreeMap<String, PassAtBounds>>,
     /// `pass@k` for each k (keys `pass@1`, `pass@10`, ...).
     #[serde(flatten)]
     pub pass_at: BTreeMap<String, f64>,
@@ -127,6 +132,14 @@ pub(crate) struct TaskResult {
     /// stdout and stderr (of the case the entry reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<SavedOutput>,
+}
+
+/// A pass@k that unjudged samples leave open: counted as failures, and
+/// as passes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) struct PassAtBounds {
+    pub lower: f64,
+    pub upper: f64,
 }
 
 /// Where `--save-output` put one run's output.
@@ -166,6 +179,7 @@ impl TaskResult {
             c: None,
             errors: None,
             incomplete: None,
+            pass_at_k_bounds: None,
             pass_at: BTreeMap::new(),
             samples: None,
             cached: None,

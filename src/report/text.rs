@@ -277,7 +277,14 @@ fn headline(r: &TaskResult) -> String {
         for (key, value) in &r.pass_at {
             parts.push(format!("{key} {value:.3}"));
         }
-        if r.incomplete == Some(true) {
+        // Unjudged samples: no pass@k reads as final, each is a range.
+        if let Some(bounds) = r.pass_at_k_bounds.as_ref().filter(|b| !b.is_empty()) {
+            let ranges: Vec<String> = bounds
+                .iter()
+                .map(|(key, b)| format!("{key} between {:.3} and {:.3}", b.lower, b.upper))
+                .collect();
+            parts.push(format!("not final: {}", ranges.join(", ")));
+        } else if r.incomplete == Some(true) {
             parts.push("incomplete: pass@k withheld".into());
         }
     } else if r.status != Status::Pass {
@@ -460,7 +467,7 @@ ERROR    noimage    0.00s  image_missing: no image
         let entry = samples_entry("t", samples, &[1, 2]);
         let text = to_text(&[entry], "summary", false);
         let expected = "\
-FAIL     t    3.33s  1/6 samples passed (1 not judged)  incomplete: pass@k withheld
+FAIL     t    3.33s  1/6 samples passed (1 not judged)  not final: pass@1 between 0.143 and 0.286, pass@2 between 0.286 and 0.524
          sample b.py: FAIL  wrong_output
            line 1: expected \"4\", got \"5\"
          sample c0.py: FAIL  timeout

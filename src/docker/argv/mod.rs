@@ -25,8 +25,8 @@ pub mod runner;
 pub mod volume;
 
 pub use compile::{
-    compile_create_args, mounting_build, with_build_volume, BUILD_DIR, COMPILE_ENV,
-    COMPILE_PACK_SCRIPT, COMPILE_SCRIPT, TOOLCHAIN_MISSING_MARK,
+    compile_create_args, mounting_build, with_build_volume, BUILD_DIR, COMPILE_DISK_MIB,
+    COMPILE_ENV, COMPILE_PACK_SCRIPT, COMPILE_SCRIPT, TOOLCHAIN_MISSING_MARK,
 };
 pub use container::{
     as_run, candidate_identity, create_args, gvisor_pids, is_gvisor, remove_args, start_args,
