@@ -39,7 +39,7 @@ use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession, CASE_GRACE};
+use crate::runner::host::{case_wait, Loaded, ResetOutcome, RunnerError, RunnerSession};
 use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
@@ -272,6 +272,7 @@ impl Run<'_> {
             wall_ms: u64::try_from(self.task.timeout.as_millis()).unwrap_or(u64::MAX),
             max_output: self.req.max_output as u64,
             cpu_limit_s: self.req.cpu_limit,
+            rule: protocol::TimeRule::Cpu,
         };
         let mut last_error = String::new();
         while self.lost < MAX_LOST {
@@ -326,7 +327,7 @@ impl Run<'_> {
                     // once, not run again; attempt.rs lets it stand only
                     // if the engine still answers (else it is the engine's).
                     self.lose();
-                    return Some(stalled(&self.task.id, self.task.timeout));
+                    return Some(stalled(&self.task.id, &request));
                 }
                 Err(e) => {
                     last_error = e.to_string();
@@ -460,15 +461,15 @@ fn start(session: &Session, member: &Member, image: &str) -> Result<RunnerSessio
     RunnerSession::start(&member.docker, &args, &name)
 }
 
-/// A case whose runner did not answer within its wall limit plus
-/// `CASE_GRACE`: the candidate's `timeout`.
-fn stalled(id: &str, timeout: std::time::Duration) -> TaskResult {
+/// A case whose runner did not answer within `case_wait`: the
+/// candidate's `timeout`.
+fn stalled(id: &str, case: &protocol::Case) -> TaskResult {
     TaskResult {
         reason: Some("timeout".into()),
         message: Some(format!(
-            "no answer from the runner within the {:.1} s timeout plus {} s: the program's processes kept the runner from running; its container was killed",
-            timeout.as_secs_f64(),
-            CASE_GRACE.as_secs()
+            "no answer from the runner within {:.0} s (the host's guard for a {:.1} s limit): the program's processes kept the runner from running; its container was killed",
+            case_wait(case).as_secs_f64(),
+            case.wall_ms as f64 / 1000.0,
         )),
         ..TaskResult::bare(id, Status::Fail)
     }
@@ -510,7 +511,7 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
     }
     // A death by signal reads as the container's exit code would (128+N).
     let exit_code = match r.status {
-        S::Timeout | S::OutputLimit => None,
+        S::Timeout | S::WallTimeout | S::OutputLimit => None,
         _ => r.exit_code.or(r.signal.map(|s| 128 + s)),
     };
     let mut result = TaskResult {
@@ -526,6 +527,7 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
         S::OutputLimit => "output_limit",
         _ if oom => "oom",
         S::Timeout => "timeout",
+        S::WallTimeout => "wall_timeout",
         S::CpuLimit => "cpu_limit",
         S::Oom => "oom",
         S::NotStarted => unreachable!("handled above"),
