@@ -519,6 +519,7 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
         exit_code,
         duration_ms: r.wall_ms,
         cpu_ms: Some(r.cpu_ms),
+        wait_ms: Some(r.wait_ms),
         max_rss_kib: Some(r.max_rss_kib),
         ..TaskResult::bare(id, Status::Fail)
     };

@@ -128,6 +128,14 @@ pub(crate) fn summary_json(
         "duration_ms": elapsed.as_millis() as u64,
         "exit_code": exit_code,
     });
+    if let Some(share) = summary.contention() {
+        value["contention"] = json!({
+            "wait_ms": summary.wait_ms,
+            "run_ms": summary.run_ms,
+            "share": share,
+            "busy": share >= super::summary::CONTENDED,
+        });
+    }
     if !checked.is_empty() {
         value["min_pass_at"] = checked
             .iter()
