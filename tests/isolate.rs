@@ -243,29 +243,39 @@ fn a_runner_cut_mid_frame_is_rerun_then_an_error_never_a_failure() {
     }
 }
 
-/// Busy loops, each in a session of its own (as unrelated jobs are),
-/// killed when dropped, whatever happens.
+/// Busy loops, each in a session of its own (as unrelated jobs are): each
+/// session is killed whole when dropped, and ends by itself after
+/// `HOG_LIFE` should the test be killed before that.
 struct Load(Vec<std::process::Child>);
+
+const HOG_LIFE: &str = "600";
 
 impl Load {
     fn start(n: usize) -> Load {
-        let mut hogs = Vec::new();
+        let mut load = Load(Vec::new());
         for _ in 0..n {
+            // `setsid` execs in place: the child's pid is its session's
+            // and its process group's.
             let child = std::process::Command::new("setsid")
+                .args(["timeout", "-s", "KILL", HOG_LIFE])
                 .args(["sh", "-c", "while :; do :; done"])
                 .stdin(std::process::Stdio::null())
                 .spawn()
                 .expect("start a CPU hog");
-            hogs.push(child);
+            load.0.push(child);
         }
-        Load(hogs)
+        load
     }
 }
 
 impl Drop for Load {
     fn drop(&mut self) {
+        use nix::sys::signal::{killpg, Signal};
+        use nix::unistd::Pid;
         for hog in &mut self.0 {
-            let _ = hog.kill();
+            if let Ok(pid) = i32::try_from(hog.id()) {
+                let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+            }
             let _ = hog.wait();
         }
     }
@@ -309,14 +319,7 @@ fn verdicts_are_the_same_idle_and_loaded() {
     }
     let tasks = Value::Array(tasks);
     for mode in ["worker", "candidate"] {
-        let args = [
-            "--isolate",
-            mode,
-            "-j",
-            "5",
-            "--image",
-            "sbx-python:bookworm",
-        ];
+        let args = ["--isolate", mode, "-j", "5"];
         let idle = by_id(&report(&s.eval(&tasks, &args)));
         let loaded = {
             let _load = Load::start(16);

@@ -28,9 +28,15 @@
 //!   gets its CPU, not while it waits, so the subtraction is over the
 //!   whole case, never per sampling interval (an interval would cap a long
 //!   wait reported late at its own length: measured, a starved 0.6 s
-//!   program then reached a 2 s backstop with 0.27 s of CPU). A wait still
-//!   in progress at a sample is not yet counted, which under load moves
-//!   the clock ahead by one wait (tens of milliseconds).
+//!   program then reached a 2 s backstop with 0.27 s of CPU).
+//! - A wait still in progress is not yet counted, and under load it is
+//!   long exactly when the runner samples (the runner and the candidate
+//!   share the container's turn on a CPU: measured, a busy loop reached a
+//!   1.5 s backstop with 0.74 s of CPU after 45 s of wall clock). So the
+//!   backstop never stops a candidate while one of its tasks is runnable
+//!   (state `R` in `/proc/PID/task/TID/stat`): such a task computes or
+//!   waits for a CPU, and the CPU limit stops it. With every task asleep,
+//!   blocked or gone, every wait was reported and the clock is exact.
 //!
 //! The quota's throttling is not added back: a CPU-bound program at
 //! `--cpus 0.5` waits half the time on an idle machine and less under load
@@ -40,7 +46,8 @@
 //! on a CPU, waited 1.31 s, and 0.04 s of it was throttling.
 //!
 //! The case is stopped (`TimeRule::Cpu`) when its CPU time reaches the
-//! limit (`timeout`), or its effective wall clock does: then `timeout` if
+//! limit (`timeout`), or its effective wall clock does with none of its
+//! tasks runnable: then `timeout` if
 //! the candidate's CPU time is at least half the limit, else
 //! `wall_timeout` (it slept, blocked or waited on something). Without run-queue data
 //! (gVisor) the backstop is the plain wall clock at `NO_WAIT_FACTOR` times
@@ -108,6 +115,42 @@ pub(crate) fn parse_cpu_stat_usage(bytes: &[u8]) -> Option<u64> {
         .map(|us| us.saturating_mul(1000))
 }
 
+/// A task's state letter from its `stat` (`R` running or runnable).
+pub(crate) fn parse_stat_state(bytes: &[u8]) -> Option<u8> {
+    let close = bytes.iter().rposition(|&b| b == b')')?;
+    bytes[close + 1..]
+        .iter()
+        .copied()
+        .find(|b| !b.is_ascii_whitespace())
+}
+
+/// Whether any task of any process but ours (`own`, `zygote`) is
+/// runnable.
+fn any_runnable(own: u32, zygote: Option<u32>) -> bool {
+    let Ok(procs) = fs::read_dir("/proc") else {
+        return false;
+    };
+    for entry in procs.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == own || Some(pid) == zygote {
+            continue;
+        }
+        let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let bytes = fs::read(task.path().join("stat")).ok();
+            if bytes.as_deref().and_then(parse_stat_state) == Some(b'R') {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// A task's `schedstat`: (ns on a CPU, ns waiting on a run queue).
 pub(crate) fn parse_schedstat(bytes: &[u8]) -> Option<(u64, u64)> {
     let text = std::str::from_utf8(bytes).ok()?;
@@ -149,13 +192,15 @@ pub(crate) enum Over {
 
 /// Whether a case is over its `limit`: by CPU time, or by its backstop
 /// clock (the effective wall clock, or with no run-queue data the wall
-/// clock at `NO_WAIT_FACTOR` limits).
+/// clock at `NO_WAIT_FACTOR` limits) when `runnable` says none of its
+/// tasks can run (asked only then: it walks `/proc`).
 pub(crate) fn over(
     limit: Duration,
     cpu: Duration,
     effective: Duration,
     wall: Duration,
     waits_known: bool,
+    runnable: impl FnOnce() -> bool,
 ) -> Option<Over> {
     if cpu >= limit {
         return Some(Over::Cpu);
@@ -165,7 +210,7 @@ pub(crate) fn over(
     } else {
         (wall, limit.saturating_mul(NO_WAIT_FACTOR))
     };
-    if clock < backstop {
+    if clock < backstop || runnable() {
         return None;
     }
     // Computing at least half the limit: too slow, not stuck.
@@ -346,6 +391,7 @@ impl Meter {
             effective(wall, self.waited()),
             wall,
             self.waits_known,
+            || any_runnable(std::process::id(), self.zygote),
         )
     }
 
@@ -379,6 +425,9 @@ mod tests {
         let stat = b"42 (a) b) c) R 1 42 42 0 -1 4194560 100 0 0 0 7 3 2 1 20 0 1 0 5 0 0";
         assert_eq!(parse_stat_ticks(stat), Some(7 + 3 + 2 + 1));
         assert_eq!(parse_stat_ticks(b"42 (short) R 1"), None);
+        assert_eq!(parse_stat_state(stat), Some(b'R'));
+        assert_eq!(parse_stat_state(b"7 (py thon) S 1 7"), Some(b'S'));
+        assert_eq!(parse_stat_state(b"garbage"), None);
     }
 
     #[test]
@@ -395,19 +444,40 @@ mod tests {
     fn limits_and_reasons() {
         let s = |x: f64| Duration::from_secs_f64(x);
         let t = s(2.0);
+        let asleep = || false;
+        let runnable = || true;
+        let unasked = || -> bool { panic!("asked whether runnable below the backstop") };
         // Under the limit by both clocks.
-        assert_eq!(over(t, s(0.6), s(0.7), s(9.0), true), None);
+        assert_eq!(over(t, s(0.6), s(0.7), s(9.0), true, unasked), None);
         // CPU time reached: too slow, however the clock stands.
-        assert_eq!(over(t, s(2.0), s(0.1), s(30.0), true), Some(Over::Cpu));
-        // A busy loop reaches the backstop a little before the CPU limit.
-        assert_eq!(over(t, s(1.95), s(2.0), s(4.0), true), Some(Over::Cpu));
+        assert_eq!(
+            over(t, s(2.0), s(0.1), s(30.0), true, unasked),
+            Some(Over::Cpu)
+        );
         // A sleeper: stuck.
-        assert_eq!(over(t, s(0.05), s(2.0), s(2.0), true), Some(Over::Wall));
+        assert_eq!(
+            over(t, s(0.05), s(2.0), s(2.0), true, asleep),
+            Some(Over::Wall)
+        );
+        // Asleep after computing more than half the limit: slow.
+        assert_eq!(
+            over(t, s(1.2), s(2.0), s(2.5), true, asleep),
+            Some(Over::Cpu)
+        );
+        // A busy loop with a wait not yet reported: the CPU limit decides.
+        assert_eq!(over(t, s(0.7), s(2.0), s(45.0), true, runnable), None);
         // Starved on a busy machine: the wall clock alone decides nothing.
-        assert_eq!(over(t, s(0.3), s(0.4), s(60.0), true), None);
+        assert_eq!(over(t, s(0.3), s(0.4), s(60.0), true, unasked), None);
         // No run-queue data: the wall clock at NO_WAIT_FACTOR limits.
-        assert_eq!(over(t, s(0.3), s(0.0), s(5.9), false), None);
-        assert_eq!(over(t, s(0.3), s(0.0), s(6.0), false), Some(Over::Wall));
-        assert_eq!(over(t, s(1.9), s(0.0), s(6.0), false), Some(Over::Cpu));
+        assert_eq!(over(t, s(0.3), s(0.0), s(5.9), false, unasked), None);
+        assert_eq!(
+            over(t, s(0.3), s(0.0), s(6.0), false, asleep),
+            Some(Over::Wall)
+        );
+        assert_eq!(
+            over(t, s(1.9), s(0.0), s(6.0), false, asleep),
+            Some(Over::Cpu)
+        );
+        assert_eq!(over(t, s(0.9), s(0.0), s(6.0), false, runnable), None);
     }
 }
