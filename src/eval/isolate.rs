@@ -9,8 +9,8 @@
 //!
 //! A runner lost while a case runs is classified on evidence. The
 //! engine's `oom` for the container (and no earlier OOM in it) makes it the
-//! candidate's `oom`; no answer within `host::case_wait` (20 limits plus
-//! 60 s: the runner answers in milliseconds once the limit is reached)
+//! candidate's `oom`; no answer within `host::case_wait` (100 limits plus
+//! 120 s: the runner answers in milliseconds once the limit is reached)
 //! makes it the candidate's `timeout`, judged once. Either stands only if the
 //! engine then answers (`attempt.rs`); a lost engine is never the
 //! candidate's. Any other loss (it died, a frame broke, the container was
