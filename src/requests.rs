@@ -141,7 +141,13 @@ impl EvalRequest {
         }
         let defaults = TaskDefaults {
             image: spec::parse_image(&args.image)?,
-            timeout: spec::parse_timeout(&args.timeout)?,
+            timeout: spec::parse_timeout(args.timeout.as_deref().unwrap_or(
+                if args.problems.is_some() {
+                    spec::HUMAN_EVAL_TIMEOUT
+                } else {
+                    spec::DEFAULT_TIMEOUT
+                },
+            ))?,
             compare: args.compare,
             tolerance: Tolerance {
                 rel: args.rel_tol,

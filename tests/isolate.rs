@@ -70,9 +70,8 @@ fn the_three_modes_agree_on_the_examples_and_an_adversarial_set() {
             reports.push((mode, fail_fast, by_id(&report(&out))));
         }
     }
-    let expected = &corpus::EXPECTED;
     for (mode, fail_fast, results) in &reports {
-        for (id, status, reason) in expected {
+        for (id, status, reason) in &corpus::expected(mode) {
             let r = &results[*id];
             assert_eq!(
                 (r["status"].as_str(), r["reason"].as_str().unwrap_or("")),
@@ -240,6 +239,107 @@ fn a_runner_cut_mid_frame_is_rerun_then_an_error_never_a_failure() {
         assert!(
             r["message"].as_str().unwrap_or("").contains("3 times"),
             "{r}"
+        );
+    }
+}
+
+/// Busy loops, each in a session of its own (as unrelated jobs are): each
+/// session is killed whole when dropped, and ends by itself after
+/// `HOG_LIFE` should the test be killed before that.
+struct Load(Vec<std::process::Child>);
+
+const HOG_LIFE: &str = "600";
+
+impl Load {
+    fn start(n: usize) -> Load {
+        let mut load = Load(Vec::new());
+        for _ in 0..n {
+            // `setsid` execs in place: the child's pid is its session's
+            // and its process group's.
+            let child = std::process::Command::new("setsid")
+                .args(["timeout", "-s", "KILL", HOG_LIFE])
+                .args(["sh", "-c", "while :; do :; done"])
+                .stdin(std::process::Stdio::null())
+                .spawn()
+                .expect("start a CPU hog");
+            load.0.push(child);
+        }
+        load
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        use nix::sys::signal::{killpg, Signal};
+        use nix::unistd::Pid;
+        for hog in &mut self.0 {
+            if let Ok(pid) = i32::try_from(hog.id()) {
+                let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+            let _ = hog.wait();
+        }
+    }
+}
+
+/// The same candidates get the same statuses and reasons on an idle
+/// machine and with 16 busy sessions on it (8 per core here): a slow but
+/// correct program (a third of its CPU limit), a sleeper, a busy loop,
+/// four forked burners (stopped by the sum of their CPU time) and a
+/// memory hog. Runner modes only: `case` mode keeps the wall clock.
+#[test]
+fn verdicts_are_the_same_idle_and_loaded() {
+    let s = scratch("steady");
+    let programs = [
+        (
+            "slow",
+            "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5:\n    pass\nprint('ok')\n",
+        ),
+        ("sleeper", "import time\ntime.sleep(60)\nprint('ok')\n"),
+        ("spin", "while True:\n    pass\n"),
+        (
+            "burners",
+            "import os\nfor _ in range(3):\n    if os.fork() == 0:\n        break\nwhile True:\n    pass\n",
+        ),
+        (
+            "hog",
+            "x = []\nwhile True:\n    x.append(bytearray(1 << 20))\n",
+        ),
+    ];
+    let expected = [
+        ("slow", "pass", ""),
+        ("sleeper", "fail", "wall_timeout"),
+        ("spin", "fail", "timeout"),
+        ("burners", "fail", "timeout"),
+        ("hog", "fail", "oom"),
+    ];
+    let mut tasks = Vec::new();
+    for (id, program) in programs {
+        s.file(&format!("gen/{id}.py"), program.as_bytes());
+        tasks.push(json!({"id": id, "stdin": "", "expect": "ok\n", "timeout": 1.5}));
+    }
+    let tasks = Value::Array(tasks);
+    for mode in ["worker", "candidate"] {
+        let args = ["--isolate", mode, "-j", "5"];
+        let idle = by_id(&report(&s.eval(&tasks, &args)));
+        let loaded = {
+            let _load = Load::start(16);
+            by_id(&report(&s.eval(&tasks, &args)))
+        };
+        for (id, status, reason) in expected {
+            for (when, results) in [("idle", &idle), ("loaded", &loaded)] {
+                let r = &results[id];
+                assert_eq!(
+                    (r["status"].as_str(), r["reason"].as_str().unwrap_or("")),
+                    (Some(status), reason),
+                    "{mode} {when} {id}: {r}"
+                );
+            }
+        }
+        // The CPU time is the whole candidate's: four burners' sum.
+        assert!(
+            loaded["burners"]["cpu_ms"].as_u64() >= Some(1_500),
+            "{}",
+            loaded["burners"]
         );
     }
 }

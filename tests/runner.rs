@@ -18,7 +18,7 @@ use sbx::docker::argv::{runner_create_args, Container, Mount};
 use sbx::docker::Docker;
 use sbx::runner::host::{Loaded, ResetOutcome, RunnerSession};
 use sbx::spec::{Hardening, Limits};
-use sbx_runner::protocol::{BuildFile, Candidate, Case, CaseResult, CaseStatus};
+use sbx_runner::protocol::{BuildFile, Candidate, Case, CaseResult, CaseStatus, TimeRule};
 use sbx_runner::SUBCOMMAND;
 
 use common::{Cleanup, BUSYBOX, PYTHON};
@@ -153,6 +153,7 @@ fn case(stdin: &[u8], wall_ms: u64) -> Case {
         wall_ms,
         max_output: 1 << 20,
         cpu_limit_s: None,
+        rule: TimeRule::Wall,
     }
 }
 
@@ -1033,6 +1034,33 @@ fn timeout_is_measured_from_the_program_start() {
     assert_eq!(r.signal, Some(9));
     assert!((1_500..5_000).contains(&r.wall_ms), "{r:?}");
     b.check_clean("a timeout");
+}
+
+/// Under the CPU rule, several processes burning stop at the limit by the
+/// sum of their CPU time, a sleeper stops at the backstop with a status of
+/// its own, and a program that needs a third of the limit passes.
+#[test]
+fn the_cpu_rule_counts_every_process_and_backstops_sleepers() {
+    let mut b = open("cpurule", PYTHON);
+    let cpu = |wall_ms| Case {
+        rule: TimeRule::Cpu,
+        ..case(b"", wall_ms)
+    };
+    let forker = "import os\nfor _ in range(3):\n    if os.fork() == 0:\n        break\nwhile True:\n    pass\n";
+    let r = b.py("burn.py", forker, cpu(1_500));
+    assert_eq!(r.status, CaseStatus::Timeout, "{r:?}");
+    // Four burners share the container's CPU: the sum reaches the limit.
+    assert!(r.cpu_ms >= 1_500, "{r:?}");
+    b.check_clean("burners");
+    let r = b.py("nap.py", "import time\ntime.sleep(60)\n", cpu(1_500));
+    assert_eq!(r.status, CaseStatus::WallTimeout, "{r:?}");
+    assert!((1_500..10_000).contains(&r.wall_ms), "{r:?}");
+    b.check_clean("a sleeper");
+    let slow = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5:\n    pass\nprint('done')\n";
+    let r = b.py("slow.py", slow, cpu(1_500));
+    assert_ended(&r, CaseStatus::Ok, "done\n");
+    assert!(r.cpu_ms >= 450, "{r:?}");
+    b.check_clean("a slow program");
 }
 
 #[test]

@@ -131,6 +131,19 @@ fn distinct_images(tasks: &[Task]) -> Vec<String> {
     images
 }
 
+/// A note for the terminal when `jobs` containers of `cpus` each ask for
+/// more CPUs than this machine has.
+fn oversubscribed(jobs: usize, cpus: &str) -> Option<String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let each: f64 = cpus.parse().ok().filter(|c: &f64| *c > 0.0).unwrap_or(1.0);
+    let asked = jobs as f64 * each;
+    (asked > cores as f64 + 1e-9).then(|| {
+        format!(
+            "sbx: note: -j {jobs} at --cpus {cpus} asks for {asked:.1} CPUs of {cores}: candidates wait for a CPU, which makes the run slower but changes no verdict in the runner modes (their limits count CPU time)"
+        )
+    })
+}
+
 /// Sets up every engine, and checks each image (pulled if allowed) on
 /// each, before any clock: an image's ID is part of every cache key. Then
 /// each engine's isolation and the sealed prepare step. Stops with one line
@@ -143,6 +156,11 @@ fn set_up<'i>(
 ) -> Result<(Vec<Setup>, BTreeMap<&'i str, ImageCheck>, Warm)> {
     let distinct: Vec<&str> = needed.iter().map(String::as_str).collect();
     let explicit = !req.engines.is_empty();
+    if std::io::stderr().is_terminal() {
+        if let Some(note) = oversubscribed(req.jobs, &session.sandbox.limits.cpus) {
+            eprintln!("{note}");
+        }
+    }
     let mut setups = pool::set_up_all(
         &session.sandbox.docker,
         &req.engines,

@@ -70,7 +70,14 @@ pub(crate) struct KeyInput<'a> {
 #[derive(Debug, Serialize)]
 pub(crate) struct RunnerKey {
     pub cpu_limit_s: Option<u64>,
+    /// What the time limit counts, versioned: a result judged under
+    /// another rule (the wall clock before it) is never reused.
+    pub time_rule: &'static str,
 }
+
+/// The runner modes' time rule (see the runner's `account` module):
+/// CPU time with a backstop on the wall clock minus waits for a CPU.
+pub(crate) const TIME_RULE: &str = "cpu-time-1";
 
 impl<'a> KeyInput<'a> {
     /// The key input of one candidate of `task` under `sandbox`.
@@ -117,7 +124,10 @@ impl<'a> KeyInput<'a> {
     /// The same input for a runner mode (`--isolate candidate|worker`).
     pub(crate) fn in_runner(self, cpu_limit_s: Option<u64>) -> KeyInput<'a> {
         KeyInput {
-            runner: Some(RunnerKey { cpu_limit_s }),
+            runner: Some(RunnerKey {
+                cpu_limit_s,
+                time_rule: TIME_RULE,
+            }),
             ..self
         }
     }
@@ -618,6 +628,10 @@ mod tests {
         assert_ne!(runner, limited);
         assert_ne!(limited, input().in_runner(Some(3)).key());
         assert_eq!(runner, input().in_runner(None).key());
+        // The time rule is part of a runner mode's key.
+        let json =
+            String::from_utf8(serde_json::to_vec(&input().in_runner(None)).unwrap()).unwrap();
+        assert!(json.contains(TIME_RULE), "{json}");
     }
 
     #[test]

@@ -9,9 +9,9 @@
 //!
 //! A runner lost while a case runs is classified on evidence. The
 //! engine's `oom` for the container (and no earlier OOM in it) makes it the
-//! candidate's `oom`; no answer within the wall limit plus `CASE_GRACE`
-//! makes it the candidate's `timeout` (the runner answers in milliseconds
-//! once the limit is reached), judged once. Either stands only if the
+//! candidate's `oom`; no answer within `host::case_wait` (100 limits plus
+//! 120 s: the runner answers in milliseconds once the limit is reached)
+//! makes it the candidate's `timeout`, judged once. Either stands only if the
 //! engine then answers (`attempt.rs`); a lost engine is never the
 //! candidate's. Any other loss (it died, a frame broke, the container was
 //! killed) is not the candidate's: what the runner reported stands, the
@@ -39,7 +39,7 @@ use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::runner::host::{Loaded, ResetOutcome, RunnerError, RunnerSession, CASE_GRACE};
+use crate::runner::host::{case_wait, Loaded, ResetOutcome, RunnerError, RunnerSession};
 use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
@@ -277,6 +277,7 @@ impl Run<'_> {
             wall_ms: u64::try_from(self.task.timeout.as_millis()).unwrap_or(u64::MAX),
             max_output: self.req.max_output as u64,
             cpu_limit_s: self.req.cpu_limit,
+            rule: protocol::TimeRule::Cpu,
         };
         let mut last_error = String::new();
         while self.lost < MAX_LOST {
@@ -331,7 +332,7 @@ impl Run<'_> {
                     // once, not run again; attempt.rs lets it stand only
                     // if the engine still answers (else it is the engine's).
                     self.lose();
-                    return Some(stalled(&self.task.id, self.task.timeout));
+                    return Some(stalled(&self.task.id, &request));
                 }
                 Err(e) => {
                     last_error = e.to_string();
@@ -465,15 +466,15 @@ fn start(session: &Session, member: &Member, image: &str) -> Result<RunnerSessio
     RunnerSession::start(&member.docker, &args, &name)
 }
 
-/// A case whose runner did not answer within its wall limit plus
-/// `CASE_GRACE`: the candidate's `timeout`.
-fn stalled(id: &str, timeout: std::time::Duration) -> TaskResult {
+/// A case whose runner did not answer within `case_wait`: the
+/// candidate's `timeout`.
+fn stalled(id: &str, case: &protocol::Case) -> TaskResult {
     TaskResult {
         reason: Some("timeout".into()),
         message: Some(format!(
-            "no answer from the runner within the {:.1} s timeout plus {} s: the program's processes kept the runner from running; its container was killed",
-            timeout.as_secs_f64(),
-            CASE_GRACE.as_secs()
+            "no answer from the runner within {:.0} s (the host's guard for a {:.1} s limit): the program's processes kept the runner from running; its container was killed",
+            case_wait(case).as_secs_f64(),
+            case.wall_ms as f64 / 1000.0,
         )),
         ..TaskResult::bare(id, Status::Fail)
     }
@@ -515,7 +516,7 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
     }
     // A death by signal reads as the container's exit code would (128+N).
     let exit_code = match r.status {
-        S::Timeout | S::OutputLimit => None,
+        S::Timeout | S::WallTimeout | S::OutputLimit => None,
         _ => r.exit_code.or(r.signal.map(|s| 128 + s)),
     };
     let mut result = TaskResult {
@@ -523,6 +524,7 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
         exit_code,
         duration_ms: r.wall_ms,
         cpu_ms: Some(r.cpu_ms),
+        wait_ms: Some(r.wait_ms),
         max_rss_kib: Some(r.max_rss_kib),
         ..TaskResult::bare(id, Status::Fail)
     };
@@ -535,6 +537,7 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
         S::OutputLimit => "output_limit",
         _ if oom => "oom",
         S::Timeout => "timeout",
+        S::WallTimeout => "wall_timeout",
         S::CpuLimit => "cpu_limit",
         S::Oom => "oom",
         S::NotStarted => unreachable!("handled above"),

@@ -147,6 +147,7 @@ pub(crate) fn over_cases(
     let mut passed = 0;
     let mut duration_ms = 0;
     let mut cpu_ms: Option<u64> = None;
+    let mut wait_ms: Option<u64> = None;
     let mut max_rss_kib: Option<u64> = None;
     let mut first_failure: Option<TaskResult> = None;
     let mut last_pass: Option<TaskResult> = None;
@@ -155,6 +156,9 @@ pub(crate) fn over_cases(
         duration_ms += result.duration_ms;
         if let Some(ms) = result.cpu_ms {
             cpu_ms = Some(cpu_ms.unwrap_or(0) + ms);
+        }
+        if let Some(ms) = result.wait_ms {
+            wait_ms = Some(wait_ms.unwrap_or(0) + ms);
         }
         if let Some(kib) = result.max_rss_kib {
             max_rss_kib = Some(max_rss_kib.unwrap_or(0).max(kib));
@@ -189,6 +193,7 @@ pub(crate) fn over_cases(
     result.duration_ms = duration_ms;
     if result.status != Status::Error {
         result.cpu_ms = cpu_ms;
+        result.wait_ms = wait_ms;
         result.max_rss_kib = max_rss_kib;
     }
     Some(result)

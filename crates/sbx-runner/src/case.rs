@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 use rustix::process::{prlimit, Pid, Resource, Rlimit};
 use wait4::Wait4;
 
+use super::account::{self, Meter, Over, Usage};
 use super::candidate::Loaded;
 use super::identity::{as_real_identity, Identity};
-use super::protocol::{Case, CaseResult, CaseStatus, STDERR_TAIL};
+use super::protocol::{Case, CaseResult, CaseStatus, TimeRule, STDERR_TAIL};
 use super::reset::{self, Spare};
 use super::zygote::{self, Reaped, Slot};
 
@@ -50,6 +51,15 @@ fn parse_oom_kills(text: &str) -> Option<u64> {
     text.lines()
         .find_map(|l| l.strip_prefix("oom_kill "))
         .and_then(|v| v.trim().parse().ok())
+}
+
+/// The container's counters a case reads, where they can be read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counters<'a> {
+    /// The memory cgroup's OOM-kill counter file.
+    pub(crate) oom: Option<&'a Path>,
+    /// The CPU cgroup's usage file.
+    pub(crate) usage: Option<&'a Usage>,
 }
 
 /// A job for a worker thread.
@@ -94,6 +104,9 @@ fn submit(lane: &mpsc::Sender<Job>, job: Job) -> Result<(), String> {
 enum Ended {
     Exited,
     TimedOut,
+    /// `TimeRule::Cpu`'s backstop, while the candidate was mostly not
+    /// computing.
+    WallTimedOut,
     OutputLimit,
 }
 
@@ -130,10 +143,19 @@ pub(crate) fn run_case(
     loaded: &Loaded,
     file: &Path,
     case: &Case,
-    oom_counter: Option<&Path>,
+    counters: Counters<'_>,
     zygote: &mut Slot,
 ) -> Result<CaseResult, String> {
+    let Counters {
+        oom: oom_counter,
+        usage,
+    } = counters;
     let oom_before = oom_counter.and_then(read_oom_kills);
+    // Counting starts before the program does: its start is its own.
+    let mut meter = match case.rule {
+        TimeRule::Cpu => Some(Meter::start(usage, zygote.pid())),
+        TimeRule::Wall => None,
+    };
     let forked = match (
         zygote::eligible(&loaded.interpreter, loaded.build.is_some(), &loaded.program),
         &mut *zygote,
@@ -173,6 +195,9 @@ pub(crate) fn run_case(
         },
     };
     let start = Instant::now();
+    if let Some(meter) = &mut meter {
+        meter.started(start);
+    }
     let max = usize::try_from(case.max_output).unwrap_or(usize::MAX);
     let over = Arc::new(AtomicBool::new(false));
     let Started {
@@ -239,7 +264,9 @@ pub(crate) fn run_case(
         return Err(e);
     }
 
-    let deadline = start + Duration::from_millis(case.wall_ms);
+    let limit = Duration::from_millis(case.wall_ms);
+    let deadline = start.checked_add(limit);
+    let mut next_sample = start + account::SAMPLE;
     let mut ended = Ended::Exited;
     let mut reaped = None;
     while reaped.is_none() {
@@ -248,11 +275,33 @@ pub(crate) fn run_case(
             break;
         }
         let now = Instant::now();
-        if now >= deadline {
-            ended = Ended::TimedOut;
-            break;
+        let mut wait = POLL;
+        match (&mut meter, deadline) {
+            // CPU time, and the backstop: sampled from one `SAMPLE` in.
+            (Some(meter), _) => {
+                if now >= next_sample {
+                    meter.sample(now);
+                    next_sample = now + account::SAMPLE;
+                    match meter.over(limit) {
+                        Some(Over::Cpu) => ended = Ended::TimedOut,
+                        Some(Over::Wall) => ended = Ended::WallTimedOut,
+                        None => {}
+                    }
+                    if ended != Ended::Exited {
+                        break;
+                    }
+                }
+            }
+            (None, Some(deadline)) => {
+                if now >= deadline {
+                    ended = Ended::TimedOut;
+                    break;
+                }
+                wait = POLL.min(deadline - now);
+            }
+            (None, None) => {}
         }
-        match waited.recv_timeout(POLL.min(deadline - now)) {
+        match waited.recv_timeout(wait) {
             Ok(r) => reaped = Some(r),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -264,6 +313,10 @@ pub(crate) fn run_case(
         Ended::Exited => None,
         _ => Some(Instant::now()),
     };
+    // The fallbacks' last look at the candidate's tasks, before they die.
+    if let Some(meter) = &mut meter {
+        meter.sample(Instant::now());
+    }
     // The case is over as the container would be when its program ends:
     // every other process dies, so stray writers close the pipes.
     reset::kill_others(spare);
@@ -318,16 +371,20 @@ pub(crate) fn run_case(
         ended
     };
     let oom = matches!((oom_before, oom_after), (Some(b), Some(a)) if a > b);
-    let cpu = reaped.as_ref().map_or(Duration::ZERO, |r| r.cpu);
+    // The program's own CPU time decides RLIMIT_CPU (a limit per process);
+    // the whole candidate's is reported.
+    let own_cpu = reaped.as_ref().map_or(Duration::ZERO, |r| r.cpu);
     let exit_code = reaped.as_ref().and_then(|r| r.status.code());
     let signal = reaped.as_ref().and_then(|r| r.status.signal());
-    let status = decide(ended, oom, exit_code, signal, case.cpu_limit_s, cpu);
+    let status = decide(ended, oom, exit_code, signal, case.cpu_limit_s, own_cpu);
+    let cpu = meter.as_ref().map_or(own_cpu, |m| m.cpu(own_cpu));
     Ok(CaseResult {
         status,
         exit_code,
         signal,
         wall_ms: wall.as_millis() as u64,
         cpu_ms: cpu.as_millis() as u64,
+        wait_ms: meter.as_ref().map_or(0, |m| m.waited().as_millis() as u64),
         max_rss_kib: reaped.as_ref().map_or(0, |r| r.max_rss_kib),
         oom,
         stdout_truncated: stdout.total > stdout.bytes.len() as u64,
@@ -449,6 +506,7 @@ fn decide(
         Ended::OutputLimit => return CaseStatus::OutputLimit,
         _ if oom => return CaseStatus::Oom,
         Ended::TimedOut => return CaseStatus::Timeout,
+        Ended::WallTimedOut => return CaseStatus::WallTimeout,
         Ended::Exited => {}
     }
     if let (Some(limit), Some(sig)) = (cpu_limit_s, signal) {
@@ -508,6 +566,7 @@ fn cannot_execute(program: &str, e: &io::Error) -> Result<CaseResult, String> {
         signal: None,
         wall_ms: 0,
         cpu_ms: 0,
+        wait_ms: 0,
         max_rss_kib: 0,
         oom: false,
         stdout: Vec::new(),
@@ -605,6 +664,14 @@ mod tests {
         assert_eq!(
             decide(TimedOut, false, None, Some(9), None, s(0)),
             CaseStatus::Timeout
+        );
+        assert_eq!(
+            decide(WallTimedOut, false, None, Some(9), None, s(0)),
+            CaseStatus::WallTimeout
+        );
+        assert_eq!(
+            decide(WallTimedOut, true, None, Some(9), None, s(0)),
+            CaseStatus::Oom
         );
         assert_eq!(
             decide(Exited, false, None, Some(24), Some(1), s(1)),

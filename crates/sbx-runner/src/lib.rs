@@ -32,6 +32,7 @@
 // crate alone.
 #![forbid(unsafe_code)]
 
+mod account;
 mod candidate;
 mod case;
 pub mod exit;

@@ -21,8 +21,9 @@ use std::path::{Path, PathBuf};
 
 use rustix::process::{set_dumpable_behavior, DumpableBehavior, Pid};
 
+use super::account::Usage;
 use super::candidate::{write_task, Loaded, WORK_DIR};
-use super::case::{oom_counter_path, run_case, Lanes};
+use super::case::{oom_counter_path, run_case, Counters, Lanes};
 use super::filter;
 use super::identity::Identity;
 use super::posture::Posture;
@@ -119,6 +120,7 @@ pub fn main() -> i32 {
         dirs: Dirs::record(),
         posture: Posture::record(),
         oom_counter: oom_counter_path(),
+        usage: Usage::find(),
         candidate: None,
         clean: true,
         outlived: false,
@@ -201,6 +203,8 @@ pub(crate) struct Runner {
     /// What children inherit from the runner, as it was at the start.
     pub(crate) posture: Posture,
     oom_counter: Option<PathBuf>,
+    /// The container's CPU usage file, if it can be read.
+    usage: Option<Usage>,
     pub(crate) candidate: Option<Loaded>,
     /// No case ran since the last clean reset (or the start).
     pub(crate) clean: bool,
@@ -255,7 +259,10 @@ impl Runner {
             loaded,
             &file,
             case,
-            self.oom_counter.as_deref(),
+            Counters {
+                oom: self.oom_counter.as_deref(),
+                usage: self.usage.as_ref(),
+            },
             &mut self.zygote,
         ) {
             Ok(result) => {

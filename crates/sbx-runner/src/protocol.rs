@@ -31,7 +31,7 @@
 //! | 2 | host -> runner | `Load` | str file name, bytes program, option list-of-str interpreter (none: the `#!` line), option list of build files (str path, bytes) |
 //! | 3 | runner -> host | `Loaded` | (empty) |
 //! | 4 | runner -> host | `Refused` | str message (the candidate cannot be run: no `#!` line) |
-//! | 5 | host -> runner | `Case` | bytes stdin, u64 wall ms, u64 max output bytes, option u64 cpu seconds |
+//! | 5 | host -> runner | `Case` | bytes stdin, u64 limit ms, u64 max output bytes, option u64 cpu seconds, u8 time rule (0 wall clock, 1 CPU time) |
 //! | 6 | runner -> host | `Result` | see `CaseResult` |
 //! | 7 | host -> runner | `Reset` | (empty) |
 //! | 8 | runner -> host | `ResetDone` | bool clean, str message |
@@ -126,12 +126,28 @@ pub fn valid_build_path(path: &str) -> bool {
 pub struct Case {
     /// Written to the program's stdin, then closed.
     pub stdin: Vec<u8>,
-    /// Wall-clock limit from the program's start, in milliseconds.
+    /// The time limit, in milliseconds: of the wall clock from the
+    /// program's start (`TimeRule::Wall`), or of the candidate's CPU time
+    /// with a backstop on its effective wall clock (`TimeRule::Cpu`).
     pub wall_ms: u64,
     /// Bytes kept of each of stdout and stderr; more stops the case.
     pub max_output: u64,
     /// RLIMIT_CPU of the program, in seconds.
     pub cpu_limit_s: Option<u64>,
+    /// What `wall_ms` limits.
+    pub rule: TimeRule,
+}
+
+/// What a case's time limit counts (see the runner's `account` module).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeRule {
+    /// The wall clock from the program's start (`Timeout`).
+    Wall = 0,
+    /// The CPU time of all the candidate's processes and threads
+    /// (`Timeout`), with a backstop on the wall clock minus the time the
+    /// candidate waited for a CPU (`WallTimeout` when the candidate was
+    /// mostly not computing).
+    Cpu = 1,
 }
 
 /// How a case ended, in isolate's vocabulary.
@@ -143,7 +159,8 @@ pub enum CaseStatus {
     RuntimeError = 1,
     /// SG: killed by a signal (not by the runner).
     Signal = 2,
-    /// TO: the wall-clock limit expired; the runner killed it.
+    /// TO: the time limit expired (the wall clock under `TimeRule::Wall`,
+    /// the CPU time under `TimeRule::Cpu`); the runner killed it.
     Timeout = 3,
     /// stdout or stderr went past the limit; the runner killed it.
     OutputLimit = 4,
@@ -163,6 +180,11 @@ pub enum CaseStatus {
     /// once. The runner does not reuse its container after it (its next
     /// reset is dirty).
     Outlived = 8,
+    /// `TimeRule::Cpu` only: the wall-clock backstop (the wall clock minus
+    /// the time the candidate waited for a CPU) reached the limit while
+    /// the candidate was mostly blocked, sleeping or waiting; the runner
+    /// killed it.
+    WallTimeout = 9,
 }
 
 impl CaseStatus {
@@ -177,6 +199,7 @@ impl CaseStatus {
             6 => CaseStatus::Oom,
             7 => CaseStatus::NotStarted,
             8 => CaseStatus::Outlived,
+            9 => CaseStatus::WallTimeout,
             _ => return None,
         })
     }
@@ -193,6 +216,7 @@ impl CaseStatus {
             CaseStatus::Oom => "OM",
             CaseStatus::NotStarted => "NS",
             CaseStatus::Outlived => "OV",
+            CaseStatus::WallTimeout => "TW",
         }
     }
 }
@@ -208,8 +232,14 @@ pub struct CaseResult {
     pub signal: Option<i32>,
     /// From the program's start to its end.
     pub wall_ms: u64,
-    /// User + system CPU time of the program (and its waited-for children).
+    /// User + system CPU time of the candidate: every process and thread
+    /// of it, when the runner can count them (the container's CPU cgroup,
+    /// or each task's schedstat); else the program and its waited-for
+    /// children.
     pub cpu_ms: u64,
+    /// The time the candidate's tasks waited for a CPU (run-queue wait,
+    /// summed over its tasks; 0 where the runtime does not report it).
+    pub wait_ms: u64,
     pub max_rss_kib: u64,
     /// The cgroup's `oom_kill` counter changed during the case.
     pub oom: bool,
@@ -337,6 +367,7 @@ impl Message {
                 if let Some(s) = c.cpu_limit_s {
                     e.u64(s);
                 }
+                e.u8(c.rule as u8);
             }
             Message::Result(r) => {
                 e.u8(r.status as u8);
@@ -344,6 +375,7 @@ impl Message {
                 e.opt_i32(r.signal);
                 e.u64(r.wall_ms);
                 e.u64(r.cpu_ms);
+                e.u64(r.wait_ms);
                 e.u64(r.max_rss_kib);
                 e.bool(r.oom);
                 e.bytes(&r.stdout);
@@ -407,11 +439,17 @@ impl Message {
                 let wall_ms = d.u64()?;
                 let max_output = d.u64()?;
                 let cpu_limit_s = if d.bool()? { Some(d.u64()?) } else { None };
+                let rule = match d.u8()? {
+                    0 => TimeRule::Wall,
+                    1 => TimeRule::Cpu,
+                    _ => return Err(FrameError::Malformed("time rule")),
+                };
                 Message::Case(Case {
                     stdin,
                     wall_ms,
                     max_output,
                     cpu_limit_s,
+                    rule,
                 })
             }
             6 => Message::Result(CaseResult {
@@ -420,6 +458,7 @@ impl Message {
                 signal: d.opt_i32()?,
                 wall_ms: d.u64()?,
                 cpu_ms: d.u64()?,
+                wait_ms: d.u64()?,
                 max_rss_kib: d.u64()?,
                 oom: d.bool()?,
                 stdout: d.bytes()?.to_vec(),
@@ -631,12 +670,14 @@ mod tests {
                 wall_ms: 10_000,
                 max_output: 1 << 20,
                 cpu_limit_s: Some(3),
+                rule: TimeRule::Cpu,
             }),
             Message::Case(Case {
                 stdin: Vec::new(),
                 wall_ms: 1,
                 max_output: 0,
                 cpu_limit_s: None,
+                rule: TimeRule::Wall,
             }),
             Message::Result(CaseResult {
                 status: CaseStatus::Signal,
@@ -644,6 +685,7 @@ mod tests {
                 signal: Some(9),
                 wall_ms: 12,
                 cpu_ms: 3,
+                wait_ms: 5,
                 max_rss_kib: 4096,
                 oom: true,
                 stdout: b"out\0\xff".to_vec(),
@@ -782,6 +824,7 @@ mod tests {
             signal: None,
             wall_ms: 0,
             cpu_ms: 0,
+            wait_ms: 0,
             max_rss_kib: 0,
             oom: false,
             stdout: Vec::new(),
@@ -789,7 +832,7 @@ mod tests {
             stderr_tail: Vec::new(),
             stderr_truncated: false,
         }));
-        f[10] = 9;
+        f[10] = 10;
         assert!(matches!(
             read_message(&mut &f[..]),
             Err(FrameError::Malformed("status"))

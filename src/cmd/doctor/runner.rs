@@ -119,6 +119,7 @@ pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                 wall_ms: PROBE_TIMEOUT.as_millis() as u64,
                 max_output: OUTPUT_CAP as u64,
                 cpu_limit_s: None,
+                rule: sbx_runner::protocol::TimeRule::Wall,
             };
             let result = runner.run_case(&case).map_err(|e| e.to_string())?;
             if result.status != CaseStatus::Ok {
