@@ -589,6 +589,7 @@ mod tests {
             signal: None,
             wall_ms: 5000,
             cpu_ms: 0,
+            wait_ms: 0,
             max_rss_kib: 0,
             oom: false,
             stdout: b"42\n".to_vec(),

@@ -529,6 +529,7 @@ fn outlived(start: Instant) -> CaseResult {
         signal: None,
         wall_ms: start.elapsed().as_millis() as u64,
         cpu_ms: 0,
+        wait_ms: 0,
         max_rss_kib: 0,
         oom: false,
         stdout: Vec::new(),
