@@ -40,7 +40,7 @@ pub(crate) fn mean_pass_at(results: &[TaskResult], k: usize) -> (Option<f64>, us
         .iter()
         .filter_map(|r| passk::pass_at_k(r.n?, r.c?, k))
         .collect();
-    let mean = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
+    let mean = (!values.is_empty()).then(|| passk::numpy_mean(&values));
     (mean, values.len())
 }
 
