@@ -336,7 +336,13 @@ fn judge_all(
     let done = AtomicUsize::new(0);
     let progress = std::io::stderr().is_terminal();
     let total = units.len();
+    let sampled = units.iter().any(|u| u.sample.is_some());
     let image_of = |i: usize| req.tasks[units[i].task].image.as_str();
+    // Each task's samples not judged yet: its line is shown with its last.
+    let left: Vec<AtomicUsize> = req.tasks.iter().map(|_| AtomicUsize::new(0)).collect();
+    for unit in units.iter().filter(|u| u.sample.is_some()) {
+        left[unit.task].fetch_add(1, Ordering::SeqCst);
+    }
     thread::scope(|scope| {
         for member in &engines.members {
             for _ in 0..member.jobs.min(total) {
@@ -398,14 +404,16 @@ fn judge_all(
                             }
                         };
                         let again = taken.again;
-                        // At a terminal, a failure is shown as it happens.
+                        // At a terminal, a failure is shown as it happens
+                        // (a sample's with its task's, below).
                         let shown = match &tally.result {
                             Some(result)
                                 if progress
                                     && !again
+                                    && units[i].sample.is_none()
                                     && matches!(result.status, Status::Fail | Status::Error) =>
                             {
-                                Some(live_line(result, units[i].sample.as_deref(), req.color))
+                                Some(live_line(result, None, req.color))
                             }
                             _ => None,
                         };
@@ -414,11 +422,26 @@ fn judge_all(
                         if again {
                             continue;
                         }
+                        let shown = match shown {
+                            Some(line) => Some(line),
+                            None if progress => {
+                                task_done(&left, &tallies, units, i).map(|(n, c, e, ms)| {
+                                    report::sampled::live_line(
+                                        &req.tasks[units[i].task].id,
+                                        (n, c, e),
+                                        ms,
+                                        req.color,
+                                    )
+                                })
+                            }
+                            None => None,
+                        };
                         let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
                         if progress {
                             let line = shown.map(|l| format!("{l}\n\r\x1b[K")).unwrap_or_default();
+                            let what = if sampled { "samples" } else { "candidates" };
                             console::progress(&format!(
-                                "\r\x1b[K{line}sbx: {finished}/{total} candidates judged"
+                                "\r\x1b[K{line}sbx: {finished}/{total} {what} judged"
                             ));
                         }
                     }
@@ -435,6 +458,42 @@ fn judge_all(
         .into_iter()
         .map(|tally| tally.into_inner().unwrap_or_else(|p| p.into_inner()))
         .collect()
+}
+
+/// When unit `i` was its task's last sample to be judged, and not every
+/// sample of the task passed: the task's samples judged now, passed, not
+/// judged, and their time.
+fn task_done(
+    left: &[AtomicUsize],
+    tallies: &[Mutex<Tally>],
+    units: &[Unit],
+    i: usize,
+) -> Option<(usize, usize, usize, u64)> {
+    let task = units[i].task;
+    units[i].sample.as_ref()?;
+    if left[task].fetch_sub(1, Ordering::SeqCst) != 1 {
+        return None;
+    }
+    let (mut n, mut c, mut errors, mut ms) = (0, 0, 0, 0);
+    for (unit, tally) in units.iter().zip(tallies) {
+        if unit.task != task {
+            continue;
+        }
+        let tally = lock(tally);
+        let Some(result) = &tally.result else {
+            continue;
+        };
+        ms += result.duration_ms;
+        match result.status {
+            Status::Pass => {
+                n += 1;
+                c += 1;
+            }
+            Status::Error => errors += 1,
+            _ => n += 1,
+        }
+    }
+    (c < n + errors).then_some((n, c, errors, ms))
 }
 
 /// One entry per task, in task order (`None` for the tasks another share
@@ -507,6 +566,14 @@ fn report(
     // JSON one it goes to stderr, as it always did.
     match req.format {
         ReportFormat::Json => report::json::write_json(&results)?,
+        // At a terminal, a pass@k run is one screen with pass@k its headline.
+        ReportFormat::Text if req.terminal && report::sampled::is_pass_at_k_run(&results) => {
+            let mut headline = report::sampled::headline(&results, clock.elapsed());
+            if let Some(split) = split {
+                headline.push_str(&format!("; share {}", split.assignment.partition));
+            }
+            report::sampled::write_text(&results, &headline, req.color)?
+        }
         ReportFormat::Text => report::text::write_text(&results, &line, req.color, req.terminal)?,
     }
     // Each file is written whole (a temporary file renamed into place). A
@@ -536,7 +603,12 @@ fn report(
         console::note(&line);
     }
     let checked = report::gate::check(&results, &req.min_pass_at);
-    let code = report::gate::exit_code(&summary, &checked, &mut |l| console::note(l));
+    // Ungated, a pass@k run exits 0 once scored (`report::sampled`).
+    let code = if checked.is_empty() {
+        report::sampled::exit_code(&summary, &results)
+    } else {
+        report::gate::exit_code(&summary, &checked, &mut |l| console::note(l))
+    };
     if let Some(path) = req
         .summary
         .as_ref()

@@ -101,7 +101,8 @@ pub(crate) fn merge(req: MergeRequest) -> Result<i32> {
     if req.format == ReportFormat::Json {
         console::note(&line);
     }
-    Ok(summary.exit_code())
+    // As `sbx eval`: a pass@k run exits 0 once scored.
+    Ok(report::sampled::exit_code(&summary, &results))
 }
 
 /// Reads one file: a JSON report (a list) or a results file (JSON lines).

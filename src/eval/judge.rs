@@ -144,6 +144,7 @@ pub(crate) fn over_cases(
         return run_case(0, &task.cases[0]);
     }
     let mut passed = 0;
+    let mut failed = 0;
     let mut duration_ms = 0;
     let mut cpu_ms: Option<u64> = None;
     let mut max_rss_kib: Option<u64> = None;
@@ -169,6 +170,7 @@ pub(crate) fn over_cases(
                 break;
             }
             Status::Fail | Status::Missing => {
+                failed += 1;
                 first_failure.get_or_insert(result);
                 if req.fail_fast {
                     break;
@@ -184,6 +186,7 @@ pub(crate) fn over_cases(
         result.case = None;
     }
     result.cases_passed = Some(passed);
+    result.cases_failed = (result.status == Status::Fail).then_some(failed);
     result.cases_total = Some(task.cases.len());
     result.duration_ms = duration_ms;
     if result.status != Status::Error {

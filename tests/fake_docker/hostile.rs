@@ -390,7 +390,7 @@ fn eval_samples_with_non_utf8_names_are_run_by_their_real_names() {
         .eval("t-non-utf8", &json!([task("s", "", "ok\n")]))
         .output()
         .expect("run sbx");
-    assert_exit(&out, 1);
+    assert_exit(&out, 0); // a pass@k run: scored
     let entry = &report(&out)[0];
     assert_eq!(entry["n"], 2, "{entry}");
     assert_eq!(entry["c"], 1, "{entry}");
@@ -643,7 +643,8 @@ fn memory_stays_bounded_whatever_the_candidate_size() {
         .spawn()
         .expect("spawn sbx");
     let (peak, status) = peak_rss_kib(child, LIMIT);
-    assert_eq!(status.code(), Some(1), "eval of big candidates");
+    // A pass@k run (every task from samples) exits 0 once scored.
+    assert_eq!(status.code(), Some(0), "eval of big candidates");
     assert!(peak > 0, "no VmHWM read");
     assert!(peak < BOUND_KIB, "sbx eval peaked at {peak} KiB");
     // `sbx run` of one 200 MiB file.
