@@ -86,3 +86,116 @@ fn only_never_overwrites_the_whole_runs_results_and_empty_samples_are_refused() 
     assert!(!dir.path().join("empty.jsonl_results.jsonl").exists());
     cleanup.finish();
 }
+
+/// A sealed function test's failures, as pytest says them, in the JSON,
+/// text and JUnit reports: the call, the value returned, the value
+/// expected; an exception or a syntax error named; no harness frame in a
+/// traceback, no result frame in the saved output.
+#[test]
+fn a_failed_check_says_the_call_the_value_and_the_expected_one() {
+    let run = common::run_id("three", "checks");
+    let cleanup = common::Cleanup::new(&[&run]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let gen = dir.path().join("gen/add");
+    fs::create_dir_all(&gen).expect("mkdir");
+    for (name, code) in [
+        (
+            "wrong.py",
+            "def add(a, b):\n    return a + b + (1 if a < 0 else 0)\n",
+        ),
+        ("syntax.py", "def add(a, b)\n    return a + b\n"),
+        (
+            "raises.py",
+            "def add(a, b):\n    raise ValueError('bad ' + str(a))\n",
+        ),
+        (
+            "long.py",
+            "def add(a, b):\n    print('said')\n    return 'x' * 5000\n",
+        ),
+    ] {
+        fs::write(gen.join(name), code).expect("write");
+    }
+    let test = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, b=1) == 0\n";
+    let tasks = json!([{"id": "add", "entry_point": "add", "test": test}]);
+    fs::write(dir.path().join("tasks.json"), tasks.to_string()).expect("write");
+    let eval = |args: &[&str]| {
+        let mut cmd = common::sbx(Some(&run));
+        cmd.current_dir(dir.path())
+            .args(["eval", "--tasks", "tasks.json", "--gen", "gen"])
+            .args([
+                "--image",
+                common::PYTHON,
+                "--pull",
+                "never",
+                "--timeout",
+                "30",
+            ])
+            .args(args);
+        common::finish(cmd, None, LIMIT)
+    };
+    let out = eval(&["--save-output", "saved", "--junit", "junit.xml"]);
+    assert_eq!(out.code(), 0, "a pass@k run, scored: {out:?}");
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON report");
+    let samples = report[0]["samples"].as_array().expect("samples");
+    let message = |name: &str| {
+        let s = samples
+            .iter()
+            .find(|s| s["sample"] == name)
+            .unwrap_or_else(|| panic!("no sample {name}: {report:#}"));
+        (
+            s["reason"].as_str().unwrap_or("").to_string(),
+            s["message"].as_str().unwrap_or("").to_string(),
+            s["stderr_tail"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    assert_eq!(
+        message("wrong.py").1,
+        "check 2: `add(-1, b=1)` returned `1`, expected `0`"
+    );
+    assert_eq!(
+        message("raises.py").1,
+        "check 1: `add(2, 3)` raised ValueError: bad 2"
+    );
+    let (reason, said, tail) = message("syntax.py");
+    assert_eq!(
+        (reason.as_str(), said.as_str()),
+        ("exit_code", "SyntaxError: expected ':'")
+    );
+    assert!(
+        tail.contains("SyntaxError") && !tail.contains("File \"<string>\""),
+        "{tail}"
+    );
+    // A long value is cut, and says how long it was.
+    let (_, long, _) = message("long.py");
+    assert!(
+        long.contains("... (5002 characters)") && long.len() < 300,
+        "{long}"
+    );
+    // JUnit carries the same messages.
+    let junit = fs::read_to_string(dir.path().join("junit.xml")).expect("junit");
+    assert!(
+        junit.contains("`add(-1, b=1)` returned `1`, expected `0`"),
+        "{junit}"
+    );
+    // The saved stdout is the candidate's own: no result frame.
+    let saved = fs::read_to_string(dir.path().join("saved/add.sample-long%2Epy.stdout"))
+        .expect("saved stdout");
+    assert_eq!(saved, "said\nsaid\n", "one line per call, and nothing of the harness");
+    for entry in fs::read_dir(dir.path().join("saved")).expect("saved") {
+        let text = fs::read(entry.expect("entry").path()).expect("read");
+        assert!(!String::from_utf8_lossy(&text).contains("sbx-done-"));
+    }
+    // The text report says them too.
+    let out = eval(&["--format", "text"]);
+    assert!(
+        out.stdout
+            .contains("exit_code 1: SyntaxError: expected ':'"),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout
+            .contains("raised: check 1: `add(2, 3)` raised ValueError: bad 2"),
+        "{out:?}"
+    );
+    cleanup.finish();
+}

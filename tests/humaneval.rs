@@ -337,7 +337,7 @@ fn check_own(
         (&stub["reason"], &stub["message"], &stub["judged"]),
         (
             &json!("wrong_answer"),
-            &json!("check 1 failed"),
+            &json!("check 1: `truncate_number(3.5)` returned `None`, expected `0.5`"),
             &json!("sealed")
         ),
         "a failed sealed check: {entry:#}"
@@ -508,7 +508,11 @@ fn function_tests_in_a_tasks_file() {
         ["no_completion", "pass", "wrong_answer"],
         "{inc:#}"
     );
-    assert_eq!(inc["samples"][2]["message"], "check 1 failed", "{inc:#}");
+    // As pytest says it: the call, the value returned, the one expected.
+    assert_eq!(
+        inc["samples"][2]["message"], "check 1: `inc(1)` returned `1`, expected `2`",
+        "{inc:#}"
+    );
     assert_eq!(results[1]["status"], "pass", "{out:?}");
     assert_eq!(results[1]["judged"], "sealed", "{out:?}");
     assert!(

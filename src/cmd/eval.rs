@@ -513,6 +513,7 @@ fn entries(
         });
         result.requeued = std::mem::take(&mut tally.requeued);
         crate::eval::hint::interpreter_missing(&mut result, &task.image, &units[index].interpreter);
+        crate::eval::check_message::name_the_exception(&mut result);
         result
     };
     plans

@@ -165,10 +165,10 @@ fn write_lines(req: &MergeRequest, merged: &[Value]) -> Result<i32> {
         merged.len(),
         req.reports.len()
     ));
+    // Results files are samples: a pass@k run, which exits 0 once every
+    // sample was judged, as `sbx eval` does (`report::sampled`).
     Ok(if errors > 0 {
         exit::USAGE
-    } else if passed < merged.len() {
-        exit::NOT_ALL_PASSED
     } else {
         exit::SUCCESS
     })

@@ -391,7 +391,12 @@ pub(crate) fn save_output(
 ) -> Option<TaskResult> {
     let dir = cx.req.save_output.as_ref()?;
     let stem = saved::stem(&cx.task.id, cx.unit.sample.as_deref(), case_number);
-    match saved::save(dir, &stem, stdout, stderr) {
+    // A function test's result frame is the harness's, not the candidate's.
+    let stdout = match cx.task.function {
+        Some(_) => super::check_message::without_result_frame(stdout),
+        None => stdout.into(),
+    };
+    match saved::save(dir, &stem, &stdout, stderr) {
         Ok(files) => {
             result.output = Some(files);
             None

@@ -21,6 +21,7 @@ use std::time::Duration;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
+use super::check_message;
 use super::pyvalue::{self as value, Value};
 use crate::docker::process::{Ended, OutputSink, StdinSource};
 use crate::docker::Docker;
@@ -182,6 +183,9 @@ pub(crate) struct Sealed {
     /// The harness as the image's Python compiled it in the prepare step
     /// (marshal's form, hex): see [`LOADER`].
     pub harness: Option<Arc<str>>,
+    /// Each check's call and check as the prepare step wrote them, kept on
+    /// the host for the message of a failed check (`check_message`).
+    pub said: Vec<(Json, Json)>,
 }
 
 /// Whether a test is sealed, and if not, why.
@@ -251,11 +255,17 @@ fn read_one(item: &Json, harness: Option<&Arc<str>>) -> Result<Prepared, String>
     for b in hasher.finalize() {
         let _ = write!(digest, "{b:02x}");
     }
+    let said = calls
+        .iter()
+        .cloned()
+        .zip(sealed["checks"].as_array().into_iter().flatten().cloned())
+        .collect();
     Ok(Prepared::Sealed(Arc::new(Sealed {
         input,
         checks,
         digest,
         harness: harness.cloned(),
+        said,
     })))
 }
 
@@ -451,8 +461,10 @@ pub(crate) fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), F
                 format!("no result for check {n} of {}", sealed.checks.len()),
             ));
         };
+        let said = sealed.said.get(k);
         if let Some(what) = result.get("raised") {
-            return Err(fail("raised", format!("check {n} raised {}", text(what))));
+            let call = said.map(|(call, _)| call);
+            return Err(fail("raised", check_message::raised(n, call, &text(what))));
         }
         if let Some(why) = result.get("refused") {
             return Err(fail(
@@ -483,7 +495,10 @@ pub(crate) fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), F
             ValueCheck::Is(target, is) => (actual == *target) == *is,
         };
         if !passed {
-            return Err(fail("wrong_answer", format!("check {n} failed")));
+            let (call, check) = (said.map(|(c, _)| c), said.map(|(_, c)| c));
+            let actual = result.get("ok").unwrap_or(&Json::Null);
+            let message = check_message::wrong_answer(n, call, actual, check);
+            return Err(fail("wrong_answer", message));
         }
     }
     if results.len() != sealed.checks.len() {
@@ -515,6 +530,7 @@ mod tests {
             checks,
             digest: String::new(),
             harness: None,
+            said: Vec::new(),
         }
     }
 
@@ -563,7 +579,7 @@ mod tests {
         let err = judge(raised, "tok", &plan).unwrap_err();
         assert_eq!(
             (err.reason, err.message.as_str()),
-            ("raised", "check 2 raised Key")
+            ("raised", "check 2: the call raised Key")
         );
         let short = b"\ntok [{\"ok\":{\"i\":\"2\"}}]\n";
         assert_eq!(judge(short, "tok", &plan).unwrap_err().reason, "bad_frame");
