@@ -180,7 +180,10 @@ fn a_failed_check_says_the_call_the_value_and_the_expected_one() {
     // The saved stdout is the candidate's own: no result frame.
     let saved = fs::read_to_string(dir.path().join("saved/add.sample-long%2Epy.stdout"))
         .expect("saved stdout");
-    assert_eq!(saved, "said\nsaid\n", "one line per call, and nothing of the harness");
+    assert_eq!(
+        saved, "said\nsaid\n",
+        "one line per call, and nothing of the harness"
+    );
     for entry in fs::read_dir(dir.path().join("saved")).expect("saved") {
         let text = fs::read(entry.expect("entry").path()).expect("read");
         assert!(!String::from_utf8_lossy(&text).contains("sbx-done-"));
