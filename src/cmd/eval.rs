@@ -62,6 +62,9 @@ pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
         &planned.units,
         &warm,
     );
+    if signals::received().is_some() {
+        console::note(&interrupted_line(&req, &planned.units, &tallies));
+    }
     if let Some(code) = engines.clean_up() {
         return Ok(code);
     }
@@ -494,6 +497,37 @@ fn task_done(
         }
     }
     (c < n + errors).then_some((n, c, errors, ms))
+}
+
+/// What an interrupted eval says before it ends: what was judged so far,
+/// that no report or results file was written, and how to resume (the
+/// cache keeps each result the moment it is judged).
+fn interrupted_line(req: &EvalRequest, units: &[Unit], tallies: &[Tally]) -> String {
+    let what = if units.iter().any(|u| u.sample.is_some()) {
+        "samples"
+    } else {
+        "candidates"
+    };
+    let judged: Vec<&TaskResult> = tallies.iter().filter_map(|t| t.result.as_ref()).collect();
+    let count = |status: Status| judged.iter().filter(|r| r.status == status).count();
+    let mut line = format!(
+        "sbx: interrupted after judging {} of {} {what} ({} passed, {} failed, {} not judged); no report or results file was written",
+        judged.len(),
+        units.len(),
+        count(Status::Pass),
+        count(Status::Fail) + count(Status::Missing),
+        count(Status::Error)
+    );
+    match &req.cache {
+        Some(dir) => line.push_str(&format!(
+            "; the same command resumes: --cache {} keeps what was judged",
+            crate::escape::path(dir)
+        )),
+        None => {
+            line.push_str("; with --cache DIR a rerun resumes where an interrupted one stopped")
+        }
+    }
+    line
 }
 
 /// One entry per task, in task order (`None` for the tasks another share

@@ -134,8 +134,12 @@ pub(crate) fn read_samples(path: &Path, problems: &[Problem]) -> Result<Vec<Samp
         };
         let task_id = task_id_of(&fields).map_err(|e| format!("{at}: {e}"))?;
         if !problems.iter().any(|p| p.task_id == task_id) {
+            let hint =
+                super::nearest::nearest(&task_id, problems.iter().map(|p| p.task_id.as_str()))
+                    .map(|near| format!(" (did you mean `{}`?)", near.escape_debug()))
+                    .unwrap_or_default();
             return Err(format!(
-                "{at}: task_id {} is not among the problems",
+                "{at}: task_id {} is not among the problems{hint}",
                 quoted(&task_id)
             ));
         }

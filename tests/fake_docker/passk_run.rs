@@ -177,3 +177,79 @@ fn the_recap_names_missing_tasks_and_cases_not_run_and_wraps() {
         show(&out)
     );
 }
+
+/// Ctrl-C says what was judged so far, that nothing was written, and how
+/// a rerun resumes.
+#[test]
+fn an_interrupted_eval_says_what_it_judged_and_how_to_resume() {
+    let fake = Fake::new();
+    fake.candidate("a", "echo yes\n");
+    fake.candidate("b", "echo no\n");
+    fake.candidate("s", SLEEPER);
+    let tasks = json!([
+        task("a", "", "yes\n"),
+        task("b", "", "yes\n"),
+        task("s", "", "")
+    ]);
+    for (run, cache) in [("t-int", None), ("t-int-cached", Some("cache"))] {
+        let mut cmd = fake.eval_std(run, &tasks);
+        cmd.args(["--isolate", "case", "-j", "1"]);
+        if let Some(dir) = cache {
+            cmd.args(["--cache", dir]);
+        }
+        let mut sbx = spawn(&mut cmd, Stdio::null(), fake.stderr_file());
+        let name = format!("sbx-{run}-2");
+        assert!(
+            wait_for(&fake.pid_file(&name), Duration::from_secs(10)),
+            "{name} never started: {:?}",
+            fake.calls()
+        );
+        let (status, _) = sbx.stop("-INT", Duration::from_secs(10));
+        assert_eq!(status.code(), Some(130), "{}", fake.stderr_text());
+        let err = fake.stderr_text();
+        assert!(
+            err.contains(
+                "sbx: interrupted after judging 2 of 3 candidates (1 passed, 1 failed, 0 not judged); no report or results file was written"
+            ),
+            "{err}"
+        );
+        match cache {
+            None => assert!(err.contains("with --cache DIR a rerun resumes"), "{err}"),
+            Some(dir) => assert!(
+                err.contains(&format!("the same command resumes: --cache {dir}")),
+                "{err}"
+            ),
+        }
+    }
+}
+
+/// A problem id mistyped in the samples file gets the nearest problem.
+#[test]
+fn a_mistyped_problem_id_gets_did_you_mean() {
+    let fake = Fake::new();
+    let problem = json!({
+        "task_id": "T/0",
+        "prompt": "def f():\n",
+        "test": "def check(c):\n    assert c() == 1\n",
+        "entry_point": "f",
+    });
+    let problems = fake.file("problems.jsonl", &format!("{problem}\n"));
+    let samples = fake.file(
+        "samples.jsonl",
+        "{\"task_id\": \"t/0\", \"completion\": \"    return 1\\n\"}\n",
+    );
+    let out = fake
+        .sbx("t-typo")
+        .arg("eval")
+        .arg("--problems")
+        .arg(&problems)
+        .arg("--samples")
+        .arg(&samples)
+        .output()
+        .expect("run sbx");
+    assert_one_line_error(
+        &out,
+        2,
+        "task_id `t/0` is not among the problems (did you mean `T/0`?)",
+    );
+}
