@@ -6,6 +6,7 @@
 //!   that the rule above can check it);
 //! - the README's Performance section: each duration (`1.9 s`) must be a
 //!   duration of docs/benchmarks.md, rounded as written.
+//!
 //! A figure that changes in the record must change where it is quoted.
 
 use std::fs;
