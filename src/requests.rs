@@ -325,6 +325,13 @@ fn human_eval_tasks(
 ) -> Result<(Vec<Task>, HumanEvalFiles)> {
     let problems = humaneval::read_problems(problems_path).map_err(Error::Usage)?;
     let samples = humaneval::read_samples(&samples_path, &problems).map_err(Error::Usage)?;
+    if samples.is_empty() {
+        // human-eval refuses it too ("Some problems are not attempted").
+        return Err(Error::Usage(format!(
+            "samples file `{}` has no samples: there is nothing to score",
+            crate::escape::path(&samples_path)
+        )));
+    }
     let tasks = problems
         .iter()
         .map(|problem| Task {
@@ -341,6 +348,7 @@ fn human_eval_tasks(
         problems,
         samples,
         samples_path,
+        subset: false,
     };
     Ok((tasks, files))
 }

@@ -665,3 +665,25 @@ fn a_k_the_reports_cannot_give_exits_2() {
     // --k 5 they can give.
     assert_eq!(code(&r.diff(&["old.json", "new.json", "--k", "5"])), 0);
 }
+
+/// Two reports of different suites share no task: one line says so,
+/// instead of every task of each listed as "only in"; not green (exit 2).
+#[test]
+fn unrelated_reports_are_said_in_one_line() {
+    let r = Reports::new();
+    let many = |prefix: &str| {
+        let ids: Vec<String> = (0..164).map(|i| format!("{prefix}/{i}")).collect();
+        let entries: Vec<(&str, &str, Option<&str>)> =
+            ids.iter().map(|id| (id.as_str(), "pass", None)).collect();
+        eval_report(&entries)
+    };
+    r.write("a.json", &many("HumanEval"));
+    r.write("b.json", &many("Mbpp"));
+    let out = r.diff(&["a.json", "b.json"]);
+    assert_eq!(code(&out), 2, "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(
+        text,
+        "a.json and b.json share no task (164 only in a.json, 164 only in b.json, such as `HumanEval/0` and `Mbpp/0`): reports of different suites, nothing to compare\n"
+    );
+}

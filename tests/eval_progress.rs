@@ -27,7 +27,8 @@ fn at_terminal(cmd: &Command) -> (i32, String) {
 
 /// The terminal's text without the progress line (`\r\x1b[K...`).
 fn without_progress(text: &str) -> String {
-    let re = regex::Regex::new(r"\r\x1b\[K(sbx: \d+/\d+ candidates judged)?").expect("regex");
+    let re =
+        regex::Regex::new(r"\r\x1b\[K(sbx: \d+/\d+ (candidates|samples) judged)?").expect("regex");
     re.replace_all(text, "").into_owned()
 }
 

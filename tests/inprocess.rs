@@ -59,7 +59,8 @@ fn no_hack_passes_and_every_honest_program_does_in_every_mode() {
             .args(["--image", PYTHON, "--pull", "never", "-j", "4"])
             .args(["--timeout", "30", "--isolate", isolate]);
         let out = finish(cmd, None, LIMIT);
-        assert_eq!(out.code(), 1, "{isolate}: the hacks fail: {out:?}");
+        // The hacks fail; a pass@k run exits 0 once scored.
+        assert_eq!(out.code(), 0, "{isolate}: the hacks fail: {out:?}");
         let results = report(&out);
         let samples = results[0]["samples"].as_array().expect("samples");
         let judged: Vec<&str> = samples

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// before it, never from its own rank's others or from later ones. A new
 /// module must be placed here.
 const LAYERS: &[&[&str]] = &[
-    &["exit", "signals", "limits", "escape"],
+    &["exit", "signals", "limits", "escape", "manual"],
     &["error"],
     &["console"],
     &["files"],

@@ -328,7 +328,8 @@ fn human_eval_shares_merge_to_the_single_run_and_results_file() {
     }
     let merged = d.join("merged_results.jsonl");
     let out = merge(d, &files, &["-o", merged.to_str().expect("UTF-8")]);
-    assert_eq!(out.code(), 1, "some samples fail: {out:?}");
+    // Some samples fail; merged, a pass@k run exits 0 as the run does.
+    assert_eq!(out.code(), 0, "some samples fail: {out:?}");
     assert_eq!(
         out.stdout, single,
         "the merged results file is the single run's"

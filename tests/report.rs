@@ -160,7 +160,8 @@ fn under_terminal(cmd: &Command) -> Out {
 /// The terminal's text without the live progress line (written to stderr,
 /// the same terminal, and erased with `\r\x1b[K`).
 fn without_progress(text: &str) -> String {
-    let re = regex::Regex::new(r"\r\x1b\[K(sbx: \d+/\d+ candidates judged)?").expect("regex");
+    let re =
+        regex::Regex::new(r"\r\x1b\[K(sbx: \d+/\d+ (candidates|samples) judged)?").expect("regex");
     re.replace_all(text, "").into_owned()
 }
 
@@ -169,14 +170,23 @@ fn without_progress(text: &str) -> String {
 /// `Slowest: ...`), which only a terminal shows (tests/eval_progress.rs
 /// checks them).
 fn as_piped(text: &str) -> String {
-    let live =
-        regex::Regex::new(r"(?m)^ +(\x1b\[[0-9;]*m)?(FAIL|ERROR)(\x1b\[0m)? \[ *\d+\.\d\ds\] .*\n")
-            .expect("regex");
+    let live = regex::Regex::new(
+        r"(?m)^ +(\x1b\[[0-9;]*m)?(FAIL|ERROR|MISSING)(\x1b\[0m)? \[ *\d+\.\d\ds\] .*\n",
+    )
+    .expect("regex");
     let text = live.replace_all(text, "");
     let recap = regex::Regex::new(r"\nNot passed \(\d+\):\n").expect("regex");
     let text = recap.replace_all(&text, "");
     let slowest = regex::Regex::new(r"(?m)^Slowest: .*\n").expect("regex");
-    slowest.replace_all(&text, "").into_owned()
+    let text = slowest.replace_all(&text, "").into_owned();
+    // The summary, wrapped to the terminal's width there, is one line.
+    match text.trim_end().rfind("\n\n") {
+        Some(i) => {
+            let (report, summary) = text.split_at(i + 2);
+            format!("{report}{}\n", summary.trim_end().replace('\n', " "))
+        }
+        None => text,
+    }
 }
 
 /// The text report with its durations written as 0.00s (the column keeps

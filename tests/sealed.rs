@@ -36,7 +36,8 @@ fn corpus(isolate: &str) {
         .args(["--image", PYTHON, "--pull", "never", "--timeout", "30"])
         .args(["-j", "2", "--k", "1", "--isolate", isolate]);
     let out = finish(cmd, None, LIMIT);
-    assert_eq!(out.code(), 1, "{out:?}");
+    // Every task has samples: a pass@k run exits 0 once scored.
+    assert_eq!(out.code(), 0, "{out:?}");
     let results = report(&out);
     assert_eq!(results.len(), 8, "{out:?}");
     let mut wrong = Vec::new();

@@ -62,6 +62,9 @@ pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
         &planned.units,
         &warm,
     );
+    if signals::received().is_some() {
+        console::note(&interrupted_line(&req, &planned.units, &tallies));
+    }
     if let Some(code) = engines.clean_up() {
         return Ok(code);
     }
@@ -354,7 +357,13 @@ fn judge_all(
     let done = AtomicUsize::new(0);
     let progress = std::io::stderr().is_terminal();
     let total = units.len();
+    let sampled = units.iter().any(|u| u.sample.is_some());
     let image_of = |i: usize| req.tasks[units[i].task].image.as_str();
+    // Each task's samples not judged yet: its line is shown with its last.
+    let left: Vec<AtomicUsize> = req.tasks.iter().map(|_| AtomicUsize::new(0)).collect();
+    for unit in units.iter().filter(|u| u.sample.is_some()) {
+        left[unit.task].fetch_add(1, Ordering::SeqCst);
+    }
     thread::scope(|scope| {
         for member in &engines.members {
             for _ in 0..member.jobs.min(total) {
@@ -416,14 +425,16 @@ fn judge_all(
                             }
                         };
                         let again = taken.again;
-                        // At a terminal, a failure is shown as it happens.
+                        // At a terminal, a failure is shown as it happens
+                        // (a sample's with its task's, below).
                         let shown = match &tally.result {
                             Some(result)
                                 if progress
                                     && !again
+                                    && units[i].sample.is_none()
                                     && matches!(result.status, Status::Fail | Status::Error) =>
                             {
-                                Some(live_line(result, units[i].sample.as_deref(), req.color))
+                                Some(live_line(result, None, req.color))
                             }
                             _ => None,
                         };
@@ -432,11 +443,26 @@ fn judge_all(
                         if again {
                             continue;
                         }
+                        let shown = match shown {
+                            Some(line) => Some(line),
+                            None if progress => {
+                                task_done(&left, &tallies, units, i).map(|(n, c, e, ms)| {
+                                    report::sampled::live_line(
+                                        &req.tasks[units[i].task].id,
+                                        (n, c, e),
+                                        ms,
+                                        req.color,
+                                    )
+                                })
+                            }
+                            None => None,
+                        };
                         let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
                         if progress {
                             let line = shown.map(|l| format!("{l}\n\r\x1b[K")).unwrap_or_default();
+                            let what = if sampled { "samples" } else { "candidates" };
                             console::progress(&format!(
-                                "\r\x1b[K{line}sbx: {finished}/{total} candidates judged"
+                                "\r\x1b[K{line}sbx: {finished}/{total} {what} judged"
                             ));
                         }
                     }
@@ -453,6 +479,73 @@ fn judge_all(
         .into_iter()
         .map(|tally| tally.into_inner().unwrap_or_else(|p| p.into_inner()))
         .collect()
+}
+
+/// When unit `i` was its task's last sample to be judged, and not every
+/// sample of the task passed: the task's samples judged now, passed, not
+/// judged, and their time.
+fn task_done(
+    left: &[AtomicUsize],
+    tallies: &[Mutex<Tally>],
+    units: &[Unit],
+    i: usize,
+) -> Option<(usize, usize, usize, u64)> {
+    let task = units[i].task;
+    units[i].sample.as_ref()?;
+    if left[task].fetch_sub(1, Ordering::SeqCst) != 1 {
+        return None;
+    }
+    let (mut n, mut c, mut errors, mut ms) = (0, 0, 0, 0);
+    for (unit, tally) in units.iter().zip(tallies) {
+        if unit.task != task {
+            continue;
+        }
+        let tally = lock(tally);
+        let Some(result) = &tally.result else {
+            continue;
+        };
+        ms += result.duration_ms;
+        match result.status {
+            Status::Pass => {
+                n += 1;
+                c += 1;
+            }
+            Status::Error => errors += 1,
+            _ => n += 1,
+        }
+    }
+    (c < n + errors).then_some((n, c, errors, ms))
+}
+
+/// What an interrupted eval says before it ends: what was judged so far,
+/// that no report or results file was written, and how to resume (the
+/// cache keeps each result the moment it is judged).
+fn interrupted_line(req: &EvalRequest, units: &[Unit], tallies: &[Tally]) -> String {
+    let what = if units.iter().any(|u| u.sample.is_some()) {
+        "samples"
+    } else {
+        "candidates"
+    };
+    let judged: Vec<&TaskResult> = tallies.iter().filter_map(|t| t.result.as_ref()).collect();
+    let count = |status: Status| judged.iter().filter(|r| r.status == status).count();
+    let mut line = format!(
+        "sbx: interrupted after judging {} of {} {what} ({} passed, {} failed, {} not judged); no report or results file was written",
+        judged.len(),
+        units.len(),
+        count(Status::Pass),
+        count(Status::Fail) + count(Status::Missing),
+        count(Status::Error)
+    );
+    match &req.cache {
+        Some(dir) => line.push_str(&format!(
+            "; the same command resumes: --cache {} keeps what was judged",
+            crate::escape::path(dir)
+        )),
+        None => {
+            line.push_str("; with --cache DIR a rerun resumes where an interrupted one stopped")
+        }
+    }
+    line
 }
 
 /// One entry per task, in task order (`None` for the tasks another share
@@ -472,6 +565,7 @@ fn entries(
         });
         result.requeued = std::mem::take(&mut tally.requeued);
         crate::eval::hint::interpreter_missing(&mut result, &task.image, &units[index].interpreter);
+        crate::eval::check_message::name_the_exception(&mut result);
         result
     };
     plans
@@ -525,6 +619,14 @@ fn report(
     // JSON one it goes to stderr, as it always did.
     match req.format {
         ReportFormat::Json => report::json::write_json(&results)?,
+        // At a terminal, a pass@k run is one screen with pass@k its headline.
+        ReportFormat::Text if req.terminal && report::sampled::is_pass_at_k_run(&results) => {
+            let mut headline = report::sampled::headline(&results, clock.elapsed());
+            if let Some(split) = split {
+                headline.push_str(&format!("; share {}", split.assignment.partition));
+            }
+            report::sampled::write_text(&results, &headline, req.color)?
+        }
         ReportFormat::Text => report::text::write_text(&results, &line, req.color, req.terminal)?,
     }
     // Each file is written whole (a temporary file renamed into place). A

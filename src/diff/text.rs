@@ -9,12 +9,31 @@ use super::compare::{tasks_word, Comparison, PassAt1, PassAt1Change, PassAtK, To
 use super::parse::{Side, ID_COLUMN};
 use super::stats::{format_p, RESAMPLES};
 
+/// Two reports without a task in common, said in one line rather than
+/// every task of each listed as "only in": they are of different suites
+/// (or one is empty), and there is nothing to compare.
+fn unrelated(cmp: &Comparison, old_name: &str, new_name: &str) -> Option<String> {
+    if cmp.shared > 0 || cmp.only_old.is_empty() || cmp.only_new.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{old_name} and {new_name} share no task ({} only in {old_name}, {} only in {new_name}, such as `{}` and `{}`): reports of different suites, nothing to compare\n",
+        cmp.only_old.len(),
+        cmp.only_new.len(),
+        crate::escape::line(&cmp.only_old[0].id),
+        crate::escape::line(&cmp.only_new[0].id),
+    ))
+}
+
 /// Characters of a reason's detail kept.
 const DETAIL_CHARS: usize = 100;
 
 /// The text output: table, lists, then pass@1 and McNemar (one sample per
 /// task) or the pass@k gate and its sign-flip test (several).
 pub(crate) fn render(cmp: &Comparison, old_name: &str, new_name: &str) -> String {
+    if let Some(line) = unrelated(cmp, old_name, new_name) {
+        return line;
+    }
     let gate = cmp.pass_at_k.as_ref();
     let mut out = table(cmp, old_name, new_name, gate);
     match gate {

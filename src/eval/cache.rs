@@ -196,10 +196,15 @@ fn inconsistent(result: &TaskResult) -> Option<&'static str> {
     if let Some(total) = result.cases_total {
         let passed = result.cases_passed.unwrap_or(0);
         let bad_case = result.case.is_some_and(|c| c == 0 || c > total);
-        if passed > total || bad_case || (result.status == Status::Pass && passed != total) {
+        let failed = result.cases_failed.unwrap_or(0);
+        if passed + failed > total || bad_case || (result.status == Status::Pass && passed != total)
+        {
             return Some("its case counts do not add up");
         }
-    } else if result.cases_passed.is_some() || result.case.is_some() {
+    } else if result.cases_passed.is_some()
+        || result.case.is_some()
+        || result.cases_failed.is_some()
+    {
         return Some("its case counts do not add up");
     }
     None

@@ -134,8 +134,12 @@ pub(crate) fn read_samples(path: &Path, problems: &[Problem]) -> Result<Vec<Samp
         };
         let task_id = task_id_of(&fields).map_err(|e| format!("{at}: {e}"))?;
         if !problems.iter().any(|p| p.task_id == task_id) {
+            let hint =
+                super::nearest::nearest(&task_id, problems.iter().map(|p| p.task_id.as_str()))
+                    .map(|near| format!(" (did you mean `{}`?)", near.escape_debug()))
+                    .unwrap_or_default();
             return Err(format!(
-                "{at}: task_id {} is not among the problems",
+                "{at}: task_id {} is not among the problems{hint}",
                 quoted(&task_id)
             ));
         }
@@ -505,7 +509,7 @@ pub(crate) fn exception_line(stderr: &str) -> Option<&str> {
 /// failure gives the exception's line when stderr ends with a traceback,
 /// else sbx's reason (`no_completion`, `exit_code`, `oom`, ...; a sealed
 /// test's as its assertion or exception would read, with the check:
-/// `AssertionError: check 2 failed`). A sample
+/// `` AssertionError: check 2: `f(3)` returned `7`, expected `8` ``). A sample
 /// sbx could not judge is `Error`.
 pub(crate) fn outcome_of(result: &TaskResult) -> Outcome {
     let reason = result.reason.clone().unwrap_or_default();
@@ -521,8 +525,11 @@ pub(crate) fn outcome_of(result: &TaskResult) -> Outcome {
             let message = result.message.as_deref().unwrap_or_default();
             Outcome::Failed(match reason.as_str() {
                 "wrong_answer" => format!("AssertionError: {message}"),
+                // `check 1: `f(2)` raised ValueError: x`: the call, in
+                // backquotes, may hold " raised " itself.
                 "raised" => message
-                    .split_once(" raised ")
+                    .split_once("` raised ")
+                    .or_else(|| message.split_once(" raised "))
                     .map_or(message, |(_, exception)| exception)
                     .to_string(),
                 _ if message.is_empty() => reason,

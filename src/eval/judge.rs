@@ -145,6 +145,7 @@ pub(crate) fn over_cases(
         return run_case(0, &task.cases[0]);
     }
     let mut passed = 0;
+    let mut failed = 0;
     let mut duration_ms = 0;
     let mut cpu_ms: Option<u64> = None;
     let mut wait_ms: Option<u64> = None;
@@ -174,6 +175,7 @@ pub(crate) fn over_cases(
                 break;
             }
             Status::Fail | Status::Missing => {
+                failed += 1;
                 first_failure.get_or_insert(result);
                 if req.fail_fast {
                     break;
@@ -189,6 +191,7 @@ pub(crate) fn over_cases(
         result.case = None;
     }
     result.cases_passed = Some(passed);
+    result.cases_failed = (result.status == Status::Fail).then_some(failed);
     result.cases_total = Some(task.cases.len());
     result.duration_ms = duration_ms;
     if result.status != Status::Error {
@@ -439,7 +442,12 @@ pub(crate) fn save_output(
 ) -> Option<TaskResult> {
     let dir = cx.req.save_output.as_ref()?;
     let stem = saved::stem(&cx.task.id, cx.unit.sample.as_deref(), case_number);
-    match saved::save(dir, &stem, stdout, stderr) {
+    // A function test's result frame is the harness's, not the candidate's.
+    let stdout = match cx.task.function {
+        Some(_) => super::check_message::without_result_frame(stdout),
+        None => stdout.into(),
+    };
+    match saved::save(dir, &stem, &stdout, stderr) {
         Ok(files) => {
             result.output = Some(files);
             None

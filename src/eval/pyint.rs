@@ -211,7 +211,6 @@ impl Int {
     }
 
     /// Its magnitude in hex, with a `-` if negative (as `format(v, 'x')`).
-    #[cfg(test)]
     pub(crate) fn describe(&self) -> String {
         let (negative, mag) = self.parts();
         let mut out = String::from(if negative { "-" } else { "" });

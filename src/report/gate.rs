@@ -47,7 +47,7 @@ pub(crate) fn mean_pass_at(results: &[TaskResult], k: usize) -> (Option<f64>, us
         .iter()
         .filter_map(|r| passk::pass_at_k(r.n?, r.c?, k))
         .collect();
-    let mean = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
+    let mean = (!values.is_empty()).then(|| passk::numpy_mean(&values));
     (mean, values.len())
 }
 
@@ -97,7 +97,8 @@ pub(crate) fn exit_code(
     note: &mut dyn FnMut(&str),
 ) -> i32 {
     if checked.is_empty() {
-        return summary.exit_code();
+        // Ungated, a pass@k run exits 0 once scored (`report::sampled`).
+        return super::sampled::exit_code(summary, results);
     }
     if summary.errors > 0 {
         let why = match passk::unjudged(results) {

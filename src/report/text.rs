@@ -121,9 +121,22 @@ fn render(results: &[TaskResult], summary: &str, color: bool, terminal: bool) ->
     if !results.is_empty() {
         out.push('\n');
     }
-    out.push_str(&paint.paint("1", summary));
-    out.push('\n');
+    summary_lines(&mut out, summary, paint, terminal.then(console::width));
     out
+}
+
+/// The summary, bold; at a terminal `width` columns wide, wrapped at its
+/// `; ` separators, each line bold on its own (a style never runs across
+/// a line end, and no number is cut in two by the terminal).
+fn summary_lines(out: &mut String, summary: &str, paint: Paint, width: Option<usize>) {
+    let lines = match width {
+        Some(width) => console::wrap(summary, width),
+        None => vec![summary.to_string()],
+    };
+    for line in lines {
+        out.push_str(&paint.paint("1", &line));
+        out.push('\n');
+    }
 }
 
 /// Writes the text report to stdout (the terminal's form when `terminal`);
@@ -159,10 +172,7 @@ fn folded(out: &mut String, run: &[TaskResult], paint: Paint) {
 /// The recap: each task that failed or could not be judged, one line
 /// each, then the slowest tasks judged now (not from the cache).
 fn recap(out: &mut String, results: &[TaskResult], paint: Paint) {
-    let failed: Vec<&TaskResult> = results
-        .iter()
-        .filter(|r| matches!(r.status, Status::Fail | Status::Error))
-        .collect();
+    let failed = not_passed(results);
     let mut timed: Vec<&TaskResult> = results
         .iter()
         .filter(|r| r.status != Status::Missing && r.cached != Some(true))
@@ -177,9 +187,7 @@ fn recap(out: &mut String, results: &[TaskResult], paint: Paint) {
             "{}",
             paint.paint("1", &format!("Not passed ({}):", failed.len()))
         );
-        for r in &failed {
-            let _ = writeln!(out, "{}", live_line(r, paint.color));
-        }
+        recap_lines(out, &failed, paint);
     }
     if timed.len() >= 2 {
         timed.sort_by_key(|r| std::cmp::Reverse(r.duration_ms));
@@ -189,6 +197,35 @@ fn recap(out: &mut String, results: &[TaskResult], paint: Paint) {
             .map(|r| format!("{} {}", name(&r.id), seconds(r.duration_ms)))
             .collect();
         let _ = writeln!(out, "Slowest: {}", slowest.join(", "));
+    }
+}
+
+/// The tasks the recap names: those that failed, had no candidate, or
+/// could not be judged (each one a reason for the exit code).
+fn not_passed(results: &[TaskResult]) -> Vec<&TaskResult> {
+    results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Fail | Status::Error | Status::Missing))
+        .collect()
+}
+
+/// The recap's lines: one per task, a run of [`FOLD_MISSING`] or more
+/// tasks without a candidate as one.
+fn recap_lines(out: &mut String, failed: &[&TaskResult], paint: Paint) {
+    let mut i = 0;
+    while i < failed.len() {
+        let run = failed[i..]
+            .iter()
+            .take_while(|r| is_plain_missing(r))
+            .count();
+        if run >= FOLD_MISSING {
+            let run: Vec<TaskResult> = failed[i..i + run].iter().map(|r| (*r).clone()).collect();
+            folded(out, &run, paint);
+            i += run.len();
+        } else {
+            let _ = writeln!(out, "{}", live_line(failed[i], paint.color));
+            i += 1;
+        }
     }
 }
 
@@ -303,8 +340,8 @@ fn headline(r: &TaskResult) -> String {
             }
             parts.push(reason);
         }
-        if let (Some(passed), Some(total)) = (r.cases_passed, r.cases_total) {
-            parts.push(format!("({passed}/{total} cases passed)"));
+        if let Some(cases) = case_counts(r) {
+            parts.push(cases);
         }
     } else if let Some(total) = r.cases_total {
         parts.push(format!("{total} cases"));
@@ -323,6 +360,24 @@ fn headline(r: &TaskResult) -> String {
         ));
     }
     parts.join("  ")
+}
+
+/// The cases of a multi-case task that did not pass: `(1 passed, 1
+/// failed, 1 not run)`, or `(1/3 cases passed)` from a report that does
+/// not say how many failed.
+fn case_counts(r: &TaskResult) -> Option<String> {
+    let (passed, total) = (r.cases_passed?, r.cases_total?);
+    Some(match r.cases_failed {
+        Some(failed) => {
+            let not_run = total.saturating_sub(passed + failed);
+            if not_run > 0 {
+                format!("({passed} passed, {failed} failed, {not_run} not run)")
+            } else {
+                format!("({passed} passed, {failed} failed)")
+            }
+        }
+        None => format!("({passed}/{total} cases passed)"),
+    })
 }
 
 /// Under a wrong output, the diff excerpt; under any other failure (an

@@ -42,6 +42,7 @@ use support::{
 mod engine_calls;
 mod eval;
 mod hostile;
+mod passk_run;
 mod run;
 mod signals;
 

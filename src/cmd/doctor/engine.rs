@@ -71,23 +71,47 @@ pub(crate) fn engine_facts(docker_cli: &Docker) -> (Check, EngineInfo, Option<i3
     (facts, known, None)
 }
 
-/// The image check: present on the engine (never pulled).
-pub(crate) fn image_check(docker_cli: &Docker, image: &str) -> Check {
-    match control::ensure_image(docker_cli, image, Pull::Never) {
-        Ok(id) => Check::new("image", State::Ok, format!("{image} present ({})", short_id(&id))),
-        Err(e) => Check::new(
+/// The image check: present on the engine, or pulled as `--pull` allows.
+pub(crate) fn image_check(docker_cli: &Docker, image: &str, pull: Pull) -> Check {
+    match control::ensure_image(docker_cli, image, pull) {
+        Ok(id) => Check::new(
             "image",
-            State::Failed,
-            format!("{e}; build the local test images with scripts/build-images.sh, or `docker pull {image}` where a registry is reachable"),
+            State::Ok,
+            format!("{image} present ({})", short_id(&id)),
         ),
+        Err(e) => Check::new("image", State::Failed, e.to_string()),
     }
 }
 
-/// Why nothing can be checked with this image, and what to do.
-pub(crate) fn image_missing(image: &str) -> String {
-    format!(
-        "image {image} is not on this engine; build sbx's images with scripts/build-images.sh and run `sbx doctor --image sbx-python:bookworm` (or `docker pull {image}` where a registry is reachable)"
-    )
+/// Why nothing can be checked with this image, and what to do: sbx's
+/// own build script only where there is one (a checkout of sbx, found from
+/// the current folder up), never to a user of the wheel or the crate.
+pub(crate) fn image_missing(image: &str, pull: Pull) -> String {
+    let how = match pull {
+        Pull::Never => "and --pull never forbids pulling it",
+        _ => "and it could not be pulled",
+    };
+    let fix = if build_script_here() {
+        "build sbx's images with scripts/build-images.sh and run `sbx doctor --image sbx-python:bookworm`".to_string()
+    } else {
+        format!("pull it (`docker pull {image}`) where a registry is reachable, or give --image one the engine has (`docker images`)")
+    };
+    format!("image {image} is not on this engine {how}; {fix}")
+}
+
+/// Whether `scripts/build-images.sh` is in the current folder or above.
+fn build_script_here() -> bool {
+    let Ok(mut dir) = std::env::current_dir() else {
+        return false;
+    };
+    loop {
+        if dir.join("scripts/build-images.sh").is_file() {
+            return true;
+        }
+        if !dir.pop() {
+            return false;
+        }
+    }
 }
 
 /// The runtime check, only for a `--runtime` the engine does not know:

@@ -98,10 +98,11 @@ fn run_checks(req: &DoctorRequest) -> Result<(Report, Option<i32>)> {
         }
         return Ok((Report::new(checks, req.allow_skips), engine_code));
     }
-    let image = engine::image_check(&docker_cli, &req.image);
+    let pull = session.sandbox.pull;
+    let image = engine::image_check(&docker_cli, &req.image, pull);
     if image.state != State::Ok {
         checks.push(image);
-        let why = engine::image_missing(&req.image);
+        let why = engine::image_missing(&req.image, pull);
         return Ok((Report::nothing_checked(checks, why), Some(exit::ENGINE)));
     }
     checks.push(image);
