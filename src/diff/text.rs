@@ -383,6 +383,45 @@ mod tests {
 
     // -- Output -------------------------------------------------------------------
 
+    /// A side with a sample not judged shows its mean as a range, the
+    /// change as `not final`, and a line saying why.
+    #[test]
+    fn an_unjudged_side_shows_bounds() {
+        use crate::diff::parse::{Entry, Side};
+        use crate::report::Status;
+        let sampled = |id: &str, c: u64| Entry {
+            id: id.into(),
+            side: Side {
+                n: Some(1),
+                c: Some(c),
+                errors: Some(0),
+                ..Side::of(if c == 1 { Status::Pass } else { Status::Fail })
+            },
+        };
+        let lost = Entry {
+            id: "B".into(),
+            side: Side {
+                n: Some(0),
+                c: Some(0),
+                errors: Some(1),
+                ..Side::of(Status::Error)
+            },
+        };
+        let old = vec![sampled("A", 1), sampled("B", 0)];
+        let new = vec![sampled("A", 1), lost];
+        let cmp = crate::diff::compare(&old, &new, 1, ("old", "new")).unwrap();
+        let text = render(&cmp, "old", "new");
+        for want in [
+            "        tasks  pass  fail  missing  error       pass@1\n",
+            "OLD         2     1     1        0      0        0.500  old\n",
+            "NEW         2     1     0        0      1  0.500–1.000  new\n",
+            "change     +0    +0    -1       +0     +1    not final\n",
+            "NEW's mean pass@1 is not final: 1 task not judged; between 0.500 (counted as failures) and 1.000 (as passes)\n",
+        ] {
+            assert!(text.contains(want), "missing {want:?} in\n{text}");
+        }
+    }
+
     #[test]
     fn text_lists_every_section() {
         let text = render(&sample(), "a.json", "b.json");

@@ -308,6 +308,10 @@ pub(crate) fn compile<'a>(
                 files,
             }))
         }
+        // The script looks for `setpriv` before anything else runs.
+        Some(127) if said.starts_with(&format!("{TOOLCHAIN_MISSING_MARK} setpriv\n")) => {
+            Some(Err(toolchain_missing(id, image, language, "setpriv")))
+        }
         Some(127) if said.contains(TOOLCHAIN_MISSING_MARK) => {
             Some(Err(toolchain_missing(id, image, language, &command[0])))
         }

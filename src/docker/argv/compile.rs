@@ -17,16 +17,14 @@ pub const COMPILE_DISK_MIB: u64 = 128;
 /// copied there from the tmpfs once the compiler succeeded.
 pub const BUILD_KEEP_DIR: &str = "/sbx/keep";
 
-/// The start both compile scripts share: the source from stdin written as
+/// The compiler's part of both compile scripts, run as the candidates'
+/// uid and gid (see [`COMPILE_SCRIPT`]): the source from stdin written as
 /// `$1` in a fresh /tmp/src, then `$2`, the compiler, looked up (missing:
 /// `TOOLCHAIN_MISSING_MARK` on stderr and 127), then the file size limit
-/// (`COMPILE_DISK_MIB` in 512-byte blocks) for everything that follows;
-/// it can only fail where a lower hard limit holds already (`--profile
-/// strict`'s `--ulimit fsize`), which then stays. A macro, so that each
-/// script stays one literal (`concat!`).
-macro_rules! compile_prelude {
-    () => {
-        "set -e
+/// (`COMPILE_DISK_MIB` in 512-byte blocks; it can only fail where a lower
+/// hard limit holds already, `--profile strict`'s `--ulimit fsize`, which
+/// then stays), then the compiler. A constant.
+pub const COMPILER_SCRIPT: &str = "set -e
 mkdir /tmp/src
 cd /tmp/src
 cat > \"$1\"
@@ -36,20 +34,51 @@ if ! command -v \"$1\" >/dev/null 2>&1; then
   exit 127
 fi
 ulimit -f 262144 2>/dev/null || :
-"
+exec \"$@\"";
+
+/// The start both compile scripts share, as root (no capability but
+/// `SETUID` and `SETGID`): `$1` is the candidates' `UID:GID`, `$2` the
+/// compiler's script ([`COMPILER_SCRIPT`]), the rest its arguments. The
+/// compiler runs under `setpriv` as that uid and gid, with no group and no
+/// capability left, so it reads only what the candidates may read, when
+/// the image allows it: a `setpriv` that can (util-linux's; busybox's
+/// cannot) and a /tmp that uid can write (the tmpfs takes the mode of the
+/// image's /tmp). Otherwise it runs as root, as the script does. A macro,
+/// so that each script stays one literal (`concat!`).
+macro_rules! compile_prelude {
+    () => {
+        "set -e
+user=$1
+compiler=$2
+shift 2
+set -- /bin/sh -c \"$compiler\" sbx-compiler \"$@\"
+drop=\"setpriv --reuid=${user%%:*} --regid=${user##*:} --clear-groups --\"
+if $drop /bin/sh -c 'mkdir /tmp/.sbx-probe && rmdir /tmp/.sbx-probe && test -w /sbx/build' 2>/dev/null; then
+  $drop \"$@\""
+    };
+}
+
+/// The end of the prelude: the compiler as root, where it cannot drop.
+macro_rules! compile_as_root {
+    () => {
+        "
+else
+  \"$@\""
     };
 }
 
 /// The compile container's program (`sh -c COMPILE_SCRIPT sbx-compile
-/// SOURCE COMMAND...`): the source arrives on stdin and is written as
-/// SOURCE in a fresh directory of /tmp, then COMMAND runs there, writing
-/// the build into the tmpfs at `BUILD_DIR`; once it succeeded the build is
-/// copied into the volume (`BUILD_KEEP_DIR`), which the runs mount. A
-/// constant: nothing of the candidate or the command is ever part of the
-/// script.
+/// UID:GID COMPILER_SCRIPT SOURCE COMMAND...`): as the candidates' uid and
+/// gid, the source arrives on stdin and is written as SOURCE in a fresh
+/// directory of /tmp, then COMMAND runs there, writing the build into the
+/// tmpfs at `BUILD_DIR`; once it succeeded, root copies the build into the
+/// volume (`BUILD_KEEP_DIR`), which the runs mount. A constant: nothing of
+/// the candidate or the command is ever part of the script.
 pub const COMPILE_SCRIPT: &str = concat!(
     compile_prelude!(),
-    "\"$@\"
+    compile_as_root!(),
+    "
+fi
 cp -R /sbx/build/. /sbx/keep/"
 );
 
@@ -61,7 +90,10 @@ cp -R /sbx/build/. /sbx/keep/"
 /// then run from the volume, a container per case). A constant too.
 pub const COMPILE_PACK_SCRIPT: &str = concat!(
     compile_prelude!(),
-    "\"$@\" >&2
+    " >&2",
+    compile_as_root!(),
+    " >&2
+fi
 cp -R /sbx/build/. /sbx/keep/
 cd /sbx/build
 command -v tar >/dev/null 2>&1 || exit 0
@@ -81,18 +113,22 @@ pub const COMPILE_ENV: [&str; 5] = [
     "CGO_ENABLED=0",
 ];
 
+/// The candidates' identity when none is set (`sbx eval` always sets one).
+const COMPILER_USER: &str = "65534:65534";
+
 /// The arguments after the docker program that create the compile
 /// container of one candidate: `create_args`' flags in their order (with
 /// `c.limits`, the compile's own), `-i` for the source on stdin,
-/// `COMPILE_ENV`, a tmpfs of `COMPILE_DISK_MIB` at `BUILD_DIR` for the
-/// compiler's output, the build volume read-write at `BUILD_KEEP_DIR`, and
-/// `/bin/sh` running `COMPILE_SCRIPT`. It runs as the image's user (root,
-/// with no capability) whatever `--user` says, so that it can write the
-/// fresh volume, which the engine creates owned by root; the run that
-/// follows keeps `--user`. So the compiler can read the image's root-only
-/// files (docs/design/security.md says what follows). A `--memory-swap` becomes the compile's memory
-/// limit (no swap stays no swap). `c.interactive`, `c.mount` and
-/// `c.interpreter` are ignored.
+/// `COMPILE_ENV`, `SETUID` and `SETGID` (the only capabilities), a tmpfs
+/// of `COMPILE_DISK_MIB` at `BUILD_DIR` for the compiler's output, owned
+/// like /tmp by the candidates' uid, the build volume read-write at
+/// `BUILD_KEEP_DIR`, and `/bin/sh` running `COMPILE_SCRIPT`. The container
+/// runs as the image's user (root), so that it can write the fresh volume,
+/// which the engine creates owned by root; the compiler itself runs as
+/// `c.hardening.user` (the candidates' uid and gid) under `setpriv`, and
+/// so reads only what a candidate may read. A `--memory-swap` becomes the
+/// compile's memory limit (no swap stays no swap). `c.interactive`,
+/// `c.mount` and `c.interpreter` are ignored.
 pub fn compile_create_args(
     c: &Container<'_>,
     volume: &str,
@@ -100,7 +136,10 @@ pub fn compile_create_args(
     command: &[String],
     pack: bool,
 ) -> Vec<OsString> {
+    let user = c.hardening.user.as_deref().unwrap_or(COMPILER_USER);
     let hardening = Hardening {
+        // /tmp is root's, with the mode of the image's /tmp (1777 in
+        // Debian's images, so the compiler's uid can write it).
         user: None,
         // No swap (the strict profile) stays no swap, at the compile's
         // own memory limit: docker refuses a swap limit below the memory's.
@@ -118,6 +157,7 @@ pub fn compile_create_args(
         hardening: &hardening,
         ..*c
     };
+    // No `--user`: the container is root's, the compiler the uid's.
     let mut args = create_args(&plain);
     // create_args ends with `-- IMAGE PATH`.
     args.truncate(args.len() - 3);
@@ -125,8 +165,16 @@ pub fn compile_create_args(
         args.push("--env".into());
         args.push(env.into());
     }
+    for cap in ["SETUID", "SETGID"] {
+        args.push("--cap-add".into());
+        args.push(cap.into());
+    }
+    let (uid, gid) = user.split_once(':').unwrap_or((user, user));
     args.push("--tmpfs".into());
-    args.push(format!("{BUILD_DIR}:rw,noexec,nosuid,nodev,size={COMPILE_DISK_MIB}m").into());
+    args.push(
+        // 1777 (the image has no BUILD_DIR): the uid's and root's alike.
+        format!("{BUILD_DIR}:rw,noexec,nosuid,nodev,size={COMPILE_DISK_MIB}m,mode=1777").into(),
+    );
     args.push("-v".into());
     args.push(format!("{volume}:{BUILD_KEEP_DIR}").into());
     args.push("--entrypoint".into());
@@ -143,6 +191,8 @@ pub fn compile_create_args(
         .into(),
     );
     args.push("sbx-compile".into());
+    args.push(format!("{uid}:{gid}").into());
+    args.push(COMPILER_SCRIPT.into());
     args.push(source_name.into());
     args.extend(command.iter().map(OsString::from));
     args
@@ -235,8 +285,12 @@ mod tests {
                 "GO111MODULE=off",
                 "--env",
                 "CGO_ENABLED=0",
+                "--cap-add",
+                "SETUID",
+                "--cap-add",
+                "SETGID",
                 "--tmpfs",
-                "/sbx/build:rw,noexec,nosuid,nodev,size=128m",
+                "/sbx/build:rw,noexec,nosuid,nodev,size=128m,mode=1777",
                 "-v",
                 "sbx-r-build-0:/sbx/keep",
                 "--entrypoint",
@@ -246,6 +300,8 @@ mod tests {
                 "-c",
                 COMPILE_SCRIPT,
                 "sbx-compile",
+                "65534:65534",
+                COMPILER_SCRIPT,
                 "main.c",
                 "gcc",
                 "-o",
@@ -291,21 +347,24 @@ mod tests {
     /// The scripts name the directories and the limit the argv gives.
     #[test]
     fn the_scripts_agree_with_the_constants() {
+        let blocks = COMPILE_DISK_MIB * 2048;
+        let script = COMPILER_SCRIPT;
+        assert!(
+            script.contains(&format!("\nulimit -f {blocks} 2>/dev/null || :\n")),
+            "{script}"
+        );
+        // The limit comes after the source is written, before the compiler.
+        let limit = script.find("ulimit").unwrap();
+        assert!(script.find("cat >").unwrap() < limit);
+        assert!(limit < script.find("exec \"$@\"").unwrap());
         for script in [COMPILE_SCRIPT, COMPILE_PACK_SCRIPT] {
-            let blocks = COMPILE_DISK_MIB * 2048;
-            assert!(
-                script.contains(&format!("\nulimit -f {blocks}\n")),
-                "{script}"
-            );
-            assert!(
-                script.contains(&format!("cp -R {BUILD_DIR}/. {BUILD_KEEP_DIR}/\n"))
-                    || script.ends_with(&format!("cp -R {BUILD_DIR}/. {BUILD_KEEP_DIR}/")),
-                "{script}"
-            );
-            // The limit comes after the source is written, before the compiler.
-            let limit = script.find("ulimit").unwrap();
-            assert!(script.find("cat >").unwrap() < limit);
-            assert!(limit < script.find("\"$@\"").unwrap());
+            // The compiler's script runs as the uid; root copies after it.
+            let drop = script.find("setpriv --reuid").unwrap();
+            let copy = script
+                .find(&format!("cp -R {BUILD_DIR}/. {BUILD_KEEP_DIR}/"))
+                .unwrap();
+            assert!(drop < copy, "{script}");
+            assert!(!script.contains("ulimit"), "{script}");
         }
         assert!(COMPILE_PACK_SCRIPT.contains(&format!("cd {BUILD_DIR}\n")));
     }
