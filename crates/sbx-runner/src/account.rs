@@ -301,6 +301,11 @@ impl Meter {
         self.last = at;
     }
 
+    /// Whether the CPU time comes from the container's cgroup.
+    pub(crate) fn by_cgroup(&self) -> bool {
+        self.usage_start.is_some() && self.ours_start.is_some()
+    }
+
     /// The candidate's CPU time so far by the cgroup, if it can be read.
     fn cgroup_cpu(&self) -> Option<Duration> {
         let (start, ours_start) = (self.usage_start?, self.ours_start?);

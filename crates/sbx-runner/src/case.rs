@@ -313,8 +313,9 @@ pub(crate) fn run_case(
         Ended::Exited => None,
         _ => Some(Instant::now()),
     };
-    // The fallbacks' last look at the candidate's tasks, before they die.
-    if let Some(meter) = &mut meter {
+    // The fallbacks' last look at the candidate's tasks, before they die
+    // (the cgroup needs none).
+    if let Some(meter) = meter.as_mut().filter(|m| !m.by_cgroup()) {
         meter.sample(Instant::now());
     }
     // The case is over as the container would be when its program ends:
