@@ -318,7 +318,7 @@ fn verdicts_are_the_same_idle_and_loaded() {
         tasks.push(json!({"id": id, "stdin": "", "expect": "ok\n", "timeout": 1.5}));
     }
     let tasks = Value::Array(tasks);
-    for mode in ["worker", "candidate"] {
+    for mode in MODES {
         let args = ["--isolate", mode, "-j", "5"];
         let idle = by_id(&report(&s.eval(&tasks, &args)));
         let loaded = {
