@@ -407,6 +407,10 @@ fn run_and_judge(
     if let Some(end) = end {
         result.cpu_ms = Some(end.cpu_ms);
         result.wait_ms = Some(end.wait_ms);
+        if end.why != Why::Exit {
+            // Stopped, not exited: no exit code, as in the runner modes.
+            result.exit_code = None;
+        }
     }
     if let Some(saved) = save_output(
         cx,
