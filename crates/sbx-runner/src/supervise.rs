@@ -202,10 +202,12 @@ pub(crate) fn supervise_main(args: &[OsString]) -> i32 {
     if !meter.by_cgroup() {
         meter.sample(Instant::now());
     }
+    let cpu = meter.cpu(Duration::ZERO);
+    let why = at_exit(why, meter.cgroup_lost(), cpu, limit);
     kill_all(pid, &mut status);
     let end = End {
         why,
-        cpu_ms: millis(meter.cpu(Duration::ZERO)),
+        cpu_ms: millis(cpu),
         wait_ms: millis(meter.waited()),
     };
     eprint!("\n{}", end_line(&token, &end));
@@ -214,6 +216,22 @@ pub(crate) fn supervise_main(args: &[OsString]) -> i32 {
         _ => STOPPED,
     }
 }
+
+/// What the program gets once it ended or was stopped. The program shares
+/// the supervisor's uid, so it can lower the supervisor's limits or
+/// priority: a count the supervisor can no longer read is `timeout`, and
+/// so is a CPU time past the limit by more than `EXIT_SLACK` that samples
+/// a hindered supervisor missed.
+fn at_exit(why: Why, lost: bool, cpu: Duration, limit: Duration) -> Why {
+    match why {
+        Why::Exit if lost || cpu >= limit.saturating_add(EXIT_SLACK) => Why::Timeout,
+        other => other,
+    }
+}
+
+/// See `at_exit`: a few samples' worth, so that a program that ends just
+/// past its limit between two samples is judged as the runner judges it.
+const EXIT_SLACK: Duration = Duration::from_millis(100);
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -315,6 +333,18 @@ mod tests {
             let line = end_line("t", &end);
             assert_eq!(parse_end(line.as_bytes(), "t"), Some((end, 0)));
         }
+    }
+
+    #[test]
+    fn a_hindered_supervisor_still_judges_at_exit() {
+        let ms = Duration::from_millis;
+        let t = ms(2000);
+        assert_eq!(at_exit(Why::Exit, false, ms(1900), t), Why::Exit);
+        assert_eq!(at_exit(Why::Exit, false, ms(2050), t), Why::Exit);
+        assert_eq!(at_exit(Why::Exit, false, ms(2100), t), Why::Timeout);
+        assert_eq!(at_exit(Why::Exit, true, ms(10), t), Why::Timeout);
+        let wall = Why::WallTimeout;
+        assert_eq!(at_exit(wall, true, ms(10), t), wall);
     }
 
     #[test]
