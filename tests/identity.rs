@@ -770,7 +770,7 @@ fn no_candidate_executes_a_memory_file_in_any_mode() {
 
 #[test]
 fn a_program_that_cannot_be_executed_is_sbx_error_and_no_candidate_can_say_so() {
-    // In `case` mode the program runs through the runner's `--exec`
+    // In `case` mode the program runs under the runner's `--supervise`
     // wrapper: its failure to execute is `start_failed`, as the runner's
     // and as `docker start`'s were; a candidate that prints the wrapper's
     // words and exits 127 is only itself failing.

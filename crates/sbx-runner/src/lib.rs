@@ -9,7 +9,8 @@
 //! - `exit`: the runner's own exit codes (sbx's values);
 //! - `filter`: the seccomp filter the runner installs on itself before
 //!   any candidate (no anonymous memory files), and the `--exec` wrapper
-//!   that installs it for `--isolate case` where time is the wall clock;
+//!   that installs it and executes a program in its place (sbx's host no
+//!   longer uses it: case mode runs under `supervise`);
 //! - `supervise`: the `--supervise` wrapper, `--isolate case`'s PID 1
 //!   under the CPU-time rule (the filter, the program, `account`'s clock);
 //! - `pid1`: the runner (`sbx __runner`): its main loop and its state;
