@@ -226,7 +226,7 @@ fn the_candidate_sees_gvisors_kernel_not_the_hosts() {
 
 #[test]
 fn a_memory_file_is_refused_under_gvisor_in_every_mode() {
-    // The runner's seccomp filter (and the `--exec` wrapper's in `case`
+    // The runner's seccomp filter (and the `--supervise` wrapper's in `case`
     // mode) holds under gVisor's kernel too: the copy of echo would
     // print 42.
     let memfd = "import os\nfd = os.memfd_create('x', 0)\nos.write(fd, open('/bin/echo', 'rb').read())\nos.execv('/proc/self/fd/%d' % fd, ['echo', '42'])\n";

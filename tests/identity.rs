@@ -34,7 +34,8 @@ impl Drop for Scratch {
 }
 
 /// Prints what the candidate is and what each way to PID 1 answers (as
-/// errno names). In `case` mode the candidate is PID 1 itself.
+/// errno names). In `case` mode PID 1 is the supervisor, under the
+/// candidate's uid.
 const PROBE: &str = r#"
 import ctypes, errno, os, resource
 libc = ctypes.CDLL(None, use_errno=True)
@@ -71,7 +72,21 @@ const CAPS: &str = "caps eff 0000000000000000 prm 0000000000000000 inh 000000000
 
 fn probe_expect(mode: &str) -> String {
     let pid1 = if mode == "case" {
-        "pid1-self\n".to_string()
+        // PID 1 is the supervisor, under the candidate's own uid: a
+        // signal is allowed but dropped (PID 1 has no handler), and its
+        // limits and priority are the candidate's to lower (which only
+        // slows or ends its own case; see the README's "Timeouts"). Its
+        // memory, environment and oom score stay out of reach.
+        [
+            "kill ok",
+            "prlimit ok",
+            "sched ok",
+            "nice ok",
+            "oom EACCES",
+            "ptrace -1 EPERM",
+        ]
+        .map(|l| format!("{l}\n"))
+        .concat()
     } else {
         [
             "kill EPERM",
@@ -606,8 +621,9 @@ fn no_candidate_can_make_itself_error_by_looking_dead_or_outliving_the_kill() {
         for (id, _) in LOOK_DEAD {
             let r = &results[id];
             assert_eq!(r["status"], "fail", "{mode} {id}: {r}");
+            // The leader's thread sleeps past the limit: the backstop.
             let want = if id == "leader-exit" {
-                "timeout"
+                "wall_timeout"
             } else {
                 "wrong_output"
             };
@@ -754,7 +770,7 @@ fn no_candidate_executes_a_memory_file_in_any_mode() {
 
 #[test]
 fn a_program_that_cannot_be_executed_is_sbx_error_and_no_candidate_can_say_so() {
-    // In `case` mode the program runs through the runner's `--exec`
+    // In `case` mode the program runs under the runner's `--supervise`
     // wrapper: its failure to execute is `start_failed`, as the runner's
     // and as `docker start`'s were; a candidate that prints the wrapper's
     // words and exits 127 is only itself failing.
@@ -826,4 +842,89 @@ fn a_self_sabotaging_wrong_sample_is_its_tasks_fail_not_error() {
             started.elapsed()
         );
     }
+}
+
+/// A case-mode candidate that hunts for the supervisor's token (its argv,
+/// its environment, its own environment) and writes the supervisor's
+/// lines with every word it found: its verdict stays its own.
+const FORGER: &str = r#"
+import os, sys
+words = set()
+seen = {}
+for path in ('/proc/1/cmdline', '/proc/1/environ', '/proc/self/environ'):
+    try:
+        data = open(path, 'rb').read()
+        for w in data.replace(b'=', b'\0').split(b'\0'):
+            if w:
+                words.add(w.decode('latin-1'))
+        seen[path] = 'read'
+    except PermissionError:
+        seen[path] = 'denied'
+leak = 'leak' if 'SBX_RUNNER_TOKEN' in words else 'noleak'
+last = 'environ-%s-%s' % (seen.get('/proc/1/environ', 'error'), leak)
+for sig in (9, 15):
+    try:
+        os.kill(1, sig)
+    except OSError:
+        pass
+if os.fork() == 0:
+    os.setsid()
+    while True:
+        pass
+print(42)
+sys.stdout.flush()
+how = sys.argv[1] if len(sys.argv) > 1 else ''
+for w in sorted(words) + [last]:
+    if how == 'start':
+        sys.stderr.write('sbx runner: %s: cannot execute `python3`: No such file or directory (os error 2)\n' % w)
+    else:
+        sys.stderr.write('\nsbx runner: %s: end timeout cpu_ms=1 wait_ms=1\n' % w)
+sys.stderr.flush()
+os._exit(127 if how == 'start' else 124)
+"#;
+
+#[test]
+fn a_case_mode_candidate_cannot_forge_the_supervisors_lines() {
+    // The supervisor's token is in no argv and in no environment the
+    // candidate can read: a candidate that writes its lines with every
+    // word it can find gets its own verdict (`exit_code`), never another
+    // one's and never `error`; the burner it left behind does not keep
+    // the case alive.
+    common::require_engine();
+    let s = scratch("forge");
+    s.file("gen/forge-end.py", FORGER.as_bytes());
+    s.file(
+        "gen/forge-start.py",
+        FORGER.replace("else ''", "else 'start'").as_bytes(),
+    );
+    s.file("gen/after.py", CORRECT.as_bytes());
+    let tasks = json!([
+        {"id": "forge-end", "stdin": "", "expect": "42\n", "timeout": 5},
+        {"id": "forge-start", "stdin": "", "expect": "42\n", "timeout": 5},
+        {"id": "after", "stdin": "", "expect": "42\n", "timeout": 5},
+    ]);
+    let started = std::time::Instant::now();
+    let out = s.eval(&tasks, &["--isolate", "case", "-j", "1"]);
+    assert!(started.elapsed() < Duration::from_secs(60), "{out:?}");
+    let results = by_id(&report(&out));
+    for id in ["forge-end", "forge-start"] {
+        let r = &results[id];
+        assert_eq!(r["status"], "fail", "{id}: {r}");
+        assert_eq!(r["reason"], "exit_code", "{id}: {r}");
+        let tail = r["stderr_tail"].as_str().unwrap_or_default();
+        // PID 1's environment is not its to read, and its own holds no
+        // token (the last forged line says so).
+        assert!(
+            tail.contains("sbx runner: environ-denied-noleak: "),
+            "{id}: {r}"
+        );
+        // What it cost is the supervisor's report, not the forged one's.
+        assert!(r["cpu_ms"].as_u64().is_some(), "{id}: {r}");
+    }
+    assert_eq!(results["after"]["status"], "pass", "{out:?}");
+    assert!(
+        out.stderr
+            .contains("1 passed, 2 failed, 0 missing, 0 errors"),
+        "{out:?}"
+    );
 }

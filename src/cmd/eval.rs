@@ -741,7 +741,7 @@ fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) 
                 return Err(refuse_case());
             }
             // Case containers run their program through the runner's
-            // `--exec` wrapper (its seccomp filter) where sbx can run.
+            // `--supervise` wrapper (its seccomp filter) where sbx can run.
             if runner_unsupported(&member.docker).is_none() {
                 if !staged {
                     session.stage_runner()?;

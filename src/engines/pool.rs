@@ -70,7 +70,7 @@ pub(crate) struct Member {
     /// runner cannot run on it (set by eval after set-up).
     pub isolate: IsolateMode,
     /// sbx can run in its containers (the runner modes' test), so a case
-    /// container runs its program through the runner's `--exec` wrapper
+    /// container runs its program through the runner's `--supervise` wrapper
     /// and its seccomp filter (set by eval after set-up).
     pub exec_wrapper: bool,
     /// Its event stream, started before its first container (see

@@ -85,6 +85,8 @@ pub(crate) fn run_unit(
         );
         let key = if runner {
             key.in_runner(req.cpu_limit)
+        } else if member.exec_wrapper {
+            key.supervised()
         } else {
             key
         }

@@ -64,6 +64,11 @@ pub(crate) struct KeyInput<'a> {
     /// the same runner, reset and limits give the same verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runner: Option<RunnerKey>,
+    /// `--isolate case` under its supervisor: what the time limit counts
+    /// (`TIME_RULE`, as in the runner modes). Absent for a case container
+    /// without the supervisor (the wall clock), whose keys are as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case_time_rule: Option<&'static str>,
 }
 
 /// The part of a key that only runner modes have.
@@ -118,6 +123,16 @@ impl<'a> KeyInput<'a> {
             limits: format!("{:?}", sandbox.limits),
             hardening: format!("{:?}", sandbox.hardening),
             runner: None,
+            case_time_rule: None,
+        }
+    }
+
+    /// The same input for `--isolate case` under the supervisor, which
+    /// judges time by `TIME_RULE`.
+    pub(crate) fn supervised(self) -> KeyInput<'a> {
+        KeyInput {
+            case_time_rule: Some(TIME_RULE),
+            ..self
         }
     }
 
@@ -637,6 +652,11 @@ mod tests {
         let json =
             String::from_utf8(serde_json::to_vec(&input().in_runner(None)).unwrap()).unwrap();
         assert!(json.contains(TIME_RULE), "{json}");
+        // And of a supervised case container's, which differs from a bare
+        // one's.
+        let json = String::from_utf8(serde_json::to_vec(&input().supervised()).unwrap()).unwrap();
+        assert!(json.contains("\"case_time_rule\":\"cpu-time-1\""), "{json}");
+        assert_ne!(input().supervised().key(), input().key());
     }
 
     #[test]

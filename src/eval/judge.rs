@@ -18,6 +18,7 @@ use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::session::{Prepared, Session, Staged, StagedCandidate};
 use crate::verdict::outcome::{self, FailReason, Verdict};
+use sbx_runner::supervise::{self, Why};
 
 /// The `reason` of a result whose run lost its engine: never the
 /// candidate's failure.
@@ -290,11 +291,12 @@ fn judge_case(
     )
 }
 
-/// The `--exec` wrapper's own failure (the program could not be executed,
-/// or the filter not installed): its exit code 125-127 and a first stderr
-/// line `sbx runner: TOKEN: ...`, which only the wrapper can write (the
-/// token is in no file and, once the program runs, in no argv). The line,
-/// without the token.
+/// The `--supervise` wrapper's own failure (the program could not be
+/// executed, or the filter not installed): its exit code 125-127 and a
+/// first stderr line `sbx runner: TOKEN: ...`, which only the wrapper can
+/// write (the token is in its environment, which the program does not get
+/// and cannot read: the wrapper is not dumpable). The line, without the
+/// token.
 fn wrapper_failure(finished: &Finished, token: &str) -> Option<String> {
     let Ended::Exited(status) = finished.ended else {
         return None;
@@ -327,8 +329,9 @@ fn run_and_judge(
         member,
         ..
     } = *cx;
-    // The program runs through the runner's `--exec` wrapper, which
-    // installs the runner's seccomp filter first (see `exec_wrapped`).
+    // The program runs under the runner's `--supervise` wrapper, which
+    // installs the runner's seccomp filter and judges time by the runner
+    // modes' CPU-time rule (see `sbx_runner::supervise`).
     let token = match humaneval::fresh_token() {
         Ok(token) => token,
         Err(e) => {
@@ -336,21 +339,34 @@ fn run_and_judge(
             return Some(TaskResult::error(&task.id, "no_token", message));
         }
     };
+    let supervised = member.exec_wrapper;
     let runner = session.runner_dir().join("sbx-runner");
+    let limit_ms = u64::try_from(task.timeout.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    // Supervised, the wrapper decides; the host's clock is an
+    // infrastructure guard as generous as the runner modes' one.
+    let host_timeout = match supervised {
+        true => task
+            .timeout
+            .saturating_mul(crate::runner::host::CPU_RULE_FACTOR)
+            .saturating_add(crate::runner::host::CPU_RULE_GRACE),
+        false => task.timeout,
+    };
     let run = session
         .prepare(candidate, &member.delivery)
         .map(|prepared| match built {
             Some(built) => built.apply(prepared),
             None => prepared,
         })
-        .map(|prepared| match member.exec_wrapper {
+        .map(|prepared| match supervised {
             true => Prepared {
-                create: argv::with_exec_wrapper(
+                create: argv::with_supervisor(
                     &prepared.create,
                     &runner,
-                    sbx_runner::SUBCOMMAND,
-                    sbx_runner::EXEC,
-                    &token,
+                    (sbx_runner::SUBCOMMAND, supervise::SUPERVISE),
+                    limit_ms,
+                    (supervise::TOKEN_ENV, &token),
                 ),
                 ..prepared
             },
@@ -366,11 +382,11 @@ fn run_and_judge(
                     OutputSink::Capture {
                         max: req.max_output,
                     },
-                    task.timeout,
+                    host_timeout,
                 )
                 .map(|finished| (name, finished))
         });
-    let (name, finished) = match run {
+    let (name, mut finished) = match run {
         Ok(run) => run,
         Err(e) => return Some(TaskResult::error(&task.id, e.code(), e.to_string())),
     };
@@ -378,7 +394,24 @@ fn run_and_judge(
         // Nothing of the candidate ran, as when `docker start` fails.
         return Some(TaskResult::error(&task.id, "start_failed", line));
     }
+    // The supervisor's last line: how the program ended and what it cost,
+    // kept out of the candidate's stderr.
+    let end = match supervised {
+        true => supervise::parse_end(&finished.stderr.bytes, &token).map(|(end, kept)| {
+            finished.stderr.bytes.truncate(kept);
+            end
+        }),
+        false => None,
+    };
     let mut result = result_from_run(&task.id, &finished);
+    if let Some(end) = end {
+        result.cpu_ms = Some(end.cpu_ms);
+        result.wait_ms = Some(end.wait_ms);
+        if end.why != Why::Exit {
+            // Stopped, not exited: no exit code, as in the runner modes.
+            result.exit_code = None;
+        }
+    }
     if let Some(saved) = save_output(
         cx,
         case_number,
@@ -389,7 +422,16 @@ fn run_and_judge(
         return Some(saved);
     }
     let record = ContainerRecord::new(member.events.as_ref(), &name);
-    let verdict = verdict(&finished, &record);
+    // A stop for time is the supervisor's; a memory kill beats it, as in
+    // the runner modes.
+    let verdict = match end.map(|e| e.why) {
+        Some(Why::Timeout | Why::WallTimeout) if record.oom_killed() => {
+            Verdict::Fail(FailReason::Oom)
+        }
+        Some(Why::Timeout) => Verdict::Fail(FailReason::Timeout),
+        Some(Why::WallTimeout) => Verdict::Fail(FailReason::WallTimeout),
+        Some(Why::Exit) | None => verdict(&finished, &record),
+    };
     // A failure on the program's own exit is kept only if the engine
     // recorded that exit: a cut connection also ends the client.
     if let (Verdict::Fail(reason), Ended::Exited(status)) = (&verdict, finished.ended) {
@@ -400,7 +442,11 @@ fn run_and_judge(
         }
     }
     // A timeout without the engine's record could have been a memory kill.
-    if verdict == Verdict::Fail(FailReason::Timeout) && record.seen().is_none() {
+    if matches!(
+        verdict,
+        Verdict::Fail(FailReason::Timeout | FailReason::WallTimeout)
+    ) && record.seen().is_none()
+    {
         return Some(TaskResult::error(
             &task.id,
             ENGINE_LOST,

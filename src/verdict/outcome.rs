@@ -101,6 +101,9 @@ pub(crate) enum FailReason {
     WrongOutput(String),
     ExitCode,
     Timeout,
+    /// The wall-clock backstop of the CPU-time rule (case mode's
+    /// supervisor), while the candidate was mostly not computing.
+    WallTimeout,
     /// The engine reported an `oom` event: the memory cap was hit.
     Oom,
     OutputLimit,
@@ -124,6 +127,7 @@ impl FailReason {
             FailReason::WrongOutput(_) => "wrong_output",
             FailReason::ExitCode => "exit_code",
             FailReason::Timeout => "timeout",
+            FailReason::WallTimeout => "wall_timeout",
             FailReason::Oom => "oom",
             FailReason::OutputLimit => "output_limit",
             FailReason::NoCompletion => "no_completion",

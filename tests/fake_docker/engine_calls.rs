@@ -249,7 +249,7 @@ fn a_task_that_does_not_pass_costs_three_or_four_docker_processes() {
     );
     // Plus one `docker version` per task that did not pass (is the engine
     // still there?), and per eval: the context, the image, the engine's
-    // architecture (can sbx run there, as the `--exec` wrapper of case
+    // architecture (can sbx run there, as the `--supervise` wrapper of case
     // containers?), one event stream, the final sweep of the run's label.
     let mut per_eval = commands(&calls);
     per_eval.retain(|c| !matches!(*c, "create" | "start" | "rm"));

@@ -306,6 +306,12 @@ impl Meter {
         self.usage_start.is_some() && self.ours_start.is_some()
     }
 
+    /// Whether the cgroup's count, readable at the start, no longer is
+    /// (the case supervisor's limits lowered by its same-uid program).
+    pub(crate) fn cgroup_lost(&self) -> bool {
+        self.by_cgroup() && self.cgroup_cpu().is_none()
+    }
+
     /// The candidate's CPU time so far by the cgroup, if it can be read.
     fn cgroup_cpu(&self) -> Option<Duration> {
         let (start, ours_start) = (self.usage_start?, self.ours_start?);

@@ -9,7 +9,10 @@
 //! - `exit`: the runner's own exit codes (sbx's values);
 //! - `filter`: the seccomp filter the runner installs on itself before
 //!   any candidate (no anonymous memory files), and the `--exec` wrapper
-//!   that installs it for `--isolate case`;
+//!   that installs it and executes a program in its place (sbx's host no
+//!   longer uses it: case mode runs under `supervise`);
+//! - `supervise`: the `--supervise` wrapper, `--isolate case`'s PID 1
+//!   under the CPU-time rule (the filter, the program, `account`'s clock);
 //! - `pid1`: the runner (`sbx __runner`): its main loop and its state;
 //! - `identity`: the candidates' uid and gid;
 //! - `candidate`: the loaded candidate, its file and its build (load,
@@ -44,6 +47,7 @@ mod probe;
 pub mod protocol;
 mod reset;
 mod shebang;
+pub mod supervise;
 mod zygote;
 
 pub use filter::EXEC;

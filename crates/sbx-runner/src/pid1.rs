@@ -55,6 +55,12 @@ pub fn main() -> i32 {
     if args.first().is_some_and(|a| a == filter::EXEC) {
         return filter::exec_main(&args[1..]);
     }
+    if args
+        .first()
+        .is_some_and(|a| a == crate::supervise::SUPERVISE)
+    {
+        return crate::supervise::supervise_main(&args[1..]);
+    }
     if rustix::process::getpid() != Pid::INIT {
         eprintln!(
             "sbx: `{SUBCOMMAND}` runs only as a container's PID 1 (it kills every other process)"

@@ -170,6 +170,39 @@ pub fn with_exec_wrapper(
     args
 }
 
+/// A case container's `create` with sbx's staged copy bound read-only at
+/// `RUNNER_PATH` as its supervisor (`sbx_runner::supervise`): `IMAGE
+/// WORDS...` becomes `IMAGE RUNNER_PATH SUBCOMMAND SUPERVISE LIMIT_MS
+/// WORDS...`, and the token is the environment variable `token_env`, which
+/// the supervisor keeps from the program (never in an argv the program can
+/// read in `/proc/1/cmdline`).
+pub fn with_supervisor(
+    create: &[OsString],
+    runner: &Path,
+    (subcommand, supervise): (&str, &str),
+    limit_ms: u64,
+    (token_env, token): (&str, &str),
+) -> Vec<OsString> {
+    let split = create
+        .iter()
+        .position(|a| a == "--")
+        .expect("create_args puts `--` before the image");
+    let mut args = create[..split].to_vec();
+    let mut volume = runner.as_os_str().to_os_string();
+    volume.push(format!(":{RUNNER_PATH}:ro"));
+    args.push("-v".into());
+    args.push(volume);
+    args.push("-e".into());
+    args.push(format!("{token_env}={token}").into());
+    args.extend_from_slice(&create[split..split + 2]);
+    for word in [RUNNER_PATH, subcommand, supervise] {
+        args.push(word.into());
+    }
+    args.push(limit_ms.to_string().into());
+    args.extend_from_slice(&create[split + 2..]);
+    args
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,6 +299,37 @@ mod tests {
                 "__runner",
                 "--exec",
                 "tok",
+                "python3",
+                "/work/task",
+            ])
+        );
+    }
+
+    #[test]
+    fn the_supervisor_gets_its_token_in_its_environment_not_its_argv() {
+        let create = to_os(&["create", "--rm", "--", "img", "python3", "/work/task"]);
+        let wrapped = with_supervisor(
+            &create,
+            Path::new("/s/sbx-runner"),
+            ("__runner", "--supervise"),
+            3000,
+            ("SBX_RUNNER_TOKEN", "tok"),
+        );
+        assert_eq!(
+            wrapped,
+            to_os(&[
+                "create",
+                "--rm",
+                "-v",
+                "/s/sbx-runner:/.sbx/sbx:ro",
+                "-e",
+                "SBX_RUNNER_TOKEN=tok",
+                "--",
+                "img",
+                "/.sbx/sbx",
+                "__runner",
+                "--supervise",
+                "3000",
                 "python3",
                 "/work/task",
             ])
