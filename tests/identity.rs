@@ -927,4 +927,48 @@ fn a_case_mode_candidate_cannot_forge_the_supervisors_lines() {
             .contains("1 passed, 2 failed, 0 missing, 0 errors"),
         "{out:?}"
     );
+
+/// Makes its parent its tracer (`PTRACE_TRACEME` needs no privilege; in
+/// runner modes the parent is the root zygote, which holds no capability),
+/// then stops itself: every stop of a traced child is reported to the
+/// parent's `wait4`, which took the first for the program's end (measured:
+/// `exit_code` with no exit code, in 20 ms, where `case` mode said
+/// `timeout`). Judged now as a program that stops itself.
+const TRACE_ME: &str = r#"
+import ctypes, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+print('traceme', libc.ptrace(0, 0, 0, 0), flush=True)
+os.kill(os.getpid(), signal.SIGSTOP)
+print(42)
+"#;
+
+#[test]
+fn a_candidate_traced_by_its_parent_is_judged_by_its_end_not_its_stop() {
+    common::require_engine();
+    let s = scratch("trace-me");
+    s.file("gen/traceme.py", TRACE_ME.as_bytes());
+    s.file("gen/traceme-after.py", CORRECT.as_bytes());
+    let tasks = json!([
+        {"id": "traceme", "stdin": "", "expect": "42\n", "timeout": 2},
+        {"id": "traceme-after", "stdin": "", "expect": "42\n", "timeout": 30},
+    ]);
+    for mode in MODES {
+        let out = s.eval(&tasks, &["--isolate", mode, "-j", "1"]);
+        let results = by_id(&report(&out));
+        let r = &results["traceme"];
+        assert_eq!(r["status"], "fail", "{mode}: {r}");
+        // `case` mode keeps the wall clock; the runner modes' backstop
+        // stops a program that is stopped.
+        let want = if mode == "case" {
+            "timeout"
+        } else {
+            "wall_timeout"
+        };
+        assert_eq!(r["reason"], want, "{mode}: {r}");
+        assert_eq!(
+            results["traceme-after"]["status"], "pass",
+            "{mode}: {out:?}"
+        );
+        assert_eq!(out.code(), 1, "{mode}: {out:?}");
+    }
 }

@@ -28,6 +28,7 @@ def _serve():
     realpath, dirname = os.path.realpath, os.path.dirname
     sys.path = []
     fork, wait4, write, close, _exit = os.fork, os.wait4, os.write, os.close, os._exit
+    stopped = os.WIFSTOPPED
     ctl = os.dup(0)
     null = os.open('/dev/null', os.O_RDONLY)
     os.dup2(null, 0)
@@ -86,7 +87,15 @@ def _serve():
                 send('F ' + why.decode('utf-8', 'replace').replace('\n', ' '))
                 continue
             send('P %d' % pid)
-            _, status, use = wait4(pid, 0)
+            # Only the child's end is its end: a child that made the
+            # zygote its tracer (PTRACE_TRACEME needs no privilege, and the
+            # zygote holds no capability) has its stops reported here too.
+            # Such a child stays stopped until the case's limit kills it,
+            # as one that stops itself does.
+            while True:
+                _, status, use = wait4(pid, 0)
+                if not stopped(status):
+                    break
             send('W %d %d %d %d' % (status, round(use.ru_utime * 1e6),
                                     round(use.ru_stime * 1e6), use.ru_maxrss))
             continue
