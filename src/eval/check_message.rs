@@ -260,7 +260,9 @@ fn write_value(value: &Value, out: &mut String, depth: usize) {
         Value::None => out.push_str("None"),
         Value::Bool(true) => out.push_str("True"),
         Value::Bool(false) => out.push_str("False"),
-        Value::Int(i) => out.push_str(&decimal(&i.describe()).unwrap_or_else(|| "<a large int>".into())),
+        Value::Int(i) => {
+            out.push_str(&decimal(&i.describe()).unwrap_or_else(|| "<a large int>".into()))
+        }
         Value::Float(f) => out.push_str(&float_repr(*f)),
         Value::Str(bytes) => out.push_str(&str_repr(&String::from_utf8_lossy(bytes))),
         Value::Bytes(bytes) => out.push_str(&bytes_repr(bytes)),
