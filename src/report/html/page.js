@@ -311,7 +311,9 @@
       var tr = tbody.querySelector("tr.task[data-id=\"" + CSS.escape(id) + "\"]");
       if (!tr) return false;
       if (!tr.classList.contains("open")) toggle(tr, shown[i]);
-      tr.scrollIntoView({ block: "start" });
+      var box = tr.getBoundingClientRect();
+      var detail = tr.nextSibling ? tr.nextSibling.getBoundingClientRect() : box;
+      if (box.top < 0 || detail.bottom > window.innerHeight) tr.scrollIntoView({ block: "start" });
       return true;
     }
     draw();
@@ -329,7 +331,7 @@
     add(header, el("h1", null, "sbx report"), el("div", "muted", ev.file));
     var main = el("main");
     main.append(headline(ev));
-    add(main, el("h2", null, "pass@k"), chart([ev]));
+    add(main, el("h2", null, Object.keys(ev.summary.pass_at_k || {}).length ? "mean pass@k" : "pass rate"), chart([ev]));
     var keys = passKeys(ev.tasks);
     var cols = [
       { key: "id", title: "task", value: function (t) { return t.id; },
