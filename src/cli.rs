@@ -400,9 +400,10 @@ pub struct ReportArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The gen folder the eval judged: each candidate's source is shown
-    /// beside its result (nothing outside the folder is read).
+    /// beside its result (nothing outside the folder is read). With two
+    /// reports, give it twice (A's, then B's), or once for both.
     #[arg(long, value_name = "DIR")]
-    pub gen: Option<PathBuf>,
+    pub gen: Vec<PathBuf>,
     /// With two multi-sample reports, the pass@k the comparison reads (as
     /// `sbx diff --k`).
     #[arg(long, default_value_t = 1, value_name = "K")]

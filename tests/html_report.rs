@@ -5,7 +5,10 @@
 //! directory; no engine is involved. The page is loaded from `file://` and
 //! the DOM the page's script built is read back with `--dump-dom`; the URL
 //! hash drives the page (`#filter=fail`, `#task=ID`), so a dump shows what
-//! a person clicking would see.
+//! a person clicking would see. One test runs the example suite on the
+//! real engine (it fails loudly without one) for the docs' screenshot.
+
+mod common;
 
 use std::fs;
 use std::io::Read;
@@ -449,4 +452,82 @@ fn screenshots() {
         let png = fs::read(&shot).expect("a screenshot");
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{name}");
     }
+}
+
+/// The example suite judged on the real engine (`sbx eval --save-output`),
+/// its page (`sbx report --gen gen`): the headline equals the report, and
+/// the screenshot kept in target/html-report/example.png is the one the
+/// README shows (docs/report.png is a copy).
+#[test]
+fn screenshot_of_the_example_suite_from_a_real_run() {
+    let id = common::run_id("t", "html_example");
+    let _guard = common::Cleanup::new(&[&id]);
+    let tmp = TempDir::new().expect("a temp directory");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = common::sbx(Some(&id))
+        .current_dir(&root)
+        .args(["eval", "--format", "json", "-o"])
+        .arg(tmp.path().join("run.json"))
+        .arg("--save-output")
+        .arg(tmp.path().join("out"))
+        .output()
+        .expect("sbx runs");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the example suite has failures: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value =
+        serde_json::from_slice(&fs::read(tmp.path().join("run.json")).expect("the report"))
+            .expect("a JSON report");
+    let passed = report
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter(|e| e["status"] == "pass")
+        .count();
+    let made = sbx()
+        .current_dir(tmp.path())
+        .args(["report", "--gen"])
+        .arg(root.join("gen"))
+        .args(["run.json", "-o", "run.html"])
+        .output()
+        .expect("sbx runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let html = tmp.path().join("run.html");
+    let d = dom(tmp.path(), &html, "#task=reverse");
+    assert_eq!(card(&d, "passed"), passed.to_string());
+    assert!(d.contains("xobdnas"), "the diff of reverse is shown");
+    assert!(d.contains("reversed(line.split())"), "its source is shown");
+    let shot = root.join("target/html-report/example.png");
+    fs::create_dir_all(shot.parent().expect("a folder")).expect("the artifact folder");
+    let _ = fs::remove_file(&shot);
+    let out = Command::new(chromium())
+        .args([
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--hide-scrollbars",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            tmp.path().join("shot").display()
+        ))
+        .arg("--window-size=1100,1250")
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}#task=reverse", html.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = fs::read(&shot).expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
 }

@@ -34,14 +34,22 @@ pub(crate) fn report(args: ReportArgs) -> Result<i32> {
             ))
         }
     };
-    let gen = match &args.gen {
-        Some(dir) => Some(fs::canonicalize(dir).map_err(|e| Error::Report {
+    if args.gen.len() > args.reports.len() {
+        return Err(Error::Usage(
+            "--gen: one gen folder per report at most (A's, then B's)".into(),
+        ));
+    }
+    let mut gens = Vec::new();
+    for dir in &args.gen {
+        gens.push(fs::canonicalize(dir).map_err(|e| Error::Report {
             path: dir.clone(),
             message: format!("cannot read the gen folder: {e}"),
-        })?),
-        None => None,
-    };
-    let extra = |r: &TaskResult, v: &mut Value| add_files(r, v, gen.as_deref(), None);
+        })?);
+    }
+    // The gen folder of report `i`: its own, or the one given for all.
+    let gen_of = |i: usize| gens.get(i).or(gens.first()).map(PathBuf::as_path);
+    let extra_a = |r: &TaskResult, v: &mut Value| add_files(r, v, gen_of(0), None);
+    let extra_b = |r: &TaskResult, v: &mut Value| add_files(r, v, gen_of(1), None);
     let name = |p: &Path| crate::escape::os_name(p.as_os_str());
     let a_results = load(a)?;
     let page = match b {
@@ -50,7 +58,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<i32> {
                 name: &name(a),
                 results: &a_results,
             },
-            &extra,
+            &extra_a,
         ),
         Some(b) => {
             let b_results = load(b)?;
@@ -72,7 +80,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<i32> {
                     results: &b_results,
                 },
                 diff_value,
-                &extra,
+                (&extra_a, &extra_b),
             )
         }
     };

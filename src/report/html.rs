@@ -81,16 +81,17 @@ pub(crate) fn one(eval: &Eval, extra: &dyn Fn(&TaskResult, &mut Value)) -> Strin
     page(&format!("sbx report: {}", eval.name), &data)
 }
 
+/// What may be added to each entry's data, for A and for B.
+pub(crate) type Extras<'a> = (
+    &'a dyn Fn(&TaskResult, &mut Value),
+    &'a dyn Fn(&TaskResult, &mut Value),
+);
+
 /// The page of two evals, A against B, with `sbx diff --json`'s object.
-pub(crate) fn two(
-    a: &Eval,
-    b: &Eval,
-    diff: Value,
-    extra: &dyn Fn(&TaskResult, &mut Value),
-) -> String {
+pub(crate) fn two(a: &Eval, b: &Eval, diff: Value, extra: Extras) -> String {
     let mut data = json!({
         "view": "two",
-        "evals": [eval_data(a, extra), eval_data(b, extra)],
+        "evals": [eval_data(a, extra.0), eval_data(b, extra.1)],
         "diff": diff,
     });
     neutralise(&mut data);
