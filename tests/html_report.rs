@@ -531,3 +531,38 @@ fn screenshot_of_the_example_suite_from_a_real_run() {
     let png = fs::read(&shot).expect("a screenshot");
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
 }
+
+/// A long report is drawn 200 rows at a time; a link to a task further
+/// down draws up to it and opens it; sorting by a column reorders.
+#[test]
+fn rows_are_drawn_lazily_and_a_link_reaches_any_task() {
+    let tmp = TempDir::new().expect("a temp directory");
+    let report: Value = (0..500)
+        .map(|i| {
+            let mut t = single(
+                &format!("T{i}"),
+                if i % 3 == 0 { "fail" } else { "pass" },
+                None,
+            );
+            t["duration_ms"] = json!(i);
+            t
+        })
+        .collect();
+    let a = write(tmp.path(), "a.json", &report);
+    let html = page(tmp.path(), &[&a], "one.html");
+    let d = dom(tmp.path(), &html, "");
+    assert!(d.contains("data-shown=\"500\""));
+    assert_eq!(count(&d, "<tr class=\"task "), 200, "the first batch only");
+    // Drawn up to the task (and, the end of the table then in view, on).
+    let d = dom(tmp.path(), &html, "#task=T450");
+    let rows = count(&d, "<tr class=\"task ");
+    assert!((451..=500).contains(&rows), "{rows} rows drawn");
+    assert_eq!(count(&d, "class=\"detail-row\""), 1);
+    let d = dom(tmp.path(), &html, "#sort=-time");
+    let first = d.find("<tr class=\"task ").expect("a row");
+    assert!(
+        d[first..].starts_with("<tr class=\"task \" data-id=\"T499\""),
+        "longest first: {}",
+        &d[first..first + 80]
+    );
+}

@@ -193,7 +193,9 @@
   function table(cols, rows, opts) {
     var wrap = el("section", "tasks");
     var controls = el("div", "controls");
-    var state = { filter: opts.filter || "all", q: opts.q || "", sort: opts.sort || null, dir: 1 };
+    var sort = opts.sort || null, dir = 1;
+    if (sort && sort.charAt(0) === "-") { sort = sort.slice(1); dir = -1; }
+    var state = { filter: opts.filter || "all", q: opts.q || "", sort: sort, dir: dir };
     var buttons = {};
     opts.filters.forEach(function (f) {
       var b = el("button", null, f);
