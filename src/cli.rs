@@ -42,6 +42,8 @@ pub enum Command {
     Diff(DiffArgs),
     /// Merge the reports of `sbx eval --partition`'s shares into one run's report.
     Merge(MergeArgs),
+    /// Write one self-contained HTML page of an eval report, or of two (A against B).
+    Report(ReportArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -386,6 +388,26 @@ pub struct MergeArgs {
     /// Colour the text report: auto (a terminal, and NO_COLOR unset), always or never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The JSON report of `sbx eval -o FILE`; with a second one, the page
+    /// compares them (A against B, as `sbx diff A B`).
+    #[arg(value_name = "REPORT", required = true, num_args = 1..=2)]
+    pub reports: Vec<PathBuf>,
+    /// Write the page to this file [default: stdout].
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The gen folder the eval judged: each candidate's source is shown
+    /// beside its result (nothing outside the folder is read). With two
+    /// reports, give it twice (A's, then B's), or once for both.
+    #[arg(long, value_name = "DIR")]
+    pub gen: Vec<PathBuf>,
+    /// With two multi-sample reports, the pass@k the comparison reads (as
+    /// `sbx diff --k`).
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub k: usize,
 }
 
 /// A `--min-pass-at K=X` threshold: mean pass@K must be at least `min`.

@@ -94,6 +94,7 @@ pub fn main_impl() -> i32 {
             cmd::diff::diff(&args.old, &args.new, args.json, args.allow_missing, args.k)
         }
         Command::Merge(args) => merge::merge(merge::MergeRequest::from_args(args)),
+        Command::Report(args) => cmd::report::report(args),
         Command::Gc(args) => GcRequest::from_args(args).and_then(|req| {
             let filter = gc::Filter {
                 run_id: req.run_id.as_deref(),

@@ -84,6 +84,8 @@ pub const OTHER_EXIT_CODES: &[(&str, &str, &str)] = &[
     ("diff", "1", "a regression (a task that passed fails; with several samples per task, a lower mean pass@k)"),
     ("diff", "2", "a report unreadable, or a task not judged that could hide a regression"),
     ("merge", "0, 1, 2", "as `sbx eval` for the merged run"),
+    ("report", "0", "the page was written"),
+    ("report", "2", "a report unreadable or not one of sbx eval, or the page could not be written"),
 ];
 
 /// The README's exit-code table, as Markdown.
@@ -202,6 +204,16 @@ pub fn page(command: &str) -> Page {
                 "sbx merge share-*.json -o report.json",
                 "one report from every share",
             )],
+        },
+        "sbx-report" => Page {
+            description: "Writes one self-contained HTML page (inline style and script, a Content-Security-Policy that forbids any request) of a JSON report of sbx eval: the headline, a pass@k chart, a sortable, filterable task table and each task's samples, output and source. With two reports, the page compares them as sbx diff does: its verdict and test, per-task pass@k of A and B, flipped tasks first. Everything the candidate wrote is shown as text. A link to #task=ID opens that task.",
+            environment: &[],
+            files: &[],
+            examples: &[
+                ("sbx eval -o run.json gen && sbx report run.json -o run.html", "the page of one eval"),
+                ("sbx report --gen gen run.json -o run.html", "with each candidate's source"),
+                ("sbx report a.json b.json -o ab.html", "model A against model B"),
+            ],
         },
         _ => Page::default(),
     }

@@ -687,3 +687,59 @@ fn unrelated_reports_are_said_in_one_line() {
         "a.json and b.json share no task (164 only in a.json, 164 only in b.json, such as `HumanEval/0` and `Mbpp/0`): reports of different suites, nothing to compare\n"
     );
 }
+
+/// `sbx report` (the HTML page; tests/html_report.rs renders it in a
+/// browser): what is not a JSON report of `sbx eval` is refused in one
+/// line with exit 2, and the page of two reports is one file that names no
+/// outside resource and carries the diff's verdict as data.
+#[test]
+fn report_refuses_what_is_not_a_report_and_writes_one_file() {
+    let r = Reports::new();
+    let a = r.write(
+        "a.json",
+        &eval_report(&[("x", "pass", None), ("y", "pass", None)]),
+    );
+    let b = r.write(
+        "b.json",
+        &eval_report(&[("x", "pass", None), ("y", "fail", Some("wrong_output"))]),
+    );
+    let bad = r.write_raw("bad.json", "{\"not\": \"a list\"}");
+    let report = |args: &[&std::path::Path]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sbx"));
+        cmd.current_dir(r.dir.path())
+            .arg("report")
+            .args(args)
+            .timeout(LIMIT);
+        cmd.output().expect("sbx runs")
+    };
+    let out = report(&[&bad]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("bad.json") && err.contains("not a JSON report"),
+        "{err}"
+    );
+    let out = report(&[&a, &b, &a]);
+    assert_eq!(code(&out), 2, "three reports: {}", stderr(&out));
+
+    let page_path = r.dir.path().join("ab.html");
+    let out = report(&[&a, &b, std::path::Path::new("-o"), &page_path]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+    let page = fs::read_to_string(&page_path).expect("the page");
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains(
+        "http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-"
+    ));
+    for outside in [
+        "src=\"http",
+        "href=\"http",
+        "src=\"//",
+        "href=\"//",
+        "@import",
+    ] {
+        assert!(!page.contains(outside), "the page loads {outside}");
+    }
+    assert!(page.contains("\"regressed\":true"), "the diff's verdict");
+}

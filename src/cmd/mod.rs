@@ -5,11 +5,13 @@
 //! - `doctor`: `sbx doctor`, what this engine really enforces;
 //! - `gc`: `sbx gc`, what earlier runs left behind;
 //! - `diff`: `sbx diff`, two reports compared;
-//! - `merge`: `sbx merge`, the reports of `--partition`'s shares put together.
+//! - `merge`: `sbx merge`, the reports of `--partition`'s shares put together;
+//! - `report`: `sbx report`, an eval (or two) as one HTML page.
 
 pub(crate) mod diff;
 pub(crate) mod doctor;
 pub(crate) mod eval;
 pub(crate) mod gc;
 pub(crate) mod merge;
+pub(crate) mod report;
 pub(crate) mod run;

