@@ -293,8 +293,8 @@ impl Drop for Load {
 /// The same candidates get the same statuses and reasons on an idle
 /// machine and with 16 busy sessions on it (8 per core here): a slow but
 /// correct program (a third of its CPU limit), a sleeper, a busy loop,
-/// four forked burners (stopped by the sum of their CPU time) and a
-/// memory hog. Runner modes only: `case` mode keeps the wall clock.
+/// four forked burners (stopped by the sum of their CPU time), a memory
+/// hog, and a sleeper that fakes contention with its own forks.
 #[test]
 fn verdicts_are_the_same_idle_and_loaded() {
     let s = scratch("steady");
@@ -313,6 +313,14 @@ fn verdicts_are_the_same_idle_and_loaded() {
             "hog",
             "x = []\nwhile True:\n    x.append(bytearray(1 << 20))\n",
         ),
+        // Fakes contention: thirty forks queue behind each other on the
+        // container's quota for 0.3 s (about 9 s of run-queue wait in all),
+        // then sleep; the program sleeps 8 s and would pass if its
+        // backstop clock subtracted its own tasks' summed waits.
+        (
+            "faker",
+            "import os, time\nstop = time.time() + 0.3\nfor _ in range(30):\n    if os.fork() == 0:\n        while time.time() < stop:\n            pass\n        time.sleep(60)\n        os._exit(0)\ntime.sleep(8)\nprint('ok')\n",
+        ),
     ];
     let expected = [
         ("slow", "pass", ""),
@@ -320,6 +328,7 @@ fn verdicts_are_the_same_idle_and_loaded() {
         ("spin", "fail", "timeout"),
         ("burners", "fail", "timeout"),
         ("hog", "fail", "oom"),
+        ("faker", "fail", "wall_timeout"),
     ];
     let mut tasks = Vec::new();
     for (id, program) in programs {
@@ -328,7 +337,7 @@ fn verdicts_are_the_same_idle_and_loaded() {
     }
     let tasks = Value::Array(tasks);
     for mode in MODES {
-        let args = ["--isolate", mode, "-j", "5"];
+        let args = ["--isolate", mode, "-j", "6"];
         let idle = by_id(&report(&s.eval(&tasks, &args)));
         let loaded = {
             let _load = Load::start(16);

@@ -247,7 +247,11 @@ fn languages_suite(run: &Run) -> (Value, Vec<(String, &'static str, &'static str
         // loaded host); short for the endless ones.
         add("pass", pass, 60, "pass", "");
         add("wrong", wrong, 60, "fail", "wrong_output");
-        add("timeout", endless, 3, "fail", "timeout");
+        // Rust's endless program sleeps in a loop: stuck, not slow, so the
+        // wall-clock backstop stops it (`wall_timeout`); the others spin
+        // and reach the CPU-time limit (`timeout`).
+        let stuck = if ext == "rs" { "wall_timeout" } else { "timeout" };
+        add("timeout", endless, 3, "fail", stuck);
         if let Some(broken) = broken {
             add("cerr", broken, 60, "fail", "compile_error");
         }

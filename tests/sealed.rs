@@ -216,7 +216,8 @@ fn forged_frames(isolate: &str) {
         .args(["--max-output", "32MiB", "-j", "2", "--k", "1"])
         .args(["--isolate", isolate]);
     let out = finish(cmd, None, LIMIT);
-    assert_eq!(out.code(), 1, "{out:?}");
+    // A pass@k run (samples per task) exits 0 once every sample is judged.
+    assert_eq!(out.code(), 0, "{out:?}");
     let results = report(&out);
     let samples = results[0]["samples"].as_array().expect("samples");
     assert_eq!(samples.len(), 11, "{out:?}");

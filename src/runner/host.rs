@@ -382,11 +382,30 @@ impl RunnerSession {
 
     fn receive(&mut self, timeout: Duration, what: &'static str) -> Result<Message, RunnerError> {
         let deadline = Instant::now() + timeout;
+        // A frame begun and not finished, since when: the runner writes a
+        // frame at once, so one that stays unfinished for `CASE_GRACE` is
+        // a broken stream, whatever the case's own (long) guard.
+        let mut stalled: Option<(u64, Instant)> = None;
         let result = loop {
             if let Some(signal) = signals::received() {
                 break Err(RunnerError::Interrupted(signal));
             }
             let now = Instant::now();
+            let read = self.bytes.read.load(Ordering::SeqCst);
+            if read > self.bytes.framed.load(Ordering::SeqCst) {
+                match stalled {
+                    Some((at, since)) if at == read => {
+                        if now.saturating_duration_since(since) >= CASE_GRACE {
+                            break Err(RunnerError::Closed(format!(
+                                "the stream stopped inside a frame ({what})"
+                            )));
+                        }
+                    }
+                    _ => stalled = Some((read, now)),
+                }
+            } else {
+                stalled = None;
+            }
             if now >= deadline {
                 // Bytes of a frame that never completed: the runner did
                 // answer and the stream broke (not a runner kept from
@@ -842,6 +861,34 @@ mod tests {
             Err(RunnerError::Closed(why)) => assert!(why.contains("inside a frame"), "{why}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A frame left unfinished ends the wait after `CASE_GRACE`, however
+    /// long the case's guard (a hundred limits under the CPU rule): the
+    /// rerun comes in seconds, not in the guard's minutes.
+    #[test]
+    fn a_stalled_frame_does_not_wait_out_the_case_s_guard() {
+        #[derive(Debug)]
+        struct Silent;
+        impl Read for Silent {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                thread::sleep(Duration::from_secs(3600));
+                Ok(0)
+            }
+        }
+        let next = frames(&[Message::Refused("x".into())]);
+        let mut stream = frames(&[hello()]);
+        stream.extend_from_slice(&next[..next.len() / 2]);
+        let mut s = RunnerSession::over(io::Cursor::new(stream).chain(Silent), Sink::default());
+        s.hello().unwrap();
+        s.send(&Message::Case(case())).unwrap();
+        let started = Instant::now();
+        match s.receive(Duration::from_secs(3600), "case") {
+            Err(RunnerError::Closed(why)) => assert!(why.contains("inside a frame"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        // Wide: CASE_GRACE is 5 s.
+        assert!(started.elapsed() < Duration::from_secs(60));
     }
 
     #[test]
