@@ -250,7 +250,11 @@ fn languages_suite(run: &Run) -> (Value, Vec<(String, &'static str, &'static str
         // Rust's endless program sleeps in a loop: stuck, not slow, so the
         // wall-clock backstop stops it (`wall_timeout`); the others spin
         // and reach the CPU-time limit (`timeout`).
-        let stuck = if ext == "rs" { "wall_timeout" } else { "timeout" };
+        let stuck = if ext == "rs" {
+            "wall_timeout"
+        } else {
+            "timeout"
+        };
         add("timeout", endless, 3, "fail", stuck);
         if let Some(broken) = broken {
             add("cerr", broken, 60, "fail", "compile_error");

@@ -30,7 +30,13 @@ fn stripped(report: &str) -> String {
     fn strip(v: &mut Value) {
         match v {
             Value::Object(map) => {
-                for key in ["duration_ms", "compile_ms", "cpu_ms", "wait_ms", "max_rss_kib"] {
+                for key in [
+                    "duration_ms",
+                    "compile_ms",
+                    "cpu_ms",
+                    "wait_ms",
+                    "max_rss_kib",
+                ] {
                     map.shift_remove(key);
                 }
                 map.values_mut().for_each(strip);
