@@ -243,6 +243,10 @@ fn reap(program: u32) -> Option<ExitStatus> {
     let mut found = None;
     loop {
         match wait(WaitOptions::NOHANG) {
+            // A stop of a program traced by PID 1 (`PTRACE_TRACEME` needs
+            // no privilege) is reported to this wait too: a stop is never
+            // its end.
+            Ok(Some((_, status))) if status.stopped() => {}
             Ok(Some((pid, status))) => {
                 if pid.as_raw_nonzero().get().unsigned_abs() == program {
                     found = Some(ExitStatus::from_raw(status.as_raw()));
@@ -264,6 +268,8 @@ fn kill_all(program: u32, status: &mut Option<ExitStatus>) {
         let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
         loop {
             match wait(WaitOptions::empty()) {
+                // A traced program's stop; the kill ends it next.
+                Ok(Some((_, s))) if s.stopped() => {}
                 Ok(Some((pid, s))) => {
                     if pid.as_raw_nonzero().get().unsigned_abs() == program {
                         *status = Some(ExitStatus::from_raw(s.as_raw()));
