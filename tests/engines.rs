@@ -223,7 +223,8 @@ fn the_three_isolate_modes_on_two_engines_judge_alike() {
         assert!(engines.contains(&"default"), "{mode}: {engines:?}");
         assert!(engines.contains(&run.e2.as_str()), "{mode}: {engines:?}");
         for e in two.iter().filter(|e| e["status"] != "missing") {
-            assert_eq!(e.get("cpu_ms").is_some(), mode != "case", "{mode}: {e}");
+            // Every mode counts CPU time (case mode by its supervisor).
+            assert!(e.get("cpu_ms").is_some(), "{mode}: {e}");
         }
     }
     run.assert_clean();

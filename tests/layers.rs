@@ -37,9 +37,12 @@ const LAYERS: &[&[&str]] = &[
 ];
 
 /// The runner crate's public face: the only names `src/` may use after
-/// `sbx_runner::`. Its pid1, reset, posture, shebang and zygote stay inside it.
+/// `sbx_runner::`. Its pid1, reset, posture, shebang and zygote stay inside it;
+/// `supervise` is there for the line its case-mode supervisor ends with,
+/// which the host reads as it reads the protocol.
 const RUNNER_FACE: &[&str] = &[
     "protocol",
+    "supervise",
     "exit",
     "main",
     "SUBCOMMAND",

@@ -235,11 +235,27 @@ fn forged_frames(isolate: &str) {
         ),
         ("equal_keys.py", "not_plain_data", "keys are not distinct"),
         ("flat_nulls.py", "not_plain_data", "more than 1048576 parts"),
-        ("huge_int.py", "wrong_answer", "check 1: `add(2, 3)` returned"),
-        ("huge_string.py", "wrong_answer", "check 1: `add(2, 3)` returned"),
+        (
+            "huge_int.py",
+            "wrong_answer",
+            "check 1: `add(2, 3)` returned",
+        ),
+        (
+            "huge_string.py",
+            "wrong_answer",
+            "check 1: `add(2, 3)` returned",
+        ),
         ("many_results.py", "bad_frame", "more results than checks"),
-        ("set_at_the_bound.py", "wrong_answer", "check 1: `add(2, 3)` returned"),
-        ("strings_at_the_bound.py", "wrong_answer", "check 1: `add(2, 3)` returned"),
+        (
+            "set_at_the_bound.py",
+            "wrong_answer",
+            "check 1: `add(2, 3)` returned",
+        ),
+        (
+            "strings_at_the_bound.py",
+            "wrong_answer",
+            "check 1: `add(2, 3)` returned",
+        ),
         ("tiny_ints.py", "not_plain_data", "more than 1048576 parts"),
     ];
     for (name, reason, said) in want {
