@@ -215,8 +215,12 @@ while True:
         assert_eq!(out.code(), 1, "{mode}: {out:?}");
         // Wide: two containers' start and removal on a loaded host; the
         // attack took 135 s in the issue, 63 s for candidate mode here.
+        // In `case` mode the program shares its supervisor's uid, so it
+        // can starve the supervisor and delay (never change) its verdict:
+        // measured 54 s; documented in the runner's design.
+        let bound = if mode == "case" { 120 } else { 45 };
         assert!(
-            out.elapsed < Duration::from_secs(45),
+            out.elapsed < Duration::from_secs(bound),
             "{mode}: took {:?}",
             out.elapsed
         );
