@@ -199,7 +199,7 @@ while True:
     );
     s.file("gen/good.py", b"print(int(input()) * 2)\n");
     let tasks = json!([
-        {"id": "starve", "stdin": "", "expect": "", "timeout": 2},
+        {"id": "starve", "stdin": "", "expect": "", "timeout": 1},
         {"id": "good", "stdin": "21\n", "expect": "42\n", "timeout": 30}
     ]);
     for mode in MODES {
@@ -216,9 +216,11 @@ while True:
         // Wide: two containers' start and removal on a loaded host; the
         // attack took 135 s in the issue, 63 s for candidate mode here.
         // In `case` mode the program shares its supervisor's uid, so it
-        // can starve the supervisor and delay (never change) its verdict:
-        // measured 54 s; documented in the runner's design.
-        let bound = if mode == "case" { 120 } else { 45 };
+        // can starve the supervisor and delay (never change) its verdict,
+        // up to the host's guard (100 limits + 120 s: 220 s here);
+        // measured 54 s under load and more than 300 s with a 2 s limit
+        // on an idle machine. Documented in the README's Timeouts.
+        let bound = if mode == "case" { 250 } else { 45 };
         assert!(
             out.elapsed < Duration::from_secs(bound),
             "{mode}: took {:?}",
