@@ -693,6 +693,16 @@ mod tests {
         }
     }
 
+    /// A stream that never ends and never speaks (a stopped runner).
+    #[derive(Debug)]
+    struct Silent;
+    impl Read for Silent {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            thread::sleep(Duration::from_secs(3600));
+            Ok(0)
+        }
+    }
+
     fn frames(messages: &[Message]) -> Vec<u8> {
         let mut buf = Vec::new();
         for m in messages {
@@ -809,15 +819,6 @@ mod tests {
 
     #[test]
     fn a_silent_runner_times_out() {
-        // A stream that never ends and never speaks (a stopped runner).
-        #[derive(Debug)]
-        struct Silent;
-        impl Read for Silent {
-            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
-                thread::sleep(Duration::from_secs(3600));
-                Ok(0)
-            }
-        }
         let mut s = RunnerSession::over(
             io::Cursor::new(frames(&[hello()])).chain(Silent),
             Sink::default(),
@@ -843,14 +844,6 @@ mod tests {
     /// the candidate's `timeout`.
     #[test]
     fn a_stream_stopped_inside_a_frame_is_not_a_silent_runner() {
-        #[derive(Debug)]
-        struct Silent;
-        impl Read for Silent {
-            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
-                thread::sleep(Duration::from_secs(3600));
-                Ok(0)
-            }
-        }
         let next = frames(&[Message::Refused("x".into())]);
         let mut stream = frames(&[hello()]);
         stream.extend_from_slice(&next[..next.len() / 2]);
@@ -868,14 +861,6 @@ mod tests {
     /// rerun comes in seconds, not in the guard's minutes.
     #[test]
     fn a_stalled_frame_does_not_wait_out_the_case_s_guard() {
-        #[derive(Debug)]
-        struct Silent;
-        impl Read for Silent {
-            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
-                thread::sleep(Duration::from_secs(3600));
-                Ok(0)
-            }
-        }
         let next = frames(&[Message::Refused("x".into())]);
         let mut stream = frames(&[hello()]);
         stream.extend_from_slice(&next[..next.len() / 2]);
