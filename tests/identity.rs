@@ -34,8 +34,8 @@ impl Drop for Scratch {
 }
 
 /// Prints what the candidate is and what each way to PID 1 answers (as
-/// errno names). In `case` mode PID 1 is the supervisor, under the
-/// candidate's uid.
+/// errno names). In `case` mode PID 1 is the supervisor, root as a
+/// runner is.
 const PROBE: &str = r#"
 import ctypes, errno, os, resource
 libc = ctypes.CDLL(None, use_errno=True)
@@ -70,39 +70,21 @@ print('\n'.join(out))
 
 const CAPS: &str = "caps eff 0000000000000000 prm 0000000000000000 inh 0000000000000000 amb 0000000000000000 nnp 1";
 
-fn probe_expect(mode: &str) -> String {
-    let pid1 = if mode == "case" {
-        // PID 1 is the supervisor, under the candidate's own uid: a
-        // signal is allowed but dropped (PID 1 has no handler), and its
-        // limits and priority are the candidate's to lower (which only
-        // slows or ends its own case; see the README's "Timeouts"). Its
-        // memory, environment and oom score stay out of reach.
-        [
-            "kill ok",
-            "prlimit ok",
-            "sched ok",
-            "nice ok",
-            "oom EACCES",
-            "ptrace -1 EPERM",
-        ]
-        .map(|l| format!("{l}\n"))
-        .concat()
-    } else {
-        [
-            "kill EPERM",
-            "prlimit EPERM",
-            "sched EPERM",
-            "nice EPERM",
-            "oom EACCES",
-            "ptrace -1 EPERM",
-        ]
-        .map(|l| format!("{l}\n"))
-        .concat()
-    };
-    // docker --user gives the gid as the one supplementary group; the
-    // runner's switch drops every group (setgroups(0)).
-    let groups = if mode == "case" { "[65534]" } else { "[]" };
-    format!("uid 65534 65534 gid 65534 65534 groups {groups}\n{CAPS}\n{pid1}dev EACCES\n")
+fn probe_expect() -> String {
+    // PID 1 is root in every mode (the runner, or in `case` mode sbx's
+    // supervisor), the candidate another uid with no group: every way to
+    // PID 1 is refused.
+    let pid1 = [
+        "kill EPERM",
+        "prlimit EPERM",
+        "sched EPERM",
+        "nice EPERM",
+        "oom EACCES",
+        "ptrace -1 EPERM",
+    ]
+    .map(|l| format!("{l}\n"))
+    .concat();
+    format!("uid 65534 65534 gid 65534 65534 groups []\n{CAPS}\n{pid1}dev EACCES\n")
 }
 
 /// Walks the whole file system (but /proc and /sys) as the candidate; in
@@ -245,7 +227,7 @@ fn candidates_have_no_privilege_and_cannot_reach_pid_1_in_any_mode() {
         );
     }
     for mode in MODES {
-        tasks[0]["expect"] = json!(probe_expect(mode));
+        tasks[0]["expect"] = json!(probe_expect());
         let started = std::time::Instant::now();
         let out = s.eval(
             &Value::Array(tasks.clone()),

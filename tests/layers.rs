@@ -49,7 +49,6 @@ const RUNNER_FACE: &[&str] = &[
     "PROBE",
     "MAX_OUTPUT",
     "NO_ZYGOTE",
-    "EXEC",
     "VERSION",
 ];
 

@@ -166,10 +166,9 @@ fn one_good_and_nine_lost_samples_give_no_pass_and_no_green_diff() {
     }
 }
 
-/// Starves its runner: `SCHED_IDLE` and nice 19 on every thread of PID 1
-/// (possible while candidates share the runner's uid; refused once they do
-/// not, and then the runner's own wall limit stops it), then 40 busy
-/// loops. Before, with `"timeout": 2`, this was `error runner_lost` after
+/// Starves its runner or supervisor: `SCHED_IDLE` and nice 19 on every
+/// thread of PID 1 (possible while candidates shared its uid; refused now,
+/// in every mode), then 40 busy loops. Before, with `"timeout": 2`, this was `error runner_lost` after
 /// 135 s (three tries of 2 s + 15 s grace and a container each). Now it is
 /// the candidate's `timeout`, judged once, within its timeout plus the
 /// documented grace (5 s) and the container's start and removal; the
@@ -202,13 +201,10 @@ while True:
         {"id": "starve", "stdin": "", "expect": "", "timeout": 1},
         {"id": "good", "stdin": "21\n", "expect": "42\n", "timeout": 30}
     ]);
-    // Runner modes only: in `case` mode the program shares its
-    // supervisor's uid and can starve it (SCHED_IDLE on PID 1, then 40
-    // spinners): measured, a 1 s case held its container for more than
-    // 5 minutes and was run again. A known hole of this round's case-mode
-    // supervisor, open (see the README's Timeouts); its fix is a root
-    // supervisor over a program of its own uid, as in the runner modes.
-    for mode in ["candidate", "worker"] {
+    // In `case` mode too: its supervisor is root, as a runner is (before,
+    // it shared the program's uid, and this held a 1 s case's container
+    // for more than 5 minutes).
+    for mode in ["case", "candidate", "worker"] {
         let out = s.eval_with(&tasks, &["--isolate", mode, "-j", "1"], None);
         let results = report(&out);
         let r = entry(&results, "starve");

@@ -68,41 +68,6 @@ pub(crate) fn install() -> Result<(), String> {
     seccompiler::apply_filter(&program).map_err(|e| format!("install the seccomp filter: {e}"))
 }
 
-/// The argument that makes the runner a wrapper: `sbx __runner --exec
-/// TOKEN PROGRAM ARGS...` installs the filter, then executes `PROGRAM
-/// ARGS...` in its place (same pid, environment, fds and argv), as
-/// `--isolate case` runs a candidate. `TOKEN` is the host's, fresh for
-/// the container: the wrapper's own failure is the one stderr line that
-/// starts `sbx runner: TOKEN: `, which the program (whose argv no longer
-/// holds the token once it runs) cannot write.
-pub const EXEC: &str = "--exec";
-
-/// The wrapper: the filter, then `exec`. Returns only when either failed,
-/// with a line on stderr: 127 when the program is missing, 126 when it
-/// cannot be executed (as a shell answers), 125 when the filter could not
-/// be installed.
-pub(crate) fn exec_main(args: &[std::ffi::OsString]) -> i32 {
-    use std::os::unix::process::CommandExt;
-    let [token, program, rest @ ..] = args else {
-        eprintln!("sbx runner: {EXEC} needs a token and a program");
-        return crate::exit::USAGE;
-    };
-    let token = token.to_string_lossy();
-    if let Err(e) = install() {
-        eprintln!("sbx runner: {token}: {e}");
-        return crate::exit::ENGINE;
-    }
-    let e = std::process::Command::new(program).args(rest).exec();
-    eprintln!(
-        "sbx runner: {token}: cannot execute `{}`: {e}",
-        program.to_string_lossy()
-    );
-    match e.kind() {
-        std::io::ErrorKind::NotFound => 127,
-        _ => 126,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,10 +7,8 @@
 //! - `protocol`: the framed messages between sbx and the runner (public:
 //!   the host's side, in sbx, speaks it too);
 //! - `exit`: the runner's own exit codes (sbx's values);
-//! - `filter`: the seccomp filter the runner installs on itself before
-//!   any candidate (no anonymous memory files), and the `--exec` wrapper
-//!   that installs it and executes a program in its place (sbx's host no
-//!   longer uses it: case mode runs under `supervise`);
+//! - `filter`: the seccomp filter the runner (and the supervisor)
+//!   installs on itself before any candidate (no anonymous memory files);
 //! - `supervise`: the `--supervise` wrapper, `--isolate case`'s PID 1
 //!   under the CPU-time rule (the filter, the program, `account`'s clock);
 //! - `pid1`: the runner (`sbx __runner`): its main loop and its state;
@@ -50,7 +48,6 @@ mod shebang;
 pub mod supervise;
 mod zygote;
 
-pub use filter::EXEC;
 pub use pid1::{main, MAX_OUTPUT, NO_ZYGOTE, SUBCOMMAND};
 pub use probe::PROBE;
 

@@ -52,9 +52,6 @@ pub fn main() -> i32 {
         print!("{}", probe());
         return 0;
     }
-    if args.first().is_some_and(|a| a == filter::EXEC) {
-        return filter::exec_main(&args[1..]);
-    }
     if args
         .first()
         .is_some_and(|a| a == crate::supervise::SUPERVISE)

@@ -1,19 +1,23 @@
 //! The case container's supervisor (`--isolate case` in `sbx eval`): `sbx
-//! __runner --supervise LIMIT_MS PROGRAM ARGS...` as the container's
-//! PID 1 judges time by the runner modes' rule (see `account`): the
-//! candidate's CPU time over all its processes, with the wall-clock
-//! backstop that does not count waits for a CPU.
+//! __runner --supervise UID:GID LIMIT_MS PROGRAM ARGS...` as the
+//! container's PID 1 judges time by the runner modes' rule (see
+//! `account`): the candidate's CPU time over all its processes, with the
+//! wall-clock backstop that does not count waits for a CPU.
 //!
-//! It makes itself non-dumpable, installs the seccomp filter (which the
-//! program inherits), and spawns `PROGRAM ARGS...` with the container's
-//! stdin, stdout and stderr (nothing is copied). It installs no signal
-//! handler: signals sent to PID 1 from inside the container are dropped.
-//! It samples the candidate as the runner does and reaps every process
-//! that ends. When the program ends, or its time is up, it kills every
-//! other process of the container (`kill(-1)`: they share its uid) and
-//! reaps them, then writes its one line to stderr and exits: with the
-//! program's exit code (128+N for signal N), or with [`STOPPED`] when it
-//! stopped the program.
+//! It is root with the runner's three capabilities (`SETUID`, `SETGID`,
+//! `KILL`), as a runner is, and the program runs under the candidates'
+//! `UID:GID` with no group and no capability (std's `uid`/`gid`: in the
+//! child, `setgroups(0)`, `setgid`, `setuid`, then `exec`). So the program
+//! cannot signal, trace, renice, reschedule or `prlimit` its supervisor:
+//! the kernel refuses each across uids. The supervisor makes itself
+//! non-dumpable, installs the seccomp filter (which the program inherits),
+//! and spawns the program with the container's stdin, stdout and stderr
+//! (nothing is copied). It samples the candidate as the runner does and
+//! reaps every process that ends. When the program ends, or its time is
+//! up, it kills every other process of the container (`kill(-1)`, with
+//! `KILL`) and reaps them, then writes its one line to stderr and exits:
+//! with the program's exit code (128+N for signal N), or with [`STOPPED`]
+//! when it stopped the program.
 //!
 //! Its line is the last of stderr, on a line of its own (a newline
 //! first): `sbx runner: TOKEN: end WHY cpu_ms=N wait_ms=N`, `WHY` one of
@@ -26,7 +30,7 @@
 //! write the line, nor the start failure, that the host believes.
 
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -36,6 +40,7 @@ use nix::unistd::Pid;
 use rustix::process::{wait, WaitOptions};
 
 use crate::account::{self, Meter, Over, Usage};
+use crate::identity::Identity;
 
 /// The argument that makes the runner a supervisor.
 pub const SUPERVISE: &str = "--supervise";
@@ -127,9 +132,16 @@ pub(crate) fn supervise_main(args: &[OsString]) -> i32 {
         eprintln!("sbx runner: {SUPERVISE} needs its token in {TOKEN_ENV}");
         return crate::exit::USAGE;
     };
-    let [limit_ms, program, rest @ ..] = args else {
-        eprintln!("sbx runner: {token}: {SUPERVISE} needs a limit and a program");
+    let [identity, limit_ms, program, rest @ ..] = args else {
+        eprintln!("sbx runner: {token}: {SUPERVISE} needs UID:GID, a limit and a program");
         return crate::exit::USAGE;
+    };
+    let identity = match Identity::from_args(identity.to_str()) {
+        Ok(identity) => identity,
+        Err(e) => {
+            eprintln!("sbx runner: {token}: {SUPERVISE}: {e}");
+            return crate::exit::USAGE;
+        }
     };
     let Some(limit) = limit_ms
         .to_str()
@@ -155,6 +167,8 @@ pub(crate) fn supervise_main(args: &[OsString]) -> i32 {
     let child = match Command::new(program)
         .args(rest)
         .env_remove(TOKEN_ENV)
+        .uid(identity.uid)
+        .gid(identity.gid)
         .spawn()
     {
         Ok(child) => child,
@@ -217,11 +231,10 @@ pub(crate) fn supervise_main(args: &[OsString]) -> i32 {
     }
 }
 
-/// What the program gets once it ended or was stopped. The program shares
-/// the supervisor's uid, so it can lower the supervisor's limits or
-/// priority: a count the supervisor can no longer read is `timeout`, and
-/// so is a CPU time past the limit by more than `EXIT_SLACK` that samples
-/// a hindered supervisor missed.
+/// What the program gets once it ended or was stopped: a count the
+/// supervisor can no longer read is `timeout`, and so is a CPU time past
+/// the limit by more than `EXIT_SLACK` that samples a supervisor kept
+/// from the CPU (by the program's own processes, in its cgroup) missed.
 fn at_exit(why: Why, lost: bool, cpu: Duration, limit: Duration) -> Why {
     match why {
         Why::Exit if lost || cpu >= limit.saturating_add(EXIT_SLACK) => Why::Timeout,

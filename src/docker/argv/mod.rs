@@ -42,8 +42,8 @@ pub use query::{
     list_run_args, log_driver_args, ping_args, version_args,
 };
 pub use runner::{
-    runner_create_args, with_exec_wrapper, with_supervisor, BUILD_TMPFS, RUNNER_CAPS,
-    RUNNER_NET_SYSCTL, RUNNER_NO_ZYGOTE, RUNNER_PATH, RUNNER_SYSCTLS, RUNNER_USER, WORK_TMPFS,
+    runner_create_args, with_supervisor, BUILD_TMPFS, RUNNER_CAPS, RUNNER_NET_SYSCTL,
+    RUNNER_NO_ZYGOTE, RUNNER_PATH, RUNNER_SYSCTLS, RUNNER_USER, WORK_TMPFS,
 };
 pub use volume::{
     list_labelled_volumes_args, list_run_volumes_args, volume_create_args, volume_remove_args,

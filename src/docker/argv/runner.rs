@@ -138,44 +138,15 @@ pub const BUILD_TMPFS: &str = "/sbx:rw,exec,nosuid,nodev,size=64m,mode=0755,uid=
 /// mode and owner are stated anyway.)
 pub const WORK_TMPFS: &str = "/work:rw,noexec,nosuid,nodev,size=64m,mode=0755,uid=0,gid=0";
 
-/// A case container's `create` (`create_args`, with or without a build
-/// volume) with sbx's staged copy bound read-only at `RUNNER_PATH` and the
-/// program run through it: `IMAGE WORDS...` becomes `IMAGE RUNNER_PATH
-/// SUBCOMMAND EXEC TOKEN WORDS...`. The runner installs its seccomp filter
-/// and executes `WORDS...` in its own place (same pid, fds, environment
-/// and argv), so `--isolate case` gets the filter the runner modes have.
-pub fn with_exec_wrapper(
-    create: &[OsString],
-    runner: &Path,
-    subcommand: &str,
-    exec: &str,
-    token: &str,
-) -> Vec<OsString> {
-    // The first `--` is the builders' own: every value before it is ours.
-    let split = create
-        .iter()
-        .position(|a| a == "--")
-        .expect("create_args puts `--` before the image");
-    let mut args = create[..split].to_vec();
-    let mut volume = runner.as_os_str().to_os_string();
-    volume.push(format!(":{RUNNER_PATH}:ro"));
-    args.push("-v".into());
-    args.push(volume);
-    // `--` and the image, then the wrapper, then the program's words.
-    args.extend_from_slice(&create[split..split + 2]);
-    for word in [RUNNER_PATH, subcommand, exec, token] {
-        args.push(word.into());
-    }
-    args.extend_from_slice(&create[split + 2..]);
-    args
-}
-
 /// A case container's `create` with sbx's staged copy bound read-only at
 /// `RUNNER_PATH` as its supervisor (`sbx_runner::supervise`): `IMAGE
-/// WORDS...` becomes `IMAGE RUNNER_PATH SUBCOMMAND SUPERVISE LIMIT_MS
-/// WORDS...`, and the token is the environment variable `token_env`, which
-/// the supervisor keeps from the program (never in an argv the program can
-/// read in `/proc/1/cmdline`).
+/// WORDS...` becomes `IMAGE RUNNER_PATH SUBCOMMAND SUPERVISE UID:GID
+/// LIMIT_MS WORDS...`. The supervisor is root with `RUNNER_CAPS`, as a
+/// runner is, and starts the program under the candidates' identity (the
+/// `--user` that `create` gave, `UID:GID`): the program cannot signal,
+/// trace, renice or limit its supervisor. The token is the environment
+/// variable `token_env`, which the supervisor keeps from the program
+/// (never in an argv the program can read in `/proc/1/cmdline`).
 pub fn with_supervisor(
     create: &[OsString],
     runner: &Path,
@@ -188,6 +159,27 @@ pub fn with_supervisor(
         .position(|a| a == "--")
         .expect("create_args puts `--` before the image");
     let mut args = create[..split].to_vec();
+    // `create` runs the program as the candidate; the supervisor is root.
+    let user = args.iter().position(|a| a == "--user").map(|i| i + 1);
+    let identity = match user {
+        Some(i) => {
+            let given = args[i].to_string_lossy().into_owned();
+            args[i] = RUNNER_USER.into();
+            match given.split_once(':') {
+                Some(_) => given,
+                None => format!("{given}:{given}"),
+            }
+        }
+        None => {
+            args.push("--user".into());
+            args.push(RUNNER_USER.into());
+            crate::spec::STRICT_USER.to_string()
+        }
+    };
+    for cap in RUNNER_CAPS {
+        args.push("--cap-add".into());
+        args.push(cap.into());
+    }
     let mut volume = runner.as_os_str().to_os_string();
     volume.push(format!(":{RUNNER_PATH}:ro"));
     args.push("-v".into());
@@ -195,7 +187,7 @@ pub fn with_supervisor(
     args.push("-e".into());
     args.push(format!("{token_env}={token}").into());
     args.extend_from_slice(&create[split..split + 2]);
-    for word in [RUNNER_PATH, subcommand, supervise] {
+    for word in [RUNNER_PATH, subcommand, supervise, &identity] {
         args.push(word.into());
     }
     args.push(limit_ms.to_string().into());
@@ -266,48 +258,17 @@ mod tests {
     }
 
     #[test]
-    fn the_exec_wrapper_goes_between_the_image_and_the_program() {
+    fn the_supervisor_is_root_with_the_runners_caps_and_its_token_in_its_environment() {
         let create = to_os(&[
             "create",
             "--rm",
-            "-v",
-            "/s/task:/work/task:ro",
+            "--user",
+            "1000",
             "--",
             "img",
             "python3",
             "/work/task",
         ]);
-        let wrapped = with_exec_wrapper(
-            &create,
-            Path::new("/s/sbx-runner"),
-            "__runner",
-            "--exec",
-            "tok",
-        );
-        assert_eq!(
-            wrapped,
-            to_os(&[
-                "create",
-                "--rm",
-                "-v",
-                "/s/task:/work/task:ro",
-                "-v",
-                "/s/sbx-runner:/.sbx/sbx:ro",
-                "--",
-                "img",
-                "/.sbx/sbx",
-                "__runner",
-                "--exec",
-                "tok",
-                "python3",
-                "/work/task",
-            ])
-        );
-    }
-
-    #[test]
-    fn the_supervisor_gets_its_token_in_its_environment_not_its_argv() {
-        let create = to_os(&["create", "--rm", "--", "img", "python3", "/work/task"]);
         let wrapped = with_supervisor(
             &create,
             Path::new("/s/sbx-runner"),
@@ -320,6 +281,14 @@ mod tests {
             to_os(&[
                 "create",
                 "--rm",
+                "--user",
+                "0:0",
+                "--cap-add",
+                "SETUID",
+                "--cap-add",
+                "SETGID",
+                "--cap-add",
+                "KILL",
                 "-v",
                 "/s/sbx-runner:/.sbx/sbx:ro",
                 "-e",
@@ -329,10 +298,24 @@ mod tests {
                 "/.sbx/sbx",
                 "__runner",
                 "--supervise",
+                "1000:1000",
                 "3000",
                 "python3",
                 "/work/task",
             ])
         );
+        // Without a `--user`, the candidates' default identity.
+        let bare = to_os(&["create", "--", "img", "prog"]);
+        let wrapped = strings(&with_supervisor(
+            &bare,
+            Path::new("/r"),
+            ("__runner", "--supervise"),
+            1,
+            ("T", "t"),
+        ));
+        assert!(wrapped.windows(2).any(|w| w == ["--user", "0:0"]));
+        assert!(wrapped
+            .windows(2)
+            .any(|w| w == ["--supervise", "65534:65534"]));
     }
 }
