@@ -24,6 +24,13 @@ pub(crate) struct Loaded {
     pub(crate) build: Option<Built>,
 }
 
+impl Loaded {
+    /// Where each case finds the candidate's file.
+    pub(crate) fn path(&self) -> PathBuf {
+        Path::new(WORK_DIR).join(&self.file_name)
+    }
+}
+
 /// What `BUILD_MOUNT` holds once a build is written: each path (relative
 /// to `BUILD_MOUNT`) and its size, `None` for a directory.
 pub(crate) type Built = BTreeMap<PathBuf, Option<u64>>;

@@ -1,14 +1,21 @@
-//! The runner's state and its whole lifecycle: `Load`, `Case`, `Reset`
-//! and `Unload`, and the zygote a reset spares.
+//! The runner's state and its whole lifecycle, in one place: `Load`,
+//! `Case`, `Reset` and `Unload`, the loaded candidate, and the zygote a
+//! reset spares. `pid1` reads the messages and calls these methods; no
+//! other module sees the state.
+//!
+//! The invariant that protects candidates: nothing is loaded and no case
+//! runs without a verified reset before it. Its flag is `Runner::clean`:
+//! true at the start (nothing has run yet), cleared by every case before
+//! anything of it is written or started, set only by a reset (or unload)
+//! that verified the container, and checked by `load` and `case`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::account::Usage;
 use super::candidate::{
     build_is_as_loaded, clear_build, clear_dir, write_build, write_task, Loaded, WORK_DIR,
 };
-use super::case::{run_case, Counters, Lanes};
+use super::case::{run_case, Setup};
 use super::identity::Identity;
 use super::posture::Posture;
 use super::protocol::{Candidate, Case, CaseStatus, Message};
@@ -21,85 +28,67 @@ pub const MAX_OUTPUT: u64 = 32 << 20;
 
 /// The runner's state between messages.
 pub(crate) struct Runner {
-    pub(crate) identity: Identity,
-    pub(crate) wiper: reset::Wiper,
-    pub(crate) lanes: Lanes,
-    pub(crate) dirs: Dirs,
+    /// What every case runs with: the candidates' identity, the worker
+    /// threads, the container's counters.
+    setup: Setup,
+    /// The reset's helper, run as the candidates' uid.
+    wiper: reset::Wiper,
+    /// The writable directories and `/dev` as they were at the start.
+    dirs: Dirs,
     /// What children inherit from the runner, as it was at the start.
-    pub(crate) posture: Posture,
-    pub(crate) oom_counter: Option<PathBuf>,
-    /// The container's CPU usage file, if it can be read.
-    pub(crate) usage: Option<Usage>,
-    pub(crate) candidate: Option<Loaded>,
+    posture: Posture,
+    candidate: Option<Loaded>,
     /// No case ran since the last clean reset (or the start).
-    pub(crate) clean: bool,
+    clean: bool,
     /// A case's processes outlived the kill (`CaseStatus::Outlived`): a
     /// worker thread may still be blocked on what they held, so every
     /// reset from now on is dirty and the host discards the container.
-    pub(crate) outlived: bool,
-    pub(crate) cases: u64,
+    outlived: bool,
     /// The zygote that forks `python3 -c` cases, once one was needed.
-    pub(crate) zygote: Slot,
+    zygote: Slot,
 }
 
 impl Runner {
-    /// What the reset spares: the zygote, while it runs.
-    pub(crate) fn spare(&mut self) -> Option<Spare> {
-        let uid = self.identity.uid;
-        self.zygote.pid().map(|zygote| Spare { zygote, uid })
-    }
-
-    pub(crate) fn case(&mut self, case: &Case) -> Message {
-        if !self.clean {
-            return Message::Internal("a case needs a clean reset before it".into());
-        }
-        if case.max_output > MAX_OUTPUT {
-            return Message::Internal(format!("max output above {MAX_OUTPUT} bytes"));
-        }
-        let Some(loaded) = &self.candidate else {
-            return Message::Internal("no candidate loaded".into());
-        };
-        // The zygote starts while the container is as a verified reset
-        // left it, before this case's file is written. (Once it runs,
-        // `run_case` alone asks whether the case can be forked.)
-        if matches!(self.zygote, Slot::Idle) {
-            let forkable =
-                zygote::eligible(&loaded.interpreter, loaded.build.is_some(), &loaded.program);
-            if let Some((program, _)) = forkable {
-                self.zygote = match Zygote::start(program) {
-                    Ok(z) => Slot::Running(z),
-                    Err(_) => Slot::Unavailable,
-                };
-            }
-        }
-        self.clean = false;
-        self.cases += 1;
-        let file = Path::new(WORK_DIR).join(&loaded.file_name);
-        if let Err(e) = write_task(&file, &loaded.program) {
-            return Message::Internal(format!("write the candidate to {}: {e}", file.display()));
-        }
-        match run_case(
-            self.identity,
-            &self.lanes,
-            loaded,
-            &file,
-            case,
-            Counters {
-                oom: self.oom_counter.as_deref(),
-                usage: self.usage.as_ref(),
+    /// Sets the runner up, once its own safety is in place: every thread a
+    /// case needs is started before any candidate runs (a candidate that
+    /// fills the pids limit cannot keep the runner from supervising it),
+    /// then the container is recorded as a reset must leave it. The wipe
+    /// helper is this executable run with `subcommand` (and `--wipe`).
+    /// `Err` is the `Internal` message to send before exiting.
+    pub(crate) fn start(
+        identity: Identity,
+        zygote: Slot,
+        subcommand: &'static str,
+    ) -> Result<Runner, String> {
+        let setup = Setup::start(identity).map_err(|e| format!("threads: {e}"))?;
+        let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
+        Ok(Runner {
+            setup,
+            wiper: reset::Wiper {
+                exe,
+                subcommand,
+                uid: identity.uid,
+                gid: identity.gid,
             },
-            &mut self.zygote,
-        ) {
-            Ok(result) => {
-                self.outlived |= result.status == CaseStatus::Outlived;
-                Message::Result(result)
-            }
-            Err(message) => Message::Internal(message),
+            dirs: Dirs::record(),
+            posture: Posture::record(),
+            candidate: None,
+            clean: true,
+            outlived: false,
+            zygote,
+        })
+    }
+
+    /// The runner's first message.
+    pub(crate) fn hello(&self) -> Message {
+        Message::Hello {
+            sbx_version: crate::VERSION.into(),
+            oom_counter: self.setup.reads_oom_kills(),
         }
     }
-}
 
-impl Runner {
+    /// `Load`: the previous candidate and its build go, and this one is
+    /// kept (its build written), after a verified reset only.
     pub(crate) fn load(&mut self, c: Candidate) -> Message {
         let name = &c.file_name;
         if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
@@ -151,10 +140,65 @@ impl Runner {
         Message::Loaded
     }
 
-    /// `Reset` (`unload` false: the candidate stays loaded for its next
-    /// case) or `Unload` (between candidates: the candidate, its file and
-    /// its build go too, and the reset verifies that they are gone).
-    pub(crate) fn reset(&mut self, unload: bool) -> Message {
+    /// `Case`: the loaded candidate's file written afresh, and the case
+    /// run (by the zygote, started here if the candidate can use one).
+    pub(crate) fn case(&mut self, case: &Case) -> Message {
+        if !self.clean {
+            return Message::Internal("a case needs a clean reset before it".into());
+        }
+        if case.max_output > MAX_OUTPUT {
+            return Message::Internal(format!("max output above {MAX_OUTPUT} bytes"));
+        }
+        let Some(loaded) = &self.candidate else {
+            return Message::Internal("no candidate loaded".into());
+        };
+        // The zygote starts while the container is as a verified reset
+        // left it, before this case's file is written. (Once it runs,
+        // `run_case` alone asks whether the case can be forked.)
+        if matches!(self.zygote, Slot::Idle) {
+            let forkable =
+                zygote::eligible(&loaded.interpreter, loaded.build.is_some(), &loaded.program);
+            if let Some((program, _)) = forkable {
+                self.zygote = match Zygote::start(program) {
+                    Ok(z) => Slot::Running(z),
+                    Err(_) => Slot::Unavailable,
+                };
+            }
+        }
+        self.clean = false;
+        let file = loaded.path();
+        if let Err(e) = write_task(&file, &loaded.program) {
+            return Message::Internal(format!("write the candidate to {}: {e}", file.display()));
+        }
+        match run_case(&self.setup, &mut self.zygote, loaded, case) {
+            Ok(result) => {
+                self.outlived |= result.status == CaseStatus::Outlived;
+                Message::Result(result)
+            }
+            Err(message) => Message::Internal(message),
+        }
+    }
+
+    /// `Reset`, between two cases of one candidate: it stays loaded.
+    pub(crate) fn reset(&mut self) -> Message {
+        self.reset_and(false)
+    }
+
+    /// `Unload`, between candidates: the candidate, its file and its build
+    /// go too, and the reset verifies that they are gone.
+    pub(crate) fn unload(&mut self) -> Message {
+        self.reset_and(true)
+    }
+
+    /// What a reset spares: the zygote, while it runs.
+    fn spare(&mut self) -> Option<Spare> {
+        let uid = self.setup.identity().uid;
+        self.zygote.pid().map(|zygote| Spare { zygote, uid })
+    }
+
+    /// The reset (and, with `unload`, the unload): the only place where
+    /// `clean` becomes true again, once every check passed.
+    fn reset_and(&mut self, unload: bool) -> Message {
         // Processes first (they could change the posture again), then the
         // posture, which a candidate may have changed from outside.
         let spare = self.spare();

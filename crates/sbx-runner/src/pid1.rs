@@ -1,7 +1,9 @@
 //! The runner: `sbx __runner`, run as the container's PID 1 (never on a
 //! host: it kills every other process of its pid namespace). It speaks the
 //! protocol of `protocol` on its stdin and stdout and runs each case as a
-//! fresh process.
+//! fresh process. This file reads its arguments, puts its own safety in
+//! place and passes each message to the `Runner` (`lifecycle`), which owns
+//! every state between messages.
 //!
 //! Its own safety, before it reads anything:
 //! - it refuses to run unless it is PID 1;
@@ -20,15 +22,12 @@ use std::io;
 
 use rustix::process::{set_dumpable_behavior, DumpableBehavior, Pid};
 
-use super::account::Usage;
-use super::case::{oom_counter_path, Lanes};
 use super::filter;
 use super::identity::Identity;
 use super::lifecycle::Runner;
-use super::posture::Posture;
 use super::probe::{probe, PROBE};
 use super::protocol::{read_message, write_message, Message};
-use super::reset::{self, Dirs};
+use super::reset;
 use super::zygote::Slot;
 
 /// The hidden subcommand that makes sbx the runner.
@@ -91,47 +90,14 @@ pub fn main() -> i32 {
         let _ = write_message(&mut output, &Message::Internal(e));
         return crate::exit::ENGINE;
     }
-    // Every thread a case needs exists before any candidate runs: a
-    // candidate that fills the pids limit cannot keep the runner from
-    // supervising it.
-    let lanes = match Lanes::start() {
-        Ok(lanes) => lanes,
+    let mut runner = match Runner::start(identity, zygote, SUBCOMMAND) {
+        Ok(runner) => runner,
         Err(e) => {
-            let _ = write_message(&mut output, &Message::Internal(format!("threads: {e}")));
+            let _ = write_message(&mut output, &Message::Internal(e));
             return crate::exit::ENGINE;
         }
     };
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => {
-            let _ = write_message(&mut output, &Message::Internal(format!("own path: {e}")));
-            return crate::exit::ENGINE;
-        }
-    };
-    let mut runner = Runner {
-        wiper: reset::Wiper {
-            exe,
-            subcommand: SUBCOMMAND,
-            uid: identity.uid,
-            gid: identity.gid,
-        },
-        identity,
-        lanes,
-        dirs: Dirs::record(),
-        posture: Posture::record(),
-        oom_counter: oom_counter_path(),
-        usage: Usage::find(),
-        candidate: None,
-        clean: true,
-        outlived: false,
-        cases: 0,
-        zygote,
-    };
-    let hello = Message::Hello {
-        sbx_version: crate::VERSION.into(),
-        oom_counter: runner.oom_counter.is_some(),
-    };
-    if write_message(&mut output, &hello).is_err() {
+    if write_message(&mut output, &runner.hello()).is_err() {
         return crate::exit::ENGINE;
     }
     loop {
@@ -148,8 +114,8 @@ pub fn main() -> i32 {
             Message::Bye => return 0,
             Message::Load(candidate) => runner.load(candidate),
             Message::Case(case) => runner.case(&case),
-            Message::Reset => runner.reset(false),
-            Message::Unload => runner.reset(true),
+            Message::Reset => runner.reset(),
+            Message::Unload => runner.unload(),
             other => Message::Internal(format!("unexpected message {}", other.name())),
         };
         if write_message(&mut output, &reply).is_err() {
