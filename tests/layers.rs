@@ -5,7 +5,8 @@
 //!
 //! The in-container runner is a crate of its own (crates/sbx-runner), the
 //! trust boundary: sbx reaches it only through its public face, from the
-//! `runner` layer up, and the crate's manifest names nothing of sbx.
+//! `runner` layer up, the crate's manifest names nothing of sbx, and its
+//! modules import each other without a cycle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -216,29 +217,80 @@ fn violations(src: &Path) -> Vec<String> {
         }
     }
     for (folder, graph) in &siblings {
-        for start in graph.keys() {
-            // Depth-first from `start`: reaching it again is a cycle.
-            let mut stack: Vec<Vec<String>> = vec![vec![start.clone()]];
-            let mut seen = BTreeSet::new();
-            while let Some(path) = stack.pop() {
-                let last = path.last().expect("a non-empty path");
-                for next in graph.get(last).into_iter().flatten() {
-                    if next == start {
-                        problems.push(format!(
-                            "src/{folder}/: import cycle {} -> {start}",
-                            path.join(" -> ")
-                        ));
-                    } else if graph.contains_key(next) && seen.insert(next.clone()) {
-                        let mut longer = path.clone();
-                        longer.push(next.clone());
-                        stack.push(longer);
-                    }
+        problems.extend(cycles(graph, &format!("src/{folder}/")));
+    }
+    problems.sort();
+    problems.dedup();
+    problems
+}
+
+/// Every import cycle of `graph` (module -> the modules it imports),
+/// reported once from each module on it, as "`place`: import cycle a -> b
+/// -> a".
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>, place: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for start in graph.keys() {
+        // Depth-first from `start`: reaching it again is a cycle.
+        let mut stack: Vec<Vec<String>> = vec![vec![start.clone()]];
+        let mut seen = BTreeSet::new();
+        while let Some(path) = stack.pop() {
+            let last = path.last().expect("a non-empty path");
+            for next in graph.get(last).into_iter().flatten() {
+                if next == start {
+                    problems.push(format!(
+                        "{place}: import cycle {} -> {start}",
+                        path.join(" -> ")
+                    ));
+                } else if graph.contains_key(next) && seen.insert(next.clone()) {
+                    let mut longer = path.clone();
+                    longer.push(next.clone());
+                    stack.push(longer);
                 }
             }
         }
     }
+    problems
+}
+
+/// Every import cycle between the modules of the runner crate, whose
+/// `src/` is flat: each file but `lib.rs` is a module, and a module's
+/// imports are the `crate::NAME` and `super::NAME` paths (`super` of a
+/// top-level file is the crate root) that name another module. The
+/// crate's modules have no layer order of their own; `lib.rs`, the root,
+/// may name them all.
+fn runner_cycles(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let mut problems = Vec::new();
+    let module_of = |file: &Path| -> Option<String> {
+        let rel = file.strip_prefix(src).expect("a file under src/");
+        (rel.components().count() == 1)
+            .then(|| rel.to_string_lossy().trim_end_matches(".rs").to_string())
+    };
+    let modules: BTreeSet<String> = files.iter().filter_map(|f| module_of(f)).collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let Some(module) = module_of(file) else {
+            problems.push(format!(
+                "{}: the runner crate has a folder; extend this test",
+                file.display()
+            ));
+            continue;
+        };
+        if module == "lib" {
+            continue;
+        }
+        let code = code_of(&fs::read_to_string(file).expect("a readable source file"));
+        let imports = names_after(&code, "crate::")
+            .into_iter()
+            .chain(names_after(&code, "super::"))
+            .filter(|name| name != &module && modules.contains(name) && name != "lib")
+            .collect();
+        graph.insert(module, imports);
+    }
+    problems.extend(cycles(&graph, "crates/sbx-runner/src/"));
     problems.sort();
-    problems.dedup();
     problems
 }
 
@@ -343,6 +395,54 @@ fn modules_import_only_from_layers_below() {
         "layering broken:\n{}",
         problems.join("\n")
     );
+}
+
+#[test]
+fn the_runner_crate_has_no_import_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sbx-runner/src");
+    let problems = runner_cycles(&src);
+    assert!(
+        problems.is_empty(),
+        "runner crate:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_runner_check_sees_cycles() {
+    // The checker itself, on a small flat crate: a cycle of three modules
+    // through `super::` and `crate::` is reported from each of them; a
+    // name that is no module, a test's `super::`, a comment and the
+    // crate root are not imports.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let src = dir.path();
+    let write = |rel: &str, text: &str| fs::write(src.join(rel), text).expect("a file");
+    write("lib.rs", "mod a;\nmod b;\nmod c;\npub use a::main;\n");
+    write("a.rs", "use super::b::X;\nuse crate::exit;\n");
+    write(
+        "b.rs",
+        "use crate::{c, VERSION};\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
+    );
+    write("c.rs", "use super::a::Y; // crate::d in a comment\n");
+    write("d.rs", "use super::exit;\nuse crate::lib;\n");
+    write("exit.rs", "mod tests {\n    use super::parse;\n}\n");
+    let problems = runner_cycles(src);
+    assert_eq!(
+        problems,
+        [
+            "crates/sbx-runner/src/: import cycle a -> b -> c -> a",
+            "crates/sbx-runner/src/: import cycle b -> c -> a -> b",
+            "crates/sbx-runner/src/: import cycle c -> a -> b -> c",
+        ],
+        "{problems:#?}"
+    );
+    // Without the edge that closes it, nothing is left.
+    write("c.rs", "use super::exit;\n");
+    assert_eq!(runner_cycles(src), Vec::<String>::new());
+    // A folder is more than this check reads.
+    fs::create_dir(src.join("sub")).expect("a folder");
+    write("sub/e.rs", "");
+    assert!(runner_cycles(src)[0].contains("has a folder; extend this test"));
 }
 
 #[test]
