@@ -1,5 +1,5 @@
 //! The layering of `src/` stays true: every module imports only from the
-//! layers below it (the order `lib.rs` describes), and the files of one
+//! layers below it (the order `LAYERS` writes, once), and the files of one
 //! folder import each other without a cycle. Read from the source text:
 //! every `crate::NAME` and `super::NAME` path outside comments.
 //!
@@ -12,29 +12,74 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The top-level modules, bottom first. A module may import from the ones
-/// before it, never from its own rank's others or from later ones. A new
+/// The top-level modules of `src/`, bottom first, each rank with what it
+/// owns: the one place the layer order is written. `src/lib.rs` points
+/// here, and the layer map of docs/contributing.md is rendered from it
+/// (`the_layer_map_is_rendered_from_layers`; `SBX_BLESS=1 cargo test
+/// --test layers` rewrites it). A module may import from the ranks before
+/// its own, never from its own rank's others or from later ones. A new
 /// module must be placed here.
-const LAYERS: &[&[&str]] = &[
-    &["exit", "signals", "limits", "escape", "manual"],
-    &["error"],
-    &["console"],
-    &["files"],
-    &["spec"],
-    &["cli"],
-    &["sbx_toml"],
-    &["docker"],
-    &["runner"],
-    &["session"],
-    &["engines"],
-    &["verdict"],
-    &["report"],
-    &["diff"],
-    &["eval"],
-    &["requests"],
-    &["cmd"],
-    // The crate root: dispatches to `cmd`.
-    &["lib"],
+const LAYERS: &[(&[&str], &str)] = &[
+    (
+        &["exit", "signals", "limits", "escape", "manual"],
+        "exit codes, the signals sbx handles, the open-file limit, outside text made safe for a terminal, the manual's text (exit codes, environment, files, examples) that the man pages and the README share",
+    ),
+    (&["error"], "the one error enum, each variant with its context"),
+    (&["console"], "sbx's own stdout and stderr, which never panic"),
+    (
+        &["files"],
+        "private directories, bounded reads, files written whole",
+    ),
+    (
+        &["spec"],
+        "validated values and the command line's plain choices (`spec/languages.rs`, `spec/partition.rs`)",
+    ),
+    (&["cli"], "clap types, no I/O"),
+    (
+        &["sbx_toml"],
+        "option defaults from `sbx.toml`, spliced into the command line",
+    ),
+    (
+        &["docker"],
+        "`argv` (pure argument vectors), `process` (the only place that spawns, waits, kills and drains), `control` and `events` (short commands and the engine's record, read from one event stream per engine)",
+    ),
+    (
+        &["runner"],
+        "the host's session with the in-container runner; the runner itself (sbx as a container's PID 1, its reset, the framed protocol both sides speak) is the crate [`crates/sbx-runner`](../crates/sbx-runner/src/lib.rs), which depends on nothing of sbx and whose modules import each other without a cycle (`tests/layers.rs` checks both)",
+    ),
+    (
+        &["session"],
+        "run id, run lock, staged candidates, one container run",
+    ),
+    (
+        &["engines"],
+        "which engines, their set-up, baking, cleaning",
+    ),
+    (&["verdict"], "a run's output and outcome to a verdict"),
+    (
+        &["report"],
+        "results as JSON, text, JUnit, summary; pass@k; merge",
+    ),
+    (
+        &["diff"],
+        "two reports compared (`sbx diff`): `parse`, `stats` (McNemar, the sign-flip test), `compare` (the gate), `text`, `json`",
+    ),
+    (
+        &["eval"],
+        "an eval's steps: tasks, candidates, plan, queue, judging, cache, human-eval, sealed tests",
+    ),
+    (
+        &["requests"],
+        "the command line's arguments to validated requests",
+    ),
+    (
+        &["cmd"],
+        "the subcommands: `run`, `eval`, `doctor`, `gc`, `diff`, `merge`",
+    ),
+    (
+        &["lib"],
+        "the crate root: dispatches to `cmd`, or, for the hidden `__runner`, to `sbx_runner`",
+    ),
 ];
 
 /// The runner crate's public face: the only names `src/` may use after
@@ -57,7 +102,20 @@ const RUNNER_FACE: &[&str] = &[
 const RUNNER_LAYER: &str = "runner";
 
 fn rank(module: &str) -> Option<usize> {
-    LAYERS.iter().position(|layer| layer.contains(&module))
+    LAYERS
+        .iter()
+        .position(|(modules, _)| modules.contains(&module))
+}
+
+/// The layer map as docs/contributing.md shows it: one row per rank,
+/// bottom first.
+fn layer_map() -> String {
+    let mut table = String::from("| layer | what it owns |\n|---|---|\n");
+    for (modules, owns) in LAYERS {
+        let names: Vec<String> = modules.iter().map(|m| format!("`{m}`")).collect();
+        table.push_str(&format!("| {} | {owns} |\n", names.join(", ")));
+    }
+    table
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -384,6 +442,33 @@ sbx_cli = "0.1"
     assert_eq!(problems.len(), 6, "{problems:#?}");
     let good = "[dependencies]\nrustix.workspace = true\n\n[lints]\nworkspace = true\n";
     assert_eq!(runner_manifest_problems(good), Vec::<String>::new());
+}
+
+/// docs/contributing.md shows the order checked here, never one of its
+/// own.
+#[test]
+fn the_layer_map_is_rendered_from_layers() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/contributing.md");
+    let doc = fs::read_to_string(&path).expect("docs/contributing.md");
+    let start_mark =
+        "<!-- layer map: generated from LAYERS in tests/layers.rs (SBX_BLESS=1 rewrites) -->\n";
+    let end_mark = "<!-- end of layer map -->";
+    let start = doc
+        .find(start_mark)
+        .expect("docs/contributing.md marks its layer map")
+        + start_mark.len();
+    let end = start + doc[start..].find(end_mark).expect("its end");
+    let table = layer_map();
+    if std::env::var_os("SBX_BLESS").is_some() {
+        let text = format!("{}{table}{}", &doc[..start], &doc[end..]);
+        fs::write(&path, text).expect("write docs/contributing.md");
+        return;
+    }
+    assert_eq!(
+        &doc[start..end],
+        table,
+        "docs/contributing.md's layer map differs from LAYERS (SBX_BLESS=1 cargo test --test layers)"
+    );
 }
 
 #[test]
