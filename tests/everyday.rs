@@ -60,6 +60,9 @@ impl Fake {
                 cmd.env_remove(key);
             }
         }
+        for key in support::ENGINE_VARS {
+            cmd.env_remove(key);
+        }
         cmd.current_dir(self.root())
             .env("SBX_DOCKER", self.root().join("docker"))
             .env("TMPDIR", self.root().join("tmp"))

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use assert_cmd::Command as AssertCommand;
 
+mod support;
+
 const LIMIT: Duration = Duration::from_secs(30);
 
 const PROBLEM: &str = r#"{"task_id": "T/0", "prompt": "def f():\n", "canonical_solution": "    return 1\n", "test": "def check(candidate):\n    assert candidate() == 1\n", "entry_point": "f"}"#;
@@ -62,6 +64,9 @@ fn samples_from_a_pipe_are_refused_before_judging() {
     // bash's process substitution, exactly as a user types it.
     let sbx = env!("CARGO_BIN_EXE_sbx");
     let mut cmd = Command::new("bash");
+    for key in support::ENGINE_VARS {
+        cmd.env_remove(key);
+    }
     cmd.current_dir(dir.path())
         .env("TMPDIR", dir.path().join("tmp"))
         .env_remove("SBX_DOCKER")
@@ -86,7 +91,11 @@ fn reports_that_cannot_be_written_are_refused_before_judging() {
         (&["--junit", "a-file/j.xml"], "--junit `a-file/j.xml`"),
         (&["-o", "gen"], "it is a directory"),
     ] {
-        let out = AssertCommand::new(env!("CARGO_BIN_EXE_sbx"))
+        let mut cmd = AssertCommand::new(env!("CARGO_BIN_EXE_sbx"));
+        for key in support::ENGINE_VARS {
+            cmd.env_remove(key);
+        }
+        let out = cmd
             .current_dir(dir.path())
             .env("TMPDIR", dir.path().join("tmp"))
             .env_remove("SBX_DOCKER")

@@ -36,7 +36,7 @@ mod support;
 
 use support::{
     after, assert_exit, assert_one_line_error, one_line_error, report, show, stderr, stdout,
-    FAKE_VARS,
+    ENGINE_VARS, FAKE_VARS,
 };
 
 mod engine_calls;
@@ -118,7 +118,7 @@ impl Fake {
     /// spawn and signal it.
     fn sbx_std(&self, run_id: &str) -> std::process::Command {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sbx"));
-        for k in FAKE_VARS {
+        for k in FAKE_VARS.iter().chain(&ENGINE_VARS) {
             cmd.env_remove(k);
         }
         // In the fake's folder: the repository's sbx.toml must not apply.
