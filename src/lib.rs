@@ -3,7 +3,7 @@
 //!
 //! The modules are layers; each imports only from layers below it. Their
 //! order, bottom first, and what each owns are written once, as `LAYERS`
-//! in `tests/layers.rs`, which checks it and renders the layer map of
+//! in `tests/quick/layers.rs`, which checks it and renders the layer map of
 //! `docs/contributing.md`. The in-container runner, sbx as a container's
 //! PID 1, is the crate `sbx_runner`, which depends on nothing of sbx. This
 //! file dispatches to `cmd`, or, for the hidden `__runner`, to

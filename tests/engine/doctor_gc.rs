@@ -17,9 +17,9 @@
 //! only ever run with `--run` or `--dry-run`, so it never touches the
 //! containers of tests running in parallel.
 //!
-//! Run with: `cargo test --test doctor_gc -- --test-threads 2`
+//! Run with: `cargo test --test engine doctor_gc:: -- --test-threads 2`
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -11,9 +11,9 @@
 //! by label; a guard removes them whatever happens, and each test asserts
 //! that sbx itself left none. Every process is waited for with a bound.
 //!
-//! Run with: `cargo test --test engine -- --test-threads 2`
+//! Run with: `cargo test --test engine engine:: -- --test-threads 2`
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -9,7 +9,7 @@
 //! tasks that were in flight on the killed engine say so (`requeued`);
 //! nothing of the eval is left on the first engine.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -7,7 +7,7 @@
 //! The kill test (the second engine SIGKILLed mid-eval) is in
 //! `engine_kill.rs`: it needs the second engine to itself.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -7,9 +7,9 @@
 //! `scripts/build-images.sh`); without them the test panics with what is
 //! missing, never skips.
 //!
-//! Run with: `cargo test --test event_stream -- --test-threads 2`
+//! Run with: `cargo test --test engine event_stream:: -- --test-threads 2`
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::time::Duration;

@@ -5,8 +5,8 @@
 //! run on the real engine with `sbx-python:bookworm` and fail (never skip)
 //! without them.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::fs;
 use std::io::Write as _;

@@ -4,7 +4,7 @@
 //! - `--only` after a full run writes its results beside the full run's,
 //!   never over them; an empty samples file is refused (exit 2).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

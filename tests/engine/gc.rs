@@ -7,7 +7,7 @@
 //! loudly without one; every gc here has `--run`, so other tests' leftovers
 //! are never touched.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

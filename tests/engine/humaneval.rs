@@ -7,9 +7,8 @@
 //! tests in a tasks file. Needs an engine and `sbx-python:bookworm`; fails
 //! (never skips) without them, or without the virtualenv.
 
-mod common;
-#[path = "support/terminal.rs"]
-mod terminal;
+use crate::common;
+use crate::support::terminal;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -8,7 +8,7 @@
 //! must pass. Containers are labelled with the test's run id and removed
 //! on every path.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -24,14 +24,6 @@ fn scratch(test: &str) -> Scratch {
     Scratch::new("idt", "identity", test, LIMIT)
 }
 const MODES: [&str; 3] = ["case", "candidate", "worker"];
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            self.cleanup.finish();
-        }
-    }
-}
 
 /// Prints what the candidate is and what each way to PID 1 answers (as
 /// errno names). In `case` mode PID 1 is the supervisor, root as a

@@ -13,7 +13,7 @@
 //! use the standard library's frame-looking parts. Needs an engine and
 //! `sbx-python:bookworm`; fails (never skips) without them.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! in `engines.rs`. Containers are labelled with the test's run id and
 //! removed on every path.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -23,14 +23,6 @@ const LIMIT: Duration = Duration::from_secs(300);
 /// A scratch folder and run id for `test`.
 fn scratch(test: &str) -> Scratch {
     Scratch::new("iso", "isolate", test, LIMIT)
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            self.cleanup.finish();
-        }
-    }
 }
 
 const MODES: [&str; 3] = ["case", "candidate", "worker"];

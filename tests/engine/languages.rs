@@ -11,9 +11,9 @@
 //! `sbx doctor`'s languages line. Without an engine or the image every
 //! test panics, saying what is missing.
 //!
-//! Run with: `cargo test --test languages -- --test-threads 2`
+//! Run with: `cargo test --test engine languages:: -- --test-threads 2`
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

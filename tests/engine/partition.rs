@@ -6,7 +6,7 @@
 //! exactly. Needs an engine and the local images; fails (never skips)
 //! without them.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

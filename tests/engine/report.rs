@@ -9,9 +9,8 @@
 //!   (durations written as 0.00s), coloured unless `NO_COLOR`, with `-o`
 //!   writing the same JSON as a pipe gets.
 
-mod common;
-#[path = "support/terminal.rs"]
-mod terminal;
+use crate::common;
+use crate::support::terminal;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -169,7 +168,7 @@ fn without_progress(text: &str) -> String {
 
 /// A terminal's report as a pipe gets it: without the failures printed as
 /// they happened and the recap (`Not passed (N):`, those lines again,
-/// `Slowest: ...`), which only a terminal shows (tests/eval_progress.rs
+/// `Slowest: ...`), which only a terminal shows (tests/quick/eval_progress.rs
 /// checks them).
 fn as_piped(text: &str) -> String {
     let live = regex::Regex::new(

@@ -10,7 +10,7 @@
 //! by a `docker` wrapper on PATH so that the guard removes them whatever
 //! happens. Real engine: fails loudly without one.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -6,7 +6,7 @@
 //! and `/dev/mqueue`, no SysV object, a working fork) and must be judged
 //! correctly. Containers are named after the test and removed on every path.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::fs;

@@ -11,7 +11,7 @@
 //! every entry must say it was judged sealed. Needs an engine and
 //! `sbx-python:bookworm`; fails (never skips) without them.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

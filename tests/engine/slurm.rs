@@ -7,7 +7,7 @@
 //! runs with the rest of the tests (CI runs as root), and fails loudly
 //! where it cannot.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! runner's stream, not by an attack that could stop working. Containers
 //! are labelled with the test's run id and removed on every path.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::time::Duration;
@@ -20,14 +20,6 @@ const LIMIT: Duration = Duration::from_secs(300);
 /// A scratch folder and run id for `test`.
 fn scratch(test: &str) -> Scratch {
     Scratch::new("verdict", "verdicts", test, LIMIT)
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            self.cleanup.finish();
-        }
-    }
 }
 
 fn entry<'a>(results: &'a [Value], id: &str) -> &'a Value {

@@ -8,7 +8,7 @@
 //! Needs an engine, `sbx-python:bookworm` and PyPI for maturin the first
 //! time; fails (never skips) without them or when the wheel cannot be built.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -3,7 +3,7 @@
 //! entries swapped, forged, symlinked or huge, and two builds of sbx with
 //! the same size and modification time.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -1,7 +1,7 @@
 //! `sbx diff` through the binary, on report files each test writes into its
 //! own temp directory. No engine is involved and every run is bounded.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::PathBuf;
@@ -688,7 +688,7 @@ fn unrelated_reports_are_said_in_one_line() {
     );
 }
 
-/// `sbx report` (the HTML page; tests/html_report.rs renders it in a
+/// `sbx report` (the HTML page; tests/engine/html_report.rs renders it in a
 /// browser): what is not a JSON report of `sbx eval` is refused in one
 /// line with exit 2, and the page of two reports is one file that names no
 /// outside resource and carries the diff's verdict as data.

@@ -5,7 +5,7 @@
 //! and `--save-output`'s files. Terminal runs go through `script`, which
 //! gives sbx a pty as stdout and stderr.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::Path;

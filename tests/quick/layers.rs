@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// owns: the one place the layer order is written. `src/lib.rs` points
 /// here, and the layer map of docs/contributing.md is rendered from it
 /// (`the_layer_map_is_rendered_from_layers`; `SBX_BLESS=1 cargo test
-/// --test layers` rewrites it). A module may import from the ranks before
+/// --test quick layers::` rewrites it). A module may import from the ranks before
 /// its own, never from its own rank's others or from later ones. A new
 /// module must be placed here.
 const LAYERS: &[(&[&str], &str)] = &[
@@ -45,7 +45,7 @@ const LAYERS: &[(&[&str], &str)] = &[
     ),
     (
         &["runner"],
-        "the host's session with the in-container runner; the runner itself (sbx as a container's PID 1, its reset, the framed protocol both sides speak) is the crate [`crates/sbx-runner`](../crates/sbx-runner/src/lib.rs), which depends on nothing of sbx and whose modules import each other without a cycle (`tests/layers.rs` checks both)",
+        "the host's session with the in-container runner; the runner itself (sbx as a container's PID 1, its reset, the framed protocol both sides speak) is the crate [`crates/sbx-runner`](../crates/sbx-runner/src/lib.rs), which depends on nothing of sbx and whose modules import each other without a cycle (`tests/quick/layers.rs` checks both)",
     ),
     (
         &["session"],
@@ -451,7 +451,7 @@ fn the_layer_map_is_rendered_from_layers() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/contributing.md");
     let doc = fs::read_to_string(&path).expect("docs/contributing.md");
     let start_mark =
-        "<!-- layer map: generated from LAYERS in tests/layers.rs (SBX_BLESS=1 rewrites) -->\n";
+        "<!-- layer map: generated from LAYERS in tests/quick/layers.rs (SBX_BLESS=1 rewrites) -->\n";
     let end_mark = "<!-- end of layer map -->";
     let start = doc
         .find(start_mark)
@@ -467,7 +467,7 @@ fn the_layer_map_is_rendered_from_layers() {
     assert_eq!(
         &doc[start..end],
         table,
-        "docs/contributing.md's layer map differs from LAYERS (SBX_BLESS=1 cargo test --test layers)"
+        "docs/contributing.md's layer map differs from LAYERS (SBX_BLESS=1 cargo test --test quick layers::)"
     );
 }
 

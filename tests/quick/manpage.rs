@@ -2,7 +2,7 @@
 //! (`sbx::cli::Cli`) by clap_mangen, one page per visible (sub)command, so
 //! options are documented in one place. This test fails when a committed
 //! page differs from what the definition renders; `SBX_BLESS=1 cargo test
-//! --test manpage` rewrites them.
+//! --test quick manpage::` rewrites them.
 
 use std::fs;
 use std::path::PathBuf;
@@ -177,7 +177,7 @@ fn committed_man_pages_match_the_clap_definition() {
     }
     assert!(
         stale.is_empty(),
-        "docs/man is out of date (run `SBX_BLESS=1 cargo test --test manpage`):\n{}",
+        "docs/man is out of date (run `SBX_BLESS=1 cargo test --test quick manpage::`):\n{}",
         stale.join("\n")
     );
 }
@@ -188,7 +188,7 @@ fn committed_man_pages_match_the_clap_definition() {
 fn readme_exit_codes_are_the_manual_s() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md");
     let readme = fs::read_to_string(&path).expect("README");
-    let start_mark = "<!-- exit codes: generated from src/manual.rs by tests/manpage.rs (SBX_BLESS=1 rewrites) -->\n";
+    let start_mark = "<!-- exit codes: generated from src/manual.rs by tests/quick/manpage.rs (SBX_BLESS=1 rewrites) -->\n";
     let end_mark = "<!-- end of exit codes -->";
     let start = readme
         .find(start_mark)
@@ -204,7 +204,7 @@ fn readme_exit_codes_are_the_manual_s() {
     assert_eq!(
         &readme[start..end],
         table,
-        "README's exit codes differ from src/manual.rs (SBX_BLESS=1 cargo test --test manpage)"
+        "README's exit codes differ from src/manual.rs (SBX_BLESS=1 cargo test --test quick manpage::)"
     );
 }
 

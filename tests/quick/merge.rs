@@ -1,7 +1,7 @@
 //! `sbx merge` on hand-made reports (no engine): one run's report from its
 //! shares, and every refusal one line with exit 2.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

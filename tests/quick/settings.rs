@@ -5,7 +5,7 @@
 //! container: `sbx run --print-argv` shows the argv, and `sbx eval` is
 //! stopped by what it reads before any engine.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::Path;

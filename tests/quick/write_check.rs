@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use assert_cmd::Command as AssertCommand;
 
-mod support;
+use crate::support;
 
 const LIMIT: Duration = Duration::from_secs(30);
 

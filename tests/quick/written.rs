@@ -4,7 +4,7 @@
 //! writing the same results at once, symlinks planted where a report goes,
 //! and sample names that forge lines, reorder text or are not UTF-8.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::io::Read;

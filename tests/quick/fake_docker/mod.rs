@@ -31,8 +31,7 @@ use assert_cmd::Command;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-#[path = "../support/mod.rs"]
-mod support;
+use crate::support;
 
 use support::{
     after, assert_exit, assert_one_line_error, one_line_error, report, show, stderr, stdout,
