@@ -8,6 +8,10 @@
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../support/mod.rs"]
+#[expect(
+    dead_code,
+    reason = "the engine-free tests' helpers: here only `everyday`'s fake engine and the terminal of `report` and `humaneval` use them"
+)]
 mod support;
 
 mod doctor_gc;

@@ -5,6 +5,10 @@
 //! lane's list (`scripts/test.sh quick`).
 
 #[path = "../common/mod.rs"]
+#[expect(
+    dead_code,
+    reason = "the engine tests' helpers: here only `merge` runs sbx with them"
+)]
 mod common;
 #[path = "../support/mod.rs"]
 mod support;

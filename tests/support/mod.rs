@@ -8,9 +8,10 @@
 //! `after`). Nothing here talks to a real engine or the network; every run
 //! is bounded.
 
-#![allow(dead_code)]
-// `pub` here means "for the test files": each is a crate of its own.
-#![allow(unreachable_pub)]
+#![expect(
+    unreachable_pub,
+    reason = "`pub` here means for the test modules, `crate::support`'s siblings"
+)]
 
 use std::fs;
 use std::io;
