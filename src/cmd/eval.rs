@@ -18,7 +18,7 @@ use crate::docker::events::EventStream;
 use crate::engines::pool::{self, Member, Refusal, Setup};
 use crate::engines::{bake, clean};
 use crate::error::{Error, Result};
-use crate::eval::attempt::{run_unit, Step, MAX_ATTEMPTS};
+use crate::eval::attempt::{run_unit, settle};
 use crate::eval::cache::Cache;
 use crate::eval::candidates;
 use crate::eval::humaneval_results::write_sample_results;
@@ -33,7 +33,7 @@ use crate::eval::select;
 use crate::eval::tasks::Task;
 use crate::exit;
 use crate::limits;
-use crate::report::{self, Requeue, Status, TaskResult};
+use crate::report::{self, Status, TaskResult};
 use crate::runner::host::runner_unsupported;
 use crate::session::Session;
 use crate::signals;
@@ -389,41 +389,7 @@ fn judge_all(
                             &mut slot,
                         );
                         let mut tally = lock(&tallies[i]);
-                        let moved = |tally: &mut Tally, reason: String| {
-                            tally.requeued.push(Requeue {
-                                engine: member.label.clone(),
-                                reason,
-                            });
-                        };
-                        let keep = |tally: &mut Tally, mut result: Box<TaskResult>| {
-                            if explicit && result.cached.is_none() {
-                                result.engine = Some(member.label.clone());
-                            }
-                            tally.result = Some(*result);
-                        };
-                        taken.again = match step {
-                            Step::Judged(result) => {
-                                keep(&mut tally, result);
-                                false
-                            }
-                            Step::Interrupted => false,
-                            Step::EngineDown(reason) => {
-                                member.mark_down(reason.clone());
-                                moved(&mut tally, reason);
-                                true
-                            }
-                            Step::Retry(result) => {
-                                // Moves off engines that went down do not count.
-                                tally.lost += 1;
-                                if tally.lost < MAX_ATTEMPTS {
-                                    moved(&mut tally, result.message.clone().unwrap_or_default());
-                                    true
-                                } else {
-                                    keep(&mut tally, result);
-                                    false
-                                }
-                            }
-                        };
+                        taken.again = settle(step, &mut tally, member, explicit);
                         let again = taken.again;
                         // At a terminal, a failure is shown as it happens
                         // (a sample's with its task's, below).
