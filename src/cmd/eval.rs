@@ -14,9 +14,8 @@ use std::time::Instant;
 use sbx_runner::MAX_OUTPUT;
 
 use crate::console;
-use crate::docker::events::EventStream;
-use crate::engines::pool::{self, Member, Refusal, Setup};
-use crate::engines::{bake, clean};
+use crate::engines::pool::{self, Setup};
+use crate::engines::started::{self, Engines};
 use crate::error::{Error, Result};
 use crate::eval::attempt::{run_unit, settle};
 use crate::eval::cache::Cache;
@@ -32,7 +31,6 @@ use crate::eval::saved;
 use crate::eval::select;
 use crate::eval::tasks::Task;
 use crate::exit;
-use crate::limits;
 use crate::report::{self, Status, TaskResult};
 use crate::runner::host::runner_unsupported;
 use crate::session::Session;
@@ -52,7 +50,9 @@ pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
     let needed = distinct_images(&req.tasks);
     let (setups, images, warm) = set_up(&mut req, &session, &gen_root, &needed)?;
     let planned = plan_tasks(&req, &gen_root, &images, &session)?;
-    let mut engines = start(&session, &req, setups, &planned.units)?;
+    let compiled = planned.units.iter().any(|unit| unit.language.is_some());
+    let explicit = !req.engines.is_empty();
+    let mut engines = started::start(&session, setups, explicit, planned.units.len(), compiled)?;
     let tallies = judge_all(
         &session,
         &req,
@@ -207,133 +207,6 @@ fn plan_tasks(
         places,
         split,
     })
-}
-
-/// The engines an eval judges on, from the end of their set-up. Dropped,
-/// it removes this eval's containers, baked images and build volumes from
-/// every engine that answers, on every path out of the eval: an error, a
-/// panic, a signal.
-struct Engines {
-    members: Vec<Member>,
-    /// Each member's images it lacks and cannot get.
-    refused: Vec<BTreeMap<String, Refusal>>,
-    explicit: bool,
-    run_id: String,
-    /// Some unit is compiled: its build volumes go too.
-    volumes: bool,
-    cleaned: bool,
-}
-
-impl Engines {
-    /// Removes what this eval left on its engines (once), saying what it
-    /// could not. With a signal received, says so and gives its exit code.
-    fn clean_up(&mut self) -> Option<i32> {
-        let cleaned = self.clean();
-        if let Some(signal) = signals::received() {
-            let removed = match cleaned {
-                Ok(n) => format!("{n} leftover containers removed"),
-                Err(e) => format!("cleanup failed: {e}"),
-            };
-            console::note(&format!(
-                "sbx: interrupted; every container of this eval was stopped ({removed})"
-            ));
-            return Some(exit::for_signal(signal));
-        }
-        if let Err(e) = cleaned {
-            console::note(&format!(
-                "sbx: could not clean up {e}; `sbx gc --engine ENGINE --run {}` removes what is left once it answers",
-                self.run_id
-            ));
-        }
-        None
-    }
-
-    /// The containers found, or the first failure.
-    fn clean(&mut self) -> std::result::Result<usize, String> {
-        if self.cleaned {
-            return Ok(0);
-        }
-        self.cleaned = true;
-        // Whatever happened, nothing of this run stays on any engine that answers.
-        let cleaned = clean_all(&self.members, &self.run_id);
-        if self.volumes {
-            for member in &self.members {
-                if let Err(e) = clean::clean_volumes(member, &self.run_id) {
-                    console::note(&format!(
-                        "sbx: engine `{}`: {e}; `sbx gc --run {}` removes them once it answers",
-                        member.label, self.run_id
-                    ));
-                }
-            }
-        }
-        cleaned
-    }
-
-    /// Why no engine judged a task of `image`.
-    fn why_not(&self, image: &str) -> String {
-        let reasons: Vec<String> = self
-            .members
-            .iter()
-            .zip(&self.refused)
-            .map(|(m, refused)| match m.down_reason() {
-                Some(reason) => format!("engine `{}` stopped answering: {reason}", m.label),
-                None => match refused.get(image) {
-                    Some((_, message)) => format!("engine `{}`: {message}", m.label),
-                    None => format!("engine `{}` did not run it", m.label),
-                },
-            })
-            .collect();
-        if reasons.is_empty() {
-            "no engine could be used".to_string()
-        } else {
-            format!("no engine left to run it ({})", reasons.join("; "))
-        }
-    }
-}
-
-impl Drop for Engines {
-    fn drop(&mut self) {
-        let _ = self.clean();
-    }
-}
-
-/// The engines that answered, made ready to judge: the candidates baked
-/// where they are delivered that way, each engine's event stream started
-/// before its first container, the workers fitted to the open-file limit.
-fn start(
-    session: &Session,
-    req: &EvalRequest,
-    setups: Vec<Setup>,
-    units: &[Unit],
-) -> Result<Engines> {
-    let explicit = !req.engines.is_empty();
-    let (members, refused) = setups
-        .into_iter()
-        .filter(|s| s.left_out.is_none())
-        .map(|s| (s.member, s.refused))
-        .unzip();
-    let mut engines = Engines {
-        members,
-        refused,
-        explicit,
-        run_id: session.run_id.clone(),
-        volumes: units.iter().any(|unit| unit.language.is_some()),
-        cleaned: false,
-    };
-    if units.is_empty() {
-        return Ok(engines);
-    }
-    // Interrupted while baking: what was baked already goes too (on drop).
-    bake_all(session, &mut engines)?;
-    // Each engine's event stream runs from before its first container to
-    // the end of the eval (dropped with the members, on every path).
-    // (Started already where runner containers started ahead: see
-    // `eval::prepare`.)
-    for member in engines.members.iter_mut().filter(|m| m.events.is_none()) {
-        member.events = Some(EventStream::start(&member.docker, &session.run_id)?);
-    }
-    fit_open_files(&mut engines.members, units.len());
-    Ok(engines)
 }
 
 /// Judges every unit on the engines' workers, all sharing one queue; each
@@ -654,36 +527,6 @@ fn python_only(tasks: &[Task], gen_root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Bakes the candidates into a throwaway image on every engine that gets
-/// them that way, all engines at once.
-fn bake_all(session: &Session, engines: &mut Engines) -> Result<()> {
-    let baking = engines.members.iter_mut().zip(engines.refused.iter_mut());
-    let results = pool::at_once(baking, |(member, refused)| {
-        let payload = match member.isolate {
-            IsolateMode::Case => bake::Payload::Candidates,
-            _ => bake::Payload::Runner,
-        };
-        bake::bake(session, member, refused, payload)
-    });
-    for result in results {
-        result.map_err(|message| Error::Panicked {
-            what: "baking the candidates".into(),
-            message,
-        })??;
-    }
-    for (member, refused) in engines.members.iter().zip(&engines.refused) {
-        if !engines.explicit {
-            continue;
-        }
-        for (code, why) in refused.values() {
-            if code == "bake_failed" {
-                console::note(&format!("sbx: engine `{}`: {why}", member.label));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Sets each engine's `--isolate` mode: the one asked for, or `case` where
 /// sbx cannot be the runner (another architecture, not a static
 /// executable, a `--max-output` the protocol cannot carry), said in one
@@ -752,38 +595,6 @@ fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) 
         member.exec_wrapper = !baked;
     }
     Ok(())
-}
-
-/// Runs fewer at once than asked when the open-file limit (raised to the
-/// hard limit at start) cannot hold them all, saying so in one line.
-fn fit_open_files(members: &mut [Member], units: usize) {
-    let limit = limits::open_files();
-    let mut jobs: Vec<usize> = members.iter().map(|m| m.jobs.min(units)).collect();
-    let asked: usize = jobs.iter().sum();
-    if limits::fit(&mut jobs, limits::max_jobs(limit)) {
-        for (member, jobs) in members.iter_mut().zip(&jobs) {
-            member.jobs = *jobs;
-        }
-        console::note(&format!(
-            "sbx: the open-file limit ({}) allows {} runs at once; running those instead of -j {asked}",
-            limit.unwrap_or_default(),
-            jobs.iter().sum::<usize>()
-        ));
-    }
-}
-
-/// Removes this eval's containers and baked images from every engine that
-/// answers, all at once. The containers found, or the first failure.
-fn clean_all(members: &[Member], run_id: &str) -> std::result::Result<usize, String> {
-    let results = pool::at_once(members, |m| clean::clean(m, run_id));
-    let mut found = 0;
-    for (member, result) in members.iter().zip(results) {
-        let cleaned = result
-            .map_err(|why| format!("the cleanup panicked (a bug in sbx): {why}"))
-            .and_then(|r| r);
-        found += cleaned.map_err(|e| format!("engine `{}`: {e}", member.label))?;
-    }
-    Ok(found)
 }
 
 /// A unit's result that did not pass, as shown the moment it is judged
