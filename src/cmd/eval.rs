@@ -11,9 +11,8 @@ use std::sync::{Condvar, Mutex};
 use std::thread;
 use std::time::Instant;
 
-use sbx_runner::MAX_OUTPUT;
-
 use crate::console;
+use crate::engines::isolation;
 use crate::engines::pool::{self, Setup};
 use crate::engines::started::{self, Engines};
 use crate::error::{Error, Result};
@@ -32,10 +31,9 @@ use crate::eval::select;
 use crate::eval::tasks::Task;
 use crate::exit;
 use crate::report::{self, Status, TaskResult};
-use crate::runner::host::runner_unsupported;
 use crate::session::Session;
 use crate::signals;
-use crate::spec::{IsolateMode, ReportFormat};
+use crate::spec::ReportFormat;
 
 /// Runs the eval and returns the exit code. The report goes to stdout.
 pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
@@ -172,7 +170,7 @@ fn set_up<'i>(
         &distinct,
         session.sandbox.pull,
     )?;
-    choose_isolation(req, session, &mut setups)?;
+    isolation::choose(req.isolate, req.max_output, session, &mut setups)?;
     let images = combine(&distinct, &setups, explicit);
     preflight::check(req, gen_root, &images)?;
     let warm = warm_while_sealing(req, session, &mut setups, needed)?;
@@ -523,76 +521,6 @@ fn python_only(tasks: &[Task], gen_root: &Path) -> Result<()> {
                 crate::escape::path(&path)
             )));
         }
-    }
-    Ok(())
-}
-
-/// Sets each engine's `--isolate` mode: the one asked for, or `case` where
-/// sbx cannot be the runner (another architecture, not a static
-/// executable, a `--max-output` the protocol cannot carry), said in one
-/// line per such engine. Stages the runner when some engine uses it.
-fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) -> Result<()> {
-    let mut staged = false;
-    for setup in setups.iter_mut().filter(|s| s.left_out.is_none()) {
-        let member = &mut setup.member;
-        member.isolate = IsolateMode::Case;
-        // A baked image for `case` mode would hold every candidate, each
-        // able to run the others' code: refused rather than shared.
-        let baked = matches!(member.delivery, crate::session::Delivery::Image(_));
-        let refuse_case = || {
-            Error::Usage(format!(
-                "--isolate case with --deliver image (engine `{}`) would put every candidate in one image, where each could run the others; use --isolate candidate or worker, or --deliver bind",
-                member.label
-            ))
-        };
-        if req.isolate == IsolateMode::Case {
-            if baked {
-                return Err(refuse_case());
-            }
-            // Case containers run their program through the runner's
-            // `--supervise` wrapper (its seccomp filter) where sbx can run.
-            if runner_unsupported(&member.docker).is_none() {
-                if !staged {
-                    session.stage_runner()?;
-                    staged = true;
-                }
-                member.exec_wrapper = true;
-            }
-            continue;
-        }
-        let unsupported = runner_unsupported(&member.docker);
-        let why = if req.max_output as u64 > MAX_OUTPUT {
-            Some(format!(
-                "--max-output above {MAX_OUTPUT} bytes is more than the runner carries"
-            ))
-        } else {
-            unsupported.clone()
-        };
-        if let Some(why) = why {
-            if baked {
-                return Err(refuse_case());
-            }
-            if unsupported.is_none() {
-                if !staged {
-                    session.stage_runner()?;
-                    staged = true;
-                }
-                member.exec_wrapper = true;
-            }
-            console::note(&format!(
-                "sbx: engine `{}`: {why}; judging there with --isolate case instead of {}",
-                member.label,
-                req.isolate.name()
-            ));
-            continue;
-        }
-        if !staged {
-            session.stage_runner()?;
-            staged = true;
-        }
-        member.isolate = req.isolate;
-        // A candidate the runner refuses is judged in a case container.
-        member.exec_wrapper = !baked;
     }
     Ok(())
 }
