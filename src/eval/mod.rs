@@ -6,6 +6,7 @@
 //! - `plan`: what to run for each task, and each image's ID;
 //! - `preflight`: one line and exit 125 when no engine can run what tasks need;
 //! - `queue`: the work queue the engines' workers share;
+//! - `workers`: every unit judged on the engines' workers, with progress;
 //! - `attempt`: one unit on one engine, and when to run it again;
 //! - `compile`: a compiled candidate's compile step, once for all its cases;
 //! - `build_archive`: a compiled candidate's build, read for the runner;
@@ -51,3 +52,4 @@ pub(crate) mod saved;
 pub(crate) mod sealed;
 pub(crate) mod select;
 pub(crate) mod tasks;
+pub(crate) mod workers;
