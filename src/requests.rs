@@ -11,12 +11,12 @@ use crate::docker::Docker;
 use crate::engines;
 use crate::engines::engine_spec::EngineSpec;
 use crate::error::{Error, Result};
-use crate::eval::compile::CompileLimits;
 use crate::eval::humaneval;
 use crate::eval::request::{EvalRequest, HumanEvalFiles};
 use crate::eval::tasks::{parse_tasks, Function, Task, TaskDefaults};
 use crate::report;
 use crate::session::{self, Sandbox};
+use crate::spec::languages::CompileLimits;
 use crate::spec::partition::Partition;
 use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,

@@ -24,7 +24,7 @@ use crate::error::Error;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::session::{Prepared, Session, Staged};
-use crate::spec::languages::{self, Language, DEFAULT_COMPILE_MEMORY};
+use crate::spec::languages::{self, CompileLimits, Language};
 use crate::spec::{Limits, Pull};
 use crate::verdict::outcome;
 
@@ -41,23 +41,6 @@ pub(crate) const MAX_SOURCE: u64 = 16 << 20;
 const COMPILER_OUTPUT: usize = 1 << 20;
 /// What a build's archive adds to its files (headers, padding).
 const ARCHIVE_SLACK: usize = 4 << 20;
-
-/// The compile step's own limits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CompileLimits {
-    pub timeout: Duration,
-    /// A validated size, such as `1g`.
-    pub memory: String,
-}
-
-impl Default for CompileLimits {
-    fn default() -> Self {
-        CompileLimits {
-            timeout: Duration::from_secs(30),
-            memory: DEFAULT_COMPILE_MEMORY.into(),
-        }
-    }
-}
 
 /// A candidate's build volume on one engine; removed when dropped.
 #[derive(Debug)]

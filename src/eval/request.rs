@@ -3,12 +3,12 @@
 
 use std::path::PathBuf;
 
-use super::compile::CompileLimits;
 use super::humaneval::{Problem, Sample};
 use super::tasks::Task;
 use crate::cli::MinPassAt;
 use crate::engines::engine_spec::EngineSpec;
 use crate::session::Sandbox;
+use crate::spec::languages::CompileLimits;
 use crate::spec::partition::Partition;
 use crate::spec::{DeliverChoice, IsolateMode, ReportFormat};
 
