@@ -55,7 +55,7 @@ pub(crate) fn run_unit(
     let key = cache.and_then(|cache| {
         // Hashed from the staged copy, in a stream; a copy that cannot be
         // read again is simply not cached.
-        let candidate_sha256 = super::cache::file_sha256(&staged.path).ok()?;
+        let candidate_sha256 = crate::files::sha256(&staged.path).ok()?;
         // The ID on the engine that runs it (engines may disagree).
         let image_id = member
             .images

@@ -154,15 +154,6 @@ impl<'a> KeyInput<'a> {
     }
 }
 
-/// The SHA-256 (lower-case hex) of the file at `path`, read in a stream:
-/// a candidate's key never needs it in memory.
-pub(crate) fn file_sha256(path: &std::path::Path) -> std::io::Result<String> {
-    let mut file = crate::signals::open_regular(path)?;
-    let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher)?;
-    Ok(hex(&hasher.finalize()))
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -13,9 +13,9 @@ use std::io::Read;
 
 use sha2::{Digest, Sha256};
 
-use super::cache::file_sha256;
 use super::candidates::{Found, Source};
 use super::request::EvalRequest;
+use crate::files;
 use crate::report::share::{Inputs, LineShare, Share};
 use crate::spec::partition::{sample_identity, Partition};
 
@@ -151,7 +151,7 @@ pub(crate) fn candidates_digest(tasks: &[(&str, &Source)]) -> String {
             Found::Missing => "missing".to_string(),
             Found::TooLarge(size) => format!("too large {size}"),
             Found::Refused { reason, .. } => format!("refused {reason}"),
-            Found::Ready { path, interpreter } => match file_sha256(path) {
+            Found::Ready { path, interpreter } => match files::sha256(path) {
                 Ok(sha) => format!("{sha} {interpreter:?}"),
                 Err(e) => format!("unreadable {e}"),
             },
