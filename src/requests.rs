@@ -341,7 +341,6 @@ fn human_eval_tasks(
             timeout: defaults.timeout,
             image: defaults.image.clone(),
             function: Some(Function::Assembled),
-            sealed: None,
         })
         .collect();
     let files = HumanEvalFiles {

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::console;
@@ -34,6 +35,7 @@ use crate::eval::prepare::{warm_while_sealing, Warm};
 use crate::eval::queue::Tally;
 use crate::eval::request::EvalRequest;
 use crate::eval::saved;
+use crate::eval::sealed::Sealed;
 use crate::eval::select;
 use crate::eval::tasks::Task;
 use crate::eval::workers::judge_all;
@@ -54,8 +56,13 @@ pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
     let session = Session::new(req.sandbox.clone())?;
     let cache = req.cache.clone().map(Cache::open).transpose()?;
     let needed = distinct_images(&req.tasks);
-    let (setups, images, warm) = set_up(&mut req, &session, &gen_root, &needed)?;
-    let planned = plan_tasks(&req, &gen_root, &images, &session)?;
+    let SetUp {
+        setups,
+        images,
+        warm,
+        sealed,
+    } = set_up(&req, &session, &gen_root, &needed)?;
+    let planned = plan_tasks(&req, &gen_root, &images, &session, &sealed)?;
     let compiled = planned.units.iter().any(|unit| unit.language.is_some());
     let explicit = !req.engines.is_empty();
     let mut engines = started::start(&session, setups, explicit, planned.units.len(), compiled)?;
@@ -172,11 +179,11 @@ fn oversubscribed(jobs: usize, cpus: &str) -> Option<String> {
 /// each engine's isolation and the sealed prepare step. Stops with one line
 /// (`eval::preflight`) when no engine can run what the tasks need.
 fn set_up<'i>(
-    req: &mut EvalRequest,
+    req: &EvalRequest,
     session: &Session,
     gen_root: &Path,
     needed: &'i [String],
-) -> Result<(Vec<Setup>, BTreeMap<&'i str, ImageCheck>, Warm)> {
+) -> Result<SetUp<'i>> {
     let distinct: Vec<&str> = needed.iter().map(String::as_str).collect();
     let explicit = !req.engines.is_empty();
     if std::io::stderr().is_terminal() {
@@ -195,8 +202,25 @@ fn set_up<'i>(
     isolation::choose(req.isolate, req.max_output, session, &mut setups)?;
     let images = combine(&distinct, &setups, explicit);
     preflight::check(req, gen_root, &images)?;
-    let warm = warm_while_sealing(req, session, &mut setups, needed)?;
-    Ok((setups, images, warm))
+    let (warm, sealed) = warm_while_sealing(req, session, &mut setups, needed)?;
+    Ok(SetUp {
+        setups,
+        images,
+        warm,
+        sealed,
+    })
+}
+
+/// What the set-up found and started.
+struct SetUp<'i> {
+    /// Each engine's.
+    setups: Vec<Setup>,
+    /// Each image's ID, or why no engine can run it.
+    images: BTreeMap<&'i str, ImageCheck>,
+    /// Runner containers started ahead (`--isolate worker`).
+    warm: Warm,
+    /// Each task's sealed plan, where the prepare step made one.
+    sealed: Vec<Option<Arc<Sealed>>>,
 }
 
 /// The plan of every task: its known answer or its units, staged.
@@ -213,11 +237,19 @@ fn plan_tasks(
     gen_root: &Path,
     images: &BTreeMap<&str, ImageCheck>,
     session: &Session,
+    sealed: &[Option<Arc<Sealed>>],
 ) -> Result<Planned> {
     let (plans, units, places, split) = match &req.human_eval {
-        Some(files) => plan_samples(req, &files.problems, &files.samples, images, session)?,
+        Some(files) => plan_samples(
+            req,
+            &files.problems,
+            &files.samples,
+            images,
+            session,
+            sealed,
+        )?,
         None => {
-            let (plans, units, split) = plan(req, gen_root, images, session)?;
+            let (plans, units, split) = plan(req, gen_root, images, session, sealed)?;
             (plans, units, Vec::new(), split)
         }
     };

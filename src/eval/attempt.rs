@@ -73,7 +73,7 @@ pub(crate) fn run_unit(
         }
         // A sealed test's expected values are not in the staged program:
         // its checks (and the harness that runs it) are in the key.
-        if let Some(sealed) = &task.sealed {
+        if let Some(sealed) = &unit.sealed {
             words.push("<sealed>".into());
             words.push(sealed.digest.clone());
         }

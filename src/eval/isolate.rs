@@ -177,7 +177,7 @@ pub(crate) fn judge_in_runner(
     };
     let mut interpreter = unit.interpreter.clone();
     if let Some(token) = &token {
-        match &task.sealed {
+        match &unit.sealed {
             Some(plan) => interpreter.extend(sealed::harness_args(token, req.max_output / 2, plan)),
             None => interpreter.extend(humaneval::runner_args(req.max_output / 2)),
         }
@@ -208,7 +208,7 @@ pub(crate) fn judge_in_runner(
         lost: 0,
         refused: None,
     };
-    let judged = match (&token, &task.sealed) {
+    let judged = match (&token, &unit.sealed) {
         (Some(token), Some(plan)) => run
             .case(&[], PassRule::Sealed(token, plan), None)
             .map(|r| with_judged(r, sealed::SEALED)),

@@ -218,7 +218,7 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
         }
     };
     let mut interpreter = unit.interpreter.clone();
-    let stdin = match &task.sealed {
+    let stdin = match &unit.sealed {
         Some(plan) => {
             interpreter.extend(sealed::harness_args(&token, req.max_output / 2, plan));
             StdinSource::Null
@@ -235,7 +235,7 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
         stdin,
         None,
         None,
-        |finished, record| match &task.sealed {
+        |finished, record| match &unit.sealed {
             // A sealed test: exit 0, then the frame's values compared here.
             Some(plan) => match outcome::judge_function(finished, |_| true, record) {
                 Verdict::Pass => match sealed::judge(&finished.stdout.bytes, &token, plan) {
@@ -258,14 +258,14 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
         },
     )
     .map(|mut result| {
-        result.judged = Some(judged_as(task).into());
+        result.judged = Some(judged_as(unit).into());
         result
     })
 }
 
 /// How a function test is judged: `sealed` or `in_process`.
-pub(crate) fn judged_as(task: &Task) -> &'static str {
-    match task.sealed {
+pub(crate) fn judged_as(unit: &Unit) -> &'static str {
+    match unit.sealed {
         Some(_) => sealed::SEALED,
         None => sealed::IN_PROCESS,
     }
