@@ -393,8 +393,8 @@ fn report(
         .filter(|_| signals::received().is_none())
     {
         // A partitioned run's lines name their share.
-        let lines = split.map(|s| (s, files.samples.len()));
-        write_sample_results(files, entries, places, lines)?;
+        let share = split.map(|s| (s.assignment.partition, &s.inputs));
+        write_sample_results(files, entries, places, share)?;
     }
     if req.format == ReportFormat::Json {
         console::note(&line);

