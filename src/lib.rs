@@ -59,7 +59,7 @@ pub(crate) mod cmd;
 
 use crate::cli::Command;
 use crate::cmd::{doctor, gc, merge, run};
-use crate::eval::request::EvalRequest;
+use crate::eval::input::request::EvalRequest;
 use crate::requests::{DoctorRequest, GcRequest, RunRequest};
 
 /// Parses the command line, runs the subcommand, and returns the exit code.

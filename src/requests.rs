@@ -11,9 +11,9 @@ use crate::docker::Docker;
 use crate::engines;
 use crate::engines::engine_spec::EngineSpec;
 use crate::error::{Error, Result};
-use crate::eval::humaneval;
-use crate::eval::request::{EvalRequest, HumanEvalFiles};
-use crate::eval::tasks::{parse_tasks, Function, Task, TaskDefaults};
+use crate::eval::humaneval::in_process;
+use crate::eval::input::request::{EvalRequest, HumanEvalFiles};
+use crate::eval::input::tasks::{parse_tasks, Function, Task, TaskDefaults};
 use crate::report;
 use crate::session::{self, Sandbox};
 use crate::spec::languages::CompileLimits;
@@ -182,7 +182,7 @@ impl EvalRequest {
         // judged: a results file beside `--samples <(...)` (in /dev/fd)
         // cannot be, and saying so after an hour of judging helps nobody.
         if let Some(samples) = &args.samples {
-            writable("the results file", &humaneval::results_path(samples))?;
+            writable("the results file", &in_process::results_path(samples))?;
         }
         for (what, path) in [("-o", &args.output), ("--junit", &args.junit)] {
             if let Some(path) = path {
@@ -198,7 +198,7 @@ impl EvalRequest {
             (Some(problems), Some(samples)) => {
                 let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
                 let read = format!("{:?}{:?}", files.problems, files.samples);
-                let digest = crate::eval::partition::sha256(read.as_bytes());
+                let digest = crate::eval::plan::partition::sha256(read.as_bytes());
                 (tasks, Some(files), digest)
             }
             _ => {
@@ -211,7 +211,7 @@ impl EvalRequest {
                 let bytes = crate::signals::read_interruptibly(&args.tasks)
                     .map_err(Error::Interrupted)?
                     .map_err(|e| bad(e.to_string()))?;
-                let digest = crate::eval::partition::sha256(&bytes);
+                let digest = crate::eval::plan::partition::sha256(&bytes);
                 let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
                 let tasks = parse_tasks(&text, &defaults).map_err(|message| Error::Tasks {
                     path: args.tasks.clone(),
@@ -231,11 +231,11 @@ impl EvalRequest {
             Some(_) => None,
             None => {
                 let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
-                crate::eval::select::unmatched_note(&args.gen, &ids)
+                crate::eval::input::select::unmatched_note(&args.gen, &ids)
             }
         };
-        let (tasks, human_eval) =
-            crate::eval::select::only(tasks, human_eval, &args.only).map_err(Error::Usage)?;
+        let (tasks, human_eval) = crate::eval::input::select::only(tasks, human_eval, &args.only)
+            .map_err(Error::Usage)?;
         Ok(EvalRequest {
             tasks,
             list: args.list,
@@ -323,8 +323,8 @@ fn human_eval_tasks(
     samples_path: PathBuf,
     defaults: &TaskDefaults,
 ) -> Result<(Vec<Task>, HumanEvalFiles)> {
-    let problems = humaneval::read_problems(problems_path).map_err(Error::Usage)?;
-    let samples = humaneval::read_samples(&samples_path, &problems).map_err(Error::Usage)?;
+    let problems = in_process::read_problems(problems_path).map_err(Error::Usage)?;
+    let samples = in_process::read_samples(&samples_path, &problems).map_err(Error::Usage)?;
     if samples.is_empty() {
         // human-eval refuses it too ("Some problems are not attempted").
         return Err(Error::Usage(format!(

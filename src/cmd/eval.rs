@@ -8,7 +8,7 @@
 //! 3. each task planned: its known answer or its units, staged
 //!    (`plan_tasks`);
 //! 4. the engines started (`engines::started`);
-//! 5. every unit judged on their workers (`eval::workers`);
+//! 5. every unit judged on their workers (`eval::run::workers`);
 //! 6. the engines cleaned of what the eval left;
 //! 7. each task's entry made (`entries`), the report and files written
 //!    (`report`).
@@ -25,20 +25,20 @@ use crate::engines::isolation;
 use crate::engines::pool::{self, Setup};
 use crate::engines::started::{self, Engines};
 use crate::error::{Error, Result};
-use crate::eval::cache::Cache;
-use crate::eval::candidates;
-use crate::eval::humaneval_results::write_sample_results;
-use crate::eval::partition::{self, Split};
-use crate::eval::plan::{combine, plan, plan_samples, ImageCheck, Place, Plan, Unit};
-use crate::eval::preflight;
-use crate::eval::prepare::{warm_while_sealing, Warm};
-use crate::eval::queue::Tally;
-use crate::eval::request::EvalRequest;
-use crate::eval::saved;
-use crate::eval::sealed::Sealed;
-use crate::eval::select;
-use crate::eval::tasks::Task;
-use crate::eval::workers::judge_all;
+use crate::eval::humaneval::results::write_sample_results;
+use crate::eval::input::candidates;
+use crate::eval::input::request::EvalRequest;
+use crate::eval::input::select;
+use crate::eval::input::tasks::Task;
+use crate::eval::judge::saved;
+use crate::eval::plan::partition::{self, Split};
+use crate::eval::plan::preflight;
+use crate::eval::plan::units::{combine, plan, plan_samples, ImageCheck, Place, Plan, Unit};
+use crate::eval::run::cache::Cache;
+use crate::eval::run::queue::Tally;
+use crate::eval::run::warm::{warm_while_sealing, Warm};
+use crate::eval::run::workers::judge_all;
+use crate::eval::sealed::harness::Sealed;
 use crate::exit;
 use crate::report::{self, Status, TaskResult};
 use crate::session::Session;
@@ -177,7 +177,7 @@ fn oversubscribed(jobs: usize, cpus: &str) -> Option<String> {
 /// Sets up every engine, and checks each image (pulled if allowed) on
 /// each, before any clock: an image's ID is part of every cache key. Then
 /// each engine's isolation and the sealed prepare step. Stops with one line
-/// (`eval::preflight`) when no engine can run what the tasks need.
+/// (`eval::plan::preflight`) when no engine can run what the tasks need.
 fn set_up<'i>(
     req: &EvalRequest,
     session: &Session,
@@ -308,8 +308,12 @@ fn entries(
             TaskResult::error(&task.id, "no_engine", engines.why_not(&task.image))
         });
         result.requeued = std::mem::take(&mut tally.requeued);
-        crate::eval::hint::interpreter_missing(&mut result, &task.image, &units[index].interpreter);
-        crate::eval::check_message::name_the_exception(&mut result);
+        crate::eval::judge::hint::interpreter_missing(
+            &mut result,
+            &task.image,
+            &units[index].interpreter,
+        );
+        crate::eval::sealed::check_message::name_the_exception(&mut result);
         result
     };
     plans

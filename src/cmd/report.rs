@@ -15,7 +15,7 @@ use crate::cli::ReportArgs;
 use crate::console;
 use crate::diff;
 use crate::error::{Error, Result};
-use crate::eval::candidates::{find_source, Found, Source};
+use crate::eval::input::candidates::{find_source, Found, Source};
 use crate::report::html::{self, Eval};
 use crate::report::TaskResult;
 
@@ -122,7 +122,7 @@ fn add_files(r: &TaskResult, v: &mut Value, gen: Option<&Path>, task: Option<&st
     if let Some(gen) = gen {
         let source = match (task, &r.sample) {
             (Some(task), Some(sample)) => {
-                match crate::eval::candidates::samples_in(gen, &gen.join(task), None)
+                match crate::eval::input::candidates::samples_in(gen, &gen.join(task), None)
                     .into_iter()
                     .find(|(name, _)| name == sample)
                 {

@@ -140,7 +140,7 @@ pub(crate) fn start(
     // Each engine's event stream runs from before its first container to
     // the end of the eval (dropped with the members, on every path).
     // (Started already where runner containers started ahead: see
-    // `eval::prepare`.)
+    // `eval::run::warm`.)
     for member in engines.members.iter_mut().filter(|m| m.events.is_none()) {
         member.events = Some(EventStream::start(&member.docker, &session.run_id)?);
     }

@@ -32,7 +32,7 @@ pub const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
 /// Added to a case's wall limit before the host gives up on the runner.
 /// The runner kills the program at the wall limit and answers in
 /// milliseconds; no answer by then is the candidate's `timeout` on an
-/// engine that still answers (see `eval::isolate`).
+/// engine that still answers (see `eval::judge::isolate`).
 pub const CASE_GRACE: Duration = Duration::from_secs(5);
 /// Under `TimeRule::Cpu` the runner stops a case by the candidate's CPU
 /// time and its wall clock minus its waits for a CPU, which a busy machine

@@ -31,7 +31,7 @@ use crate::verdict::outcome;
 /// The compile container's pids limit: javac and go build run many
 /// threads.
 pub(crate) const COMPILE_PIDS_LIMIT: &str = "256";
-/// `judge::ENGINE_LOST` (judge uses this module, not the reverse): the
+/// `cases::ENGINE_LOST` (cases uses this module, not the reverse): the
 /// unit is run again when its engine still answers.
 const ENGINE_LOST: &str = "engine_lost";
 /// The largest source sbx hands to a compiler.

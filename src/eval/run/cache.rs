@@ -19,9 +19,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::tasks::Task;
 use crate::console;
 use crate::error::{Error, Result};
+use crate::eval::input::tasks::Task;
 use crate::report::{Status, TaskResult};
 use crate::session::Sandbox;
 
@@ -393,7 +393,7 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::tasks::{parse_tasks, TaskDefaults};
+    use crate::eval::input::tasks::{parse_tasks, TaskDefaults};
     use crate::spec::CompareMode as Mode;
     use crate::verdict::matcher::Tolerance;
     use std::time::Duration;

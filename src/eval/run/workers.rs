@@ -10,12 +10,12 @@ use std::thread;
 
 use super::attempt::{run_unit, settle};
 use super::cache::Cache;
-use super::plan::{ImageCheck, Unit};
-use super::prepare::Warm;
 use super::queue::{lock, take, Queue, Taken, Tally};
-use super::request::EvalRequest;
+use super::warm::Warm;
 use crate::console;
 use crate::engines::started::Engines;
+use crate::eval::input::request::EvalRequest;
+use crate::eval::plan::units::{ImageCheck, Unit};
 use crate::report::{self, Status, TaskResult};
 use crate::session::Session;
 

@@ -4,16 +4,16 @@
 use std::sync::Arc;
 
 use super::compile::{compile, Built};
-use super::humaneval;
-use super::plan::Unit;
-use super::request::EvalRequest;
 use super::saved;
-use super::sealed;
-use super::tasks::{Task, TaskCase};
 use crate::docker::argv;
 use crate::docker::events::{self, ContainerRecord};
 use crate::docker::process::{Ended, Finished, OutputSink, StdinSource};
 use crate::engines::pool::Member;
+use crate::eval::humaneval::in_process;
+use crate::eval::input::request::EvalRequest;
+use crate::eval::input::tasks::{Task, TaskCase};
+use crate::eval::plan::units::Unit;
+use crate::eval::sealed;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::session::{Prepared, Session, Staged, StagedCandidate};
@@ -205,12 +205,12 @@ pub(crate) fn over_cases(
 
 /// Runs a function test's program (the unit's bytes) in its own container,
 /// through the runner with a token fresh for this run on its stdin, and
-/// judges it: a pass needs the token on stdout (see `humaneval::RUNNER`).
+/// judges it: a pass needs the token on stdout (see `in_process::RUNNER`).
 fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
     let Judging {
         req, task, unit, ..
     } = *cx;
-    let token = match humaneval::fresh_token() {
+    let token = match in_process::fresh_token() {
         Ok(token) => token,
         Err(e) => {
             let message = format!("cannot read /dev/urandom for a token: {e}");
@@ -220,12 +220,16 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
     let mut interpreter = unit.interpreter.clone();
     let stdin = match &unit.sealed {
         Some(plan) => {
-            interpreter.extend(sealed::harness_args(&token, req.max_output / 2, plan));
+            interpreter.extend(sealed::harness::harness_args(
+                &token,
+                req.max_output / 2,
+                plan,
+            ));
             StdinSource::Null
         }
         None => {
-            interpreter.extend(humaneval::runner_args(req.max_output / 2));
-            StdinSource::Bytes(humaneval::evidence_stdin(&token).into())
+            interpreter.extend(in_process::runner_args(req.max_output / 2));
+            StdinSource::Bytes(in_process::evidence_stdin(&token).into())
         }
     };
     let candidate = cx.candidate(&interpreter);
@@ -238,7 +242,8 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
         |finished, record| match &unit.sealed {
             // A sealed test: exit 0, then the frame's values compared here.
             Some(plan) => match outcome::judge_function(finished, |_| true, record) {
-                Verdict::Pass => match sealed::judge(&finished.stdout.bytes, &token, plan) {
+                Verdict::Pass => match sealed::harness::judge(&finished.stdout.bytes, &token, plan)
+                {
                     Ok(()) => Verdict::Pass,
                     Err(failure) if failure.reason == "no_completion" && record.oom_killed() => {
                         Verdict::Fail(FailReason::Oom)
@@ -252,7 +257,7 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
             },
             None => outcome::judge_function(
                 finished,
-                |stdout| humaneval::evidence_seen(stdout, &token),
+                |stdout| in_process::evidence_seen(stdout, &token),
                 record,
             ),
         },
@@ -266,8 +271,8 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
 /// How a function test is judged: `sealed` or `in_process`.
 pub(crate) fn judged_as(unit: &Unit) -> &'static str {
     match unit.sealed {
-        Some(_) => sealed::SEALED,
-        None => sealed::IN_PROCESS,
+        Some(_) => sealed::harness::SEALED,
+        None => sealed::harness::IN_PROCESS,
     }
 }
 
@@ -332,7 +337,7 @@ fn run_and_judge(
     // The program runs under the runner's `--supervise` wrapper, which
     // installs the runner's seccomp filter and judges time by the runner
     // modes' CPU-time rule (see `sbx_runner::supervise`).
-    let token = match humaneval::fresh_token() {
+    let token = match in_process::fresh_token() {
         Ok(token) => token,
         Err(e) => {
             let message = format!("cannot read /dev/urandom for a token: {e}");
@@ -490,7 +495,7 @@ pub(crate) fn save_output(
     let stem = saved::stem(&cx.task.id, cx.unit.sample.as_deref(), case_number);
     // A function test's result frame is the harness's, not the candidate's.
     let stdout = match cx.task.function {
-        Some(_) => super::check_message::without_result_frame(stdout),
+        Some(_) => crate::eval::sealed::check_message::without_result_frame(stdout),
         None => stdout.into(),
     };
     match saved::save(dir, &stem, &stdout, stderr) {

@@ -8,13 +8,13 @@
 use std::collections::BTreeMap;
 
 use super::cache::{Cache, KeyInput};
-use super::isolate::{judge_in_runner, Judged, Slot};
-use super::judge::{compile_unit, judge, judge_built, Judging, ENGINE_LOST};
-use super::plan::{ImageCheck, Unit};
 use super::queue::Tally;
-use super::request::EvalRequest;
 use crate::docker::events::EventStream;
 use crate::engines::pool::{Member, Ping};
+use crate::eval::input::request::EvalRequest;
+use crate::eval::judge::cases::{compile_unit, judge, judge_built, Judging, ENGINE_LOST};
+use crate::eval::judge::isolate::{judge_in_runner, Judged, Slot};
+use crate::eval::plan::units::{ImageCheck, Unit};
 use crate::report::{Requeue, Status, TaskResult};
 use crate::session::{Delivery, Session, Staged};
 use crate::spec::IsolateMode;

@@ -6,15 +6,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::candidates::{self, find_source, Found, Source};
-use super::humaneval::{self, Problem, Sample};
 use super::partition::{self, Assignment, Split, TaskUnits};
-use super::request::EvalRequest;
-use super::sealed::{self, Sealed};
-use super::tasks::Function;
 use crate::console;
 use crate::engines::pool::Setup;
 use crate::error::{Error, Result};
+use crate::eval::humaneval::in_process::{self, Problem, Sample};
+use crate::eval::input::candidates::{self, find_source, Found, Source};
+use crate::eval::input::request::EvalRequest;
+use crate::eval::input::tasks::Function;
+use crate::eval::sealed;
+use crate::eval::sealed::harness::Sealed;
 use crate::report::TaskResult;
 use crate::session::{Session, Staged};
 use crate::spec::languages::{self, Language};
@@ -71,10 +72,10 @@ pub(crate) fn plan(
     // A sealed one is staged with the plan of its calls instead.
     let stage = |task: usize, path: &Path| match (&req.tasks[task].function, &sealed[task]) {
         (Some(Function::Test { .. }), Some(plan)) => {
-            session.stage_file_then(path, &sealed::suffix(plan))
+            session.stage_file_then(path, &sealed::harness::suffix(plan))
         }
         (Some(Function::Test { test, entry_point }), None) => {
-            session.stage_file_then(path, &humaneval::test_suffix(test, entry_point.as_deref()))
+            session.stage_file_then(path, &in_process::test_suffix(test, entry_point.as_deref()))
         }
         _ => session.stage_file(path),
     };
@@ -283,7 +284,7 @@ pub(crate) fn plan_samples(
             Err((code, message)) => Ok(TaskResult::error(&sample.task_id, code, message.clone())),
             Ok(_) if sample.not_text.is_some() => {
                 let why = sample.not_text.as_deref().unwrap_or_default();
-                Ok(humaneval::not_text_result(&sample.task_id, why))
+                Ok(in_process::not_text_result(&sample.task_id, why))
             }
             Ok(_) if sample.code.size() > candidates::MAX_CANDIDATE_BYTES => {
                 Ok(candidates::too_large(&sample.task_id, sample.code.size()))
@@ -291,10 +292,10 @@ pub(crate) fn plan_samples(
             Ok(_) => {
                 let program = match &sealed[task] {
                     Some(plan) => {
-                        let code = humaneval::candidate_code(&problems[task], &sample.code);
-                        sealed::program(code.as_bytes(), plan)
+                        let code = in_process::candidate_code(&problems[task], &sample.code);
+                        sealed::harness::program(code.as_bytes(), plan)
                     }
-                    None => humaneval::program(&problems[task], &sample.code).into_bytes(),
+                    None => in_process::program(&problems[task], &sample.code).into_bytes(),
                 };
                 units.push(Unit {
                     task,

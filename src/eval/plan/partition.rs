@@ -13,8 +13,8 @@ use std::io::Read;
 
 use sha2::{Digest, Sha256};
 
-use super::candidates::{Found, Source};
-use super::request::EvalRequest;
+use crate::eval::input::candidates::{Found, Source};
+use crate::eval::input::request::EvalRequest;
 use crate::files;
 use crate::report::share::{Inputs, Share};
 use crate::spec::partition::{sample_identity, Partition};

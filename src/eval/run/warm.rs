@@ -5,16 +5,17 @@
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use super::humaneval;
-use super::isolate::Slot;
 use super::queue::lock;
-use super::request::EvalRequest;
-use super::sealed::{self, Sealed, TestShape};
-use super::tasks::Function;
 use crate::console;
 use crate::docker::events::EventStream;
 use crate::engines::pool::Setup;
 use crate::error::Result;
+use crate::eval::humaneval::in_process;
+use crate::eval::input::request::EvalRequest;
+use crate::eval::input::tasks::Function;
+use crate::eval::judge::isolate::Slot;
+use crate::eval::sealed;
+use crate::eval::sealed::harness::{Sealed, TestShape};
 use crate::session::Session;
 use crate::spec::IsolateMode;
 
@@ -133,7 +134,7 @@ fn seal(
                     None => TestShape::Module { test },
                 }),
                 (Some(Function::Assembled), Some(files)) => {
-                    Some(humaneval::test_shape(&files.problems[i]))
+                    Some(in_process::test_shape(&files.problems[i]))
                 }
                 _ => None,
             })
@@ -141,10 +142,10 @@ fn seal(
         if shapes.is_empty() || shapes.len() != tasks.len() {
             continue;
         }
-        match sealed::run_prepare(session, &setup.member.docker, image, &python, &shapes) {
+        match sealed::harness::run_prepare(session, &setup.member.docker, image, &python, &shapes) {
             Ok(prepared) => {
                 for (&i, answer) in tasks.iter().zip(prepared) {
-                    if let sealed::Prepared::Sealed(plan) = answer {
+                    if let sealed::harness::Prepared::Sealed(plan) = answer {
                         sealed[i] = Some(plan);
                     }
                 }
