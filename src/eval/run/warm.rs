@@ -15,7 +15,8 @@ use crate::eval::input::request::EvalRequest;
 use crate::eval::input::tasks::Function;
 use crate::eval::judge::isolate::Slot;
 use crate::eval::sealed;
-use crate::eval::sealed::harness::{Sealed, TestShape};
+use crate::eval::sealed::harness::Sealed;
+use crate::eval::sealed::prepare::TestShape;
 use crate::session::Session;
 use crate::spec::IsolateMode;
 
@@ -142,10 +143,10 @@ fn seal(
         if shapes.is_empty() || shapes.len() != tasks.len() {
             continue;
         }
-        match sealed::harness::run_prepare(session, &setup.member.docker, image, &python, &shapes) {
+        match sealed::prepare::run_prepare(session, &setup.member.docker, image, &python, &shapes) {
             Ok(prepared) => {
                 for (&i, answer) in tasks.iter().zip(prepared) {
-                    if let sealed::harness::Prepared::Sealed(plan) = answer {
+                    if let sealed::prepare::Prepared::Sealed(plan) = answer {
                         sealed[i] = Some(plan);
                     }
                 }
