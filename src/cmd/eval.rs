@@ -132,7 +132,11 @@ fn check_inputs(req: &mut EvalRequest, gen_root: &Path) -> Result<()> {
     if req.human_eval.is_none() {
         python_only(&req.tasks, gen_root)?;
     }
-    req.save_output = req.save_output.as_deref().map(saved::prepare).transpose()?;
+    req.save_output = req
+        .save_output
+        .as_deref()
+        .map(saved::make_dir)
+        .transpose()?;
     Ok(())
 }
 

@@ -82,7 +82,7 @@ fn agree(headers: &[Header]) -> Result<(), String> {
 
 /// One task's pieces, gathered from the shares.
 #[derive(Default)]
-struct Slot {
+struct Pieces {
     whole: Option<(String, TaskResult)>,
     samples: BTreeMap<usize, (String, TaskResult)>,
     of: Option<usize>,
@@ -132,7 +132,7 @@ pub(crate) fn merge_reports(
         return Ok(Vec::new());
     };
     drop(headers);
-    let mut slots: Vec<Slot> = (0..tasks).map(|_| Slot::default()).collect();
+    let mut slots: Vec<Pieces> = (0..tasks).map(|_| Pieces::default()).collect();
     for (file, entries) in reports {
         for mut entry in entries {
             let share = entry.partition.take().expect("checked above");

@@ -109,7 +109,7 @@ impl std::error::Error for RunnerError {}
 
 /// How a `load` went.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Loaded {
+pub enum LoadOutcome {
     Ready,
     /// The candidate cannot be run (no `#!` line and no interpreter): the
     /// candidate's fault, not the runner's.
@@ -282,11 +282,11 @@ impl RunnerSession {
     }
 
     /// Sends a candidate; the runner keeps it for the cases that follow.
-    pub fn load(&mut self, candidate: &Candidate) -> Result<Loaded, RunnerError> {
+    pub fn load(&mut self, candidate: &Candidate) -> Result<LoadOutcome, RunnerError> {
         self.send(&Message::Load(candidate.clone()))?;
         match self.receive(STEP_TIMEOUT, "load")? {
-            Message::Loaded => Ok(Loaded::Ready),
-            Message::Refused(message) => Ok(Loaded::Refused(message)),
+            Message::Loaded => Ok(LoadOutcome::Ready),
+            Message::Refused(message) => Ok(LoadOutcome::Refused(message)),
             other => self.unexpected(&other),
         }
     }
@@ -770,7 +770,7 @@ mod tests {
             interpreter: Some(vec!["python3".into()]),
             build: None,
         };
-        assert_eq!(s.load(&candidate).unwrap(), Loaded::Ready);
+        assert_eq!(s.load(&candidate).unwrap(), LoadOutcome::Ready);
         let err = s.run_case(&case()).unwrap_err();
         assert!(
             matches!(err, RunnerError::Frame(FrameError::Truncated)),

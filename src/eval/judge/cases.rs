@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::compile::{compile, Built};
+use super::compile::{compile, Build};
 use super::saved;
 use crate::docker::argv;
 use crate::docker::events::{self, ContainerRecord};
@@ -16,7 +16,7 @@ use crate::eval::plan::units::Unit;
 use crate::eval::sealed;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::session::{Prepared, Session, Staged, StagedCandidate};
+use crate::session::{ContainerArgs, Session, Staged, StagedCandidate};
 use crate::verdict::outcome::{self, FailReason, Verdict};
 use sbx_runner::supervise::{self, Why};
 
@@ -85,11 +85,11 @@ pub(crate) fn judge(cx: &Judging<'_>) -> Option<TaskResult> {
 /// before its cases, outside their clocks; `Err` is the task's result (the
 /// compiler's refusal, or why sbx could not compile), with the cases
 /// counted as none passed. With `pack`, the build comes back for the
-/// runner too (`Built::files`). `None` when interrupted.
+/// runner too (`Build::files`). `None` when interrupted.
 pub(crate) fn compile_unit<'a>(
     cx: &Judging<'a>,
     pack: bool,
-) -> Option<Result<Option<Built<'a>>, TaskResult>> {
+) -> Option<Result<Option<Build<'a>>, TaskResult>> {
     let task = cx.task;
     let Some(language) = cx.unit.language else {
         return Some(Ok(None));
@@ -117,7 +117,7 @@ pub(crate) fn compile_unit<'a>(
 
 /// Judges one candidate (compiled already, if `built`) against each case of
 /// its task, each in a fresh container.
-pub(crate) fn judge_built(cx: &Judging<'_>, built: Option<&Built<'_>>) -> Option<TaskResult> {
+pub(crate) fn judge_built(cx: &Judging<'_>, built: Option<&Build<'_>>) -> Option<TaskResult> {
     let Judging { req, task, .. } = *cx;
     let run_case = |k: usize, case: &TaskCase| {
         let candidate = cx.candidate(&cx.unit.interpreter);
@@ -284,7 +284,7 @@ fn judge_case(
     candidate: &StagedCandidate<'_>,
     case: &TaskCase,
     case_number: Option<usize>,
-    built: Option<&Built<'_>>,
+    built: Option<&Build<'_>>,
 ) -> Option<TaskResult> {
     run_and_judge(
         cx,
@@ -323,7 +323,7 @@ fn run_and_judge(
     cx: &Judging<'_>,
     candidate: &StagedCandidate<'_>,
     stdin: StdinSource,
-    built: Option<&Built<'_>>,
+    built: Option<&Build<'_>>,
     case_number: Option<usize>,
     verdict: impl FnOnce(&Finished, &ContainerRecord<'_>) -> Verdict,
 ) -> Option<TaskResult> {
@@ -359,30 +359,30 @@ fn run_and_judge(
         false => task.timeout,
     };
     let run = session
-        .prepare(candidate, &member.delivery)
-        .map(|prepared| match built {
-            Some(built) => built.apply(prepared),
-            None => prepared,
+        .args_for(candidate, &member.delivery)
+        .map(|container| match built {
+            Some(built) => built.apply(container),
+            None => container,
         })
-        .map(|prepared| match supervised {
-            true => Prepared {
+        .map(|container| match supervised {
+            true => ContainerArgs {
                 create: argv::with_supervisor(
-                    &prepared.create,
+                    &container.create,
                     &runner,
                     (sbx_runner::SUBCOMMAND, supervise::SUPERVISE),
                     limit_ms,
                     (supervise::TOKEN_ENV, &token),
                 ),
-                ..prepared
+                ..container
             },
-            false => prepared,
+            false => container,
         })
-        .and_then(|prepared| {
-            let name = prepared.name.clone();
+        .and_then(|container| {
+            let name = container.name.clone();
             session
                 .execute(
                     &member.docker,
-                    prepared,
+                    container,
                     stdin,
                     OutputSink::Capture {
                         max: req.max_output,

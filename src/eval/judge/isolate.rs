@@ -3,9 +3,9 @@
 //! process, and a reset comes before every next case (and, in `worker`
 //! mode, before every next candidate, an `Unload` that also removes the
 //! candidate's file and build). A compiled candidate comes with its build
-//! (`compile::Built`), which the runner writes where only it can write and
-//! the candidate can execute. A worker's `Slot` holds its runner container
-//! between units in `worker` mode.
+//! (`compile::Build`), which the runner writes where only it can write and
+//! the candidate can execute. In `worker` mode a worker keeps its runner
+//! container between units, in its `WorkerRunner`.
 //!
 //! A runner lost while a case runs is classified on evidence. The
 //! engine's `oom` for the container (and no earlier OOM in it) makes it the
@@ -26,7 +26,7 @@ use sbx_runner::protocol::{self, CaseResult};
 use sbx_runner::SUBCOMMAND;
 
 use super::cases::{save_output, Judging};
-use super::compile::Built;
+use super::compile::Build;
 use crate::docker::argv::{
     is_gvisor, runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH,
 };
@@ -40,7 +40,7 @@ use crate::eval::sealed;
 use crate::eval::sealed::harness::Sealed;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::runner::host::{case_wait, Loaded, ResetOutcome, RunnerError, RunnerSession};
+use crate::runner::host::{case_wait, LoadOutcome, ResetOutcome, RunnerError, RunnerSession};
 use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
@@ -65,7 +65,7 @@ const FILE_NAME: &str = "task";
 
 /// One worker's runner container, if it holds one.
 #[derive(Debug, Default)]
-pub(crate) struct Slot {
+pub(crate) struct WorkerRunner {
     held: Option<Held>,
 }
 
@@ -84,7 +84,7 @@ struct Held {
     cases: usize,
 }
 
-impl Slot {
+impl WorkerRunner {
     /// Closes the container it holds, if any.
     pub(crate) fn close(&mut self) {
         if let Some(held) = self.held.take() {
@@ -96,8 +96,8 @@ impl Slot {
     /// started ahead of its first candidate (while the sealed prepare step
     /// runs); empty if it could not start, and the worker then starts one
     /// as usual, reporting what goes wrong. `member.events` must be set.
-    pub(crate) fn warm(session: &Session, member: &Member, image: &str) -> Slot {
-        Slot {
+    pub(crate) fn warm(session: &Session, member: &Member, image: &str) -> WorkerRunner {
+        WorkerRunner {
             held: start(session, member, image).ok().map(|session| Held {
                 image: image.to_string(),
                 session,
@@ -133,8 +133,8 @@ pub(crate) enum Judged {
 /// holds a clean container, the candidate and its build unloaded, or none.
 pub(crate) fn judge_in_runner(
     cx: &Judging<'_>,
-    slot: &mut Slot,
-    built: Option<&Built<'_>>,
+    slot: &mut WorkerRunner,
+    built: Option<&Build<'_>>,
 ) -> Judged {
     let Judging {
         session,
@@ -259,7 +259,7 @@ struct Run<'a> {
     req: &'a EvalRequest,
     task: &'a Task,
     member: &'a Member,
-    slot: &'a mut Slot,
+    slot: &'a mut WorkerRunner,
     candidate: &'a protocol::Candidate,
     /// The candidate is loaded in the slot's container.
     loaded: bool,
@@ -406,8 +406,8 @@ impl Run<'_> {
         if !self.loaded {
             let held = self.slot.held.as_mut().expect("a container was started");
             match held.session.load(self.candidate)? {
-                Loaded::Ready => self.loaded = true,
-                Loaded::Refused(why) => {
+                LoadOutcome::Ready => self.loaded = true,
+                LoadOutcome::Refused(why) => {
                     self.refused = Some(why);
                     return Ok(false);
                 }

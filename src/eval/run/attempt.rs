@@ -13,7 +13,7 @@ use crate::docker::events::EventStream;
 use crate::engines::pool::{Member, Ping};
 use crate::eval::input::request::EvalRequest;
 use crate::eval::judge::cases::{compile_unit, judge, judge_built, Judging, ENGINE_LOST};
-use crate::eval::judge::isolate::{judge_in_runner, Judged, Slot};
+use crate::eval::judge::isolate::{judge_in_runner, Judged, WorkerRunner};
 use crate::eval::plan::units::{ImageCheck, Unit};
 use crate::report::{Requeue, Status, TaskResult};
 use crate::session::{Delivery, Session, Staged};
@@ -46,7 +46,7 @@ pub(crate) fn run_unit(
     images: &BTreeMap<&str, ImageCheck>,
     (unit, staged): (&Unit, &Staged),
     member: &Member,
-    slot: &mut Slot,
+    slot: &mut WorkerRunner,
 ) -> Step {
     // In the runner modes a compiled candidate is compiled in its own
     // container, then its build is delivered to the runner (`judge_compiled`).
@@ -203,7 +203,7 @@ pub(crate) fn settle(step: Step, tally: &mut Tally, member: &Member, explicit: b
 /// the runner like an interpreted candidate's. A build that cannot be
 /// delivered (no `tar` in the image, larger than the protocol carries)
 /// runs from its volume, a container per case, with the same verdicts.
-fn judge_compiled(cx: &Judging<'_>, slot: &mut Slot) -> Option<TaskResult> {
+fn judge_compiled(cx: &Judging<'_>, slot: &mut WorkerRunner) -> Option<TaskResult> {
     let built = match compile_unit(cx, true)? {
         Ok(built) => built.expect("a compiled unit"),
         Err(result) => return Some(result),

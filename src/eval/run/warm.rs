@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::eval::humaneval::in_process;
 use crate::eval::input::request::EvalRequest;
 use crate::eval::input::tasks::Function;
-use crate::eval::judge::isolate::Slot;
+use crate::eval::judge::isolate::WorkerRunner;
 use crate::eval::sealed;
 use crate::eval::sealed::harness::Sealed;
 use crate::eval::sealed::prepare::TestShape;
@@ -23,15 +23,15 @@ use crate::spec::IsolateMode;
 /// Runner containers started ahead, by engine label, for the workers'
 /// first candidates.
 #[derive(Debug, Default)]
-pub(crate) struct Warm(Mutex<Vec<(String, Slot)>>);
+pub(crate) struct Warm(Mutex<Vec<(String, WorkerRunner)>>);
 
 impl Warm {
     /// A started container for a worker of engine `label`, or an empty slot.
-    pub(crate) fn take(&self, label: &str) -> Slot {
+    pub(crate) fn take(&self, label: &str) -> WorkerRunner {
         let mut slots = lock(&self.0);
         match slots.iter().position(|(l, _)| l == label) {
             Some(at) => slots.swap_remove(at).1,
-            None => Slot::default(),
+            None => WorkerRunner::default(),
         }
     }
 
@@ -87,7 +87,7 @@ pub(crate) fn warm_while_sealing(
                 let image = image.as_str();
                 (
                     s.member.label.clone(),
-                    scope.spawn(move || Slot::warm(session, &s.member, image)),
+                    scope.spawn(move || WorkerRunner::warm(session, &s.member, image)),
                 )
             })
             .collect();

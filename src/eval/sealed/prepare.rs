@@ -85,11 +85,11 @@ pub(crate) fn run_prepare(
 ) -> Result<Vec<Prepared>, String> {
     let mut words = python.to_vec();
     words.extend(["-c".to_string(), PREPARE.to_string(), HARNESS.to_string()]);
-    let prepared = session.prepare_trusted(image, &words);
+    let container = session.trusted_args(image, &words);
     let finished = session
         .execute(
             docker,
-            prepared,
+            container,
             StdinSource::Bytes(Arc::from(prepare_input(tests))),
             OutputSink::Capture {
                 max: PREPARE_MAX_OUTPUT,
