@@ -125,7 +125,7 @@ pub enum ResetOutcome {
 }
 
 /// What the reader thread hands over: a message, a clean end, or a broken stream.
-type Event = Result<Option<Message>, FrameError>;
+type Received = Result<Option<Message>, FrameError>;
 
 /// The container behind a session.
 #[derive(Debug)]
@@ -140,7 +140,7 @@ struct Owned {
 #[derive(Debug)]
 pub struct RunnerSession {
     to_runner: Option<Box<dyn WriteDebug>>,
-    from_runner: mpsc::Receiver<Event>,
+    from_runner: mpsc::Receiver<Received>,
     owned: Option<Owned>,
     /// The runner's sbx version and whether it can read the OOM counter.
     pub sbx_version: String,

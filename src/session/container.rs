@@ -9,7 +9,9 @@ use std::time::Duration;
 use super::staging::{Session, Staged};
 use crate::docker::argv::{self, Container, Mount, NAME_PREFIX};
 use crate::docker::control;
-use crate::docker::process::{self, ContainerGuard, Finished, Job, OutputSink, StdinSource};
+use crate::docker::process::{
+    self, AttachedRun, ContainerGuard, Finished, OutputSink, StdinSource,
+};
 use crate::docker::Docker;
 use crate::error::{Error, Result};
 use crate::signals;
@@ -150,7 +152,7 @@ impl Session {
         if let Some(signal) = signals::received() {
             return Ok(Finished::interrupted_before_start(signal));
         }
-        let finished = process::supervise(Job {
+        let finished = process::supervise(AttachedRun {
             docker,
             args: container.start,
             stdin,

@@ -170,7 +170,7 @@ const ENTRY_MAX: u64 = 1 << 20;
 
 /// One stored entry: the key it was stored under, and the result.
 #[derive(Debug, Serialize, serde::Deserialize)]
-struct Entry {
+struct Stored {
     key: String,
     result: TaskResult,
 }
@@ -337,7 +337,7 @@ impl Cache {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Err(e) => return ignored(&e.to_string()),
         };
-        let Ok(entry) = serde_json::from_slice::<Entry>(&bytes) else {
+        let Ok(entry) = serde_json::from_slice::<Stored>(&bytes) else {
             return ignored("not an entry of this sbx");
         };
         if entry.key != key {
@@ -367,7 +367,7 @@ impl Cache {
         result.engine = None;
         result.requeued.clear();
         result.cached = None;
-        let entry = Entry {
+        let entry = Stored {
             key: key.to_string(),
             result,
         };

@@ -138,28 +138,28 @@ fn text(reader: &mut Reader<'_>) -> Result<String, Failure> {
 }
 
 /// One result of the frame.
-enum Outcome {
+enum CallResult {
     Ok(Value),
     Raised(String),
     Refused(String),
 }
 
 /// Reads `{"ok": V}`, `{"raised": HEX}` or `{"refused": HEX}`.
-fn outcome(reader: &mut Reader<'_>, n: usize) -> Result<Outcome, Failure> {
+fn outcome(reader: &mut Reader<'_>, n: usize) -> Result<CallResult, Failure> {
     let malformed = || fail("bad_frame", format!("check {n}: an unreadable result"));
     reader.expect(b'{').map_err(|_| malformed())?;
     let key = reader.string().map_err(|_| malformed())?;
     reader.expect(b':').map_err(|_| malformed())?;
     let outcome = match key {
-        b"ok" => Outcome::Ok(reader.value().map_err(|e| match e {
+        b"ok" => CallResult::Ok(reader.value().map_err(|e| match e {
             ReadError::Malformed(_) => malformed(),
             ReadError::NotPlain(what) => fail(
                 "not_plain_data",
                 format!("check {n}: the candidate returned {what}"),
             ),
         })?),
-        b"raised" => Outcome::Raised(text(reader)?),
-        b"refused" => Outcome::Refused(text(reader)?),
+        b"raised" => CallResult::Raised(text(reader)?),
+        b"refused" => CallResult::Refused(text(reader)?),
         _ => return Err(malformed()),
     };
     reader.expect(b'}').map_err(|_| malformed())?;
@@ -205,12 +205,12 @@ pub(crate) fn judge(stdout: &[u8], token: &str, sealed: &Sealed) -> Result<(), F
         }
         let said = sealed.said.get(k);
         let actual = match outcome(&mut reader, n)? {
-            Outcome::Ok(value) => value,
-            Outcome::Raised(what) => {
+            CallResult::Ok(value) => value,
+            CallResult::Raised(what) => {
                 let call = said.map(|(call, _)| call);
                 return Err(fail("raised", check_message::raised(n, call, &what)));
             }
-            Outcome::Refused(why) => {
+            CallResult::Refused(why) => {
                 return Err(fail(
                     "not_plain_data",
                     format!("check {n}: the candidate returned {why}"),
