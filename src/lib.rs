@@ -60,7 +60,7 @@ pub(crate) mod cmd;
 use crate::cli::Command;
 use crate::cmd::{doctor, gc, merge, run};
 use crate::eval::input::request::EvalRequest;
-use crate::requests::{DoctorRequest, GcRequest, RunRequest};
+use crate::requests::{DoctorRequest, GcRequest, MergeRequest, RunRequest};
 
 /// Parses the command line, runs the subcommand, and returns the exit code.
 /// Errors are printed here as one line on stderr.
@@ -93,7 +93,7 @@ pub fn main_impl() -> i32 {
         Command::Diff(args) => {
             cmd::diff::diff(&args.old, &args.new, args.json, args.allow_missing, args.k)
         }
-        Command::Merge(args) => merge::merge(merge::MergeRequest::from_args(args)),
+        Command::Merge(args) => merge::merge(MergeRequest::from_args(args)),
         Command::Report(args) => cmd::report::report(args),
         Command::Gc(args) => GcRequest::from_args(args).and_then(|req| {
             let filter = gc::Filter {

@@ -6,7 +6,7 @@ use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::{DoctorArgs, EvalArgs, GcArgs, RunArgs, SandboxArgs};
+use crate::cli::{DoctorArgs, EvalArgs, GcArgs, MergeArgs, RunArgs, SandboxArgs};
 use crate::docker::Docker;
 use crate::engines;
 use crate::engines::engine_spec::EngineSpec;
@@ -19,6 +19,7 @@ use crate::report;
 use crate::session::{self, Sandbox};
 use crate::spec::languages::CompileLimits;
 use crate::spec::partition::Partition;
+use crate::spec::ReportFormat;
 use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
     Hardening, IsolateMode, Limits, Profile, STRICT_USER,
@@ -385,6 +386,32 @@ impl GcRequest {
             older_than,
             dry_run: args.dry_run,
         })
+    }
+}
+
+/// A validated `sbx merge` request.
+#[derive(Debug, Clone)]
+pub(crate) struct MergeRequest {
+    pub reports: Vec<PathBuf>,
+    pub format: ReportFormat,
+    pub color: bool,
+    pub output: Option<PathBuf>,
+}
+
+impl MergeRequest {
+    /// The request of the command line (nothing in it can be invalid).
+    pub(crate) fn from_args(args: MergeArgs) -> MergeRequest {
+        let terminal = std::io::stdout().is_terminal();
+        MergeRequest {
+            reports: args.reports,
+            format: report::text::format_for(args.format, terminal),
+            color: report::text::color_for(
+                args.color,
+                terminal,
+                std::env::var_os("NO_COLOR").as_deref(),
+            ),
+            output: args.output,
+        }
     }
 }
 
