@@ -1,12 +1,22 @@
 //! The command line's arguments become validated requests here, once:
 //! everything below can assume valid input.
+//!
+//! The rule: every subcommand has a request (`RunRequest`, `EvalRequest`,
+//! `DoctorRequest`, `GcRequest`, `DiffRequest`, `MergeRequest`,
+//! `ReportRequest`), built here by its `from_args` from clap's arguments,
+//! which nothing after this file reads. A request type is defined here
+//! too, unless a layer below this one reads it: `EvalRequest`, which every
+//! step of an eval reads, is `eval::input::request`'s (its `from_args` is
+//! still here).
 
 use std::env;
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::{DoctorArgs, EvalArgs, GcArgs, MergeArgs, RunArgs, SandboxArgs};
+use crate::cli::{
+    DiffArgs, DoctorArgs, EvalArgs, GcArgs, MergeArgs, ReportArgs, RunArgs, SandboxArgs,
+};
 use crate::docker::Docker;
 use crate::engines;
 use crate::engines::engine_spec::EngineSpec;
@@ -415,6 +425,74 @@ impl MergeRequest {
     }
 }
 
+/// A validated `sbx diff` request.
+#[derive(Debug, Clone)]
+pub(crate) struct DiffRequest {
+    pub old: PathBuf,
+    pub new: PathBuf,
+    /// The comparison as one JSON object.
+    pub json: bool,
+    /// A NEW report without some of OLD's tasks does not fail the gate.
+    pub allow_missing: bool,
+    /// The pass@k the gate reads for multi-sample reports.
+    pub k: usize,
+}
+
+impl DiffRequest {
+    /// The request of the command line (the reports themselves are read,
+    /// and refused, by `sbx diff`).
+    pub(crate) fn from_args(args: DiffArgs) -> DiffRequest {
+        DiffRequest {
+            old: args.old,
+            new: args.new,
+            json: args.json,
+            allow_missing: args.allow_missing,
+            k: args.k,
+        }
+    }
+}
+
+/// A validated `sbx report` request.
+#[derive(Debug, Clone)]
+pub(crate) struct ReportRequest {
+    /// Report A, and B when the page compares two.
+    pub a: PathBuf,
+    pub b: Option<PathBuf>,
+    /// The gen folders: A's, then B's, or one for both.
+    pub gen: Vec<PathBuf>,
+    /// Where the page goes (stdout without).
+    pub output: Option<PathBuf>,
+    /// The pass@k the comparison reads.
+    pub k: usize,
+}
+
+impl ReportRequest {
+    /// One report or two, and at most one gen folder per report.
+    pub(crate) fn from_args(args: ReportArgs) -> Result<ReportRequest> {
+        let mut reports = args.reports.into_iter();
+        let (a, b) = match (reports.next(), reports.next(), reports.next()) {
+            (Some(a), b, None) => (a, b),
+            _ => {
+                return Err(Error::Usage(
+                    "sbx report takes one report (one eval) or two (A against B)".into(),
+                ))
+            }
+        };
+        if args.gen.len() > 1 + usize::from(b.is_some()) {
+            return Err(Error::Usage(
+                "--gen: one gen folder per report at most (A's, then B's)".into(),
+            ));
+        }
+        Ok(ReportRequest {
+            a,
+            b,
+            gen: args.gen,
+            output: args.output,
+            k: args.k,
+        })
+    }
+}
+
 /// Validates the options every container-starting subcommand shares.
 pub(crate) fn sandbox(args: SandboxArgs) -> Result<Sandbox> {
     let limits = Limits::parse(
@@ -558,6 +636,29 @@ mod tests {
         }
         let argv = std::iter::once("sbx").chain(extra.iter().copied());
         Wrap::try_parse_from(argv).unwrap().sandbox
+    }
+
+    #[test]
+    fn a_report_request_takes_one_or_two_reports_and_a_gen_folder_each() {
+        let args = |reports: &[&str], gen: &[&str]| ReportArgs {
+            reports: reports.iter().map(PathBuf::from).collect(),
+            output: None,
+            gen: gen.iter().map(PathBuf::from).collect(),
+            k: 1,
+        };
+        let one = ReportRequest::from_args(args(&["a.json"], &["gen"])).unwrap();
+        assert_eq!((one.a, one.b), ("a.json".into(), None));
+        let two = ReportRequest::from_args(args(&["a.json", "b.json"], &["ga", "gb"])).unwrap();
+        assert_eq!(two.b, Some("b.json".into()));
+        assert_eq!(two.gen.len(), 2);
+        let err = ReportRequest::from_args(args(&["a.json"], &["ga", "gb"])).unwrap_err();
+        assert!(
+            err.to_string().contains("one gen folder per report"),
+            "{err}"
+        );
+        let err = ReportRequest::from_args(args(&["a", "b", "c"], &[])).unwrap_err();
+        assert!(err.to_string().contains("one report"), "{err}");
+        assert!(ReportRequest::from_args(args(&[], &[])).is_err());
     }
 
     #[test]

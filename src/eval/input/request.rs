@@ -1,5 +1,6 @@
-//! A validated `sbx eval` request (built from the command line by
-//! `requests`).
+//! A validated `sbx eval` request, built from the command line by
+//! `requests` (the rule there: a request is defined in `requests` unless a
+//! layer below it reads it, and every step of an eval reads this one).
 
 use std::path::PathBuf;
 
