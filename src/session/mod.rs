@@ -3,7 +3,7 @@
 //! - `run_id`: the run id and its run lock;
 //! - `staging`: the session itself (its staging directory and what its
 //!   containers share) and reading candidate files;
-//! - `container`: one candidate's container, prepared and run.
+//! - `container`: one candidate's container, its arguments built and run.
 //!
 //! The names every caller uses are re-exported here.
 
