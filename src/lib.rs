@@ -46,8 +46,10 @@ pub(crate) mod cmd;
 
 use crate::cli::Command;
 use crate::cmd::{doctor, gc, merge, run};
-use crate::eval::request::EvalRequest;
-use crate::requests::{DoctorRequest, GcRequest, RunRequest};
+use crate::eval::input::request::EvalRequest;
+use crate::requests::{
+    DiffRequest, DoctorRequest, GcRequest, MergeRequest, ReportRequest, RunRequest,
+};
 
 /// Parses the command line, runs the subcommand, and returns the exit code.
 /// Errors are printed here as one line on stderr.
@@ -77,11 +79,9 @@ pub fn main_impl() -> i32 {
         Command::Run(args) => RunRequest::from_args(args).and_then(run::run),
         Command::Eval(args) => EvalRequest::from_args(args).and_then(cmd::eval::eval),
         Command::Doctor(args) => DoctorRequest::from_args(args).and_then(doctor::doctor),
-        Command::Diff(args) => {
-            cmd::diff::diff(&args.old, &args.new, args.json, args.allow_missing, args.k)
-        }
-        Command::Merge(args) => merge::merge(merge::MergeRequest::from_args(args)),
-        Command::Report(args) => cmd::report::report(args),
+        Command::Diff(args) => cmd::diff::diff(DiffRequest::from_args(args)),
+        Command::Merge(args) => merge::merge(MergeRequest::from_args(args)),
+        Command::Report(args) => ReportRequest::from_args(args).and_then(cmd::report::report),
         Command::Gc(args) => GcRequest::from_args(args).and_then(|req| {
             let filter = gc::Filter {
                 run_id: req.run_id.as_deref(),

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use sbx::docker::argv::{runner_create_args, Container, Mount};
 use sbx::docker::Docker;
-use sbx::runner::host::{Loaded, ResetOutcome, RunnerSession};
+use sbx::runner::host::{LoadOutcome, ResetOutcome, RunnerSession};
 use sbx::spec::{Hardening, Limits};
 use sbx_runner::protocol::{BuildFile, Candidate, Case, CaseResult, CaseStatus, TimeRule};
 use sbx_runner::SUBCOMMAND;
@@ -108,7 +108,7 @@ impl Box_ {
             interpreter: interp.map(|i| i.split(' ').map(String::from).collect()),
             build: None,
         };
-        assert_eq!(self.s().load(&candidate).expect("load"), Loaded::Ready);
+        assert_eq!(self.s().load(&candidate).expect("load"), LoadOutcome::Ready);
         let result = self
             .s()
             .run_case(&case)
@@ -812,7 +812,7 @@ fn odd_shebang_lines_are_the_candidates_own_failure() {
     ];
     for (name, program, code) in programs {
         let c = run_directly(format!("{name} \u{1b}[31m.sh"), program);
-        assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready, "{name}");
+        assert_eq!(b.s().load(&c).expect("load"), LoadOutcome::Ready, "{name}");
         let r = b
             .s()
             .run_case(&case(b"", 30_000))
@@ -981,7 +981,7 @@ fn runner_nice_sched_policy_or_hard_limit_are_out_of_a_candidates_reach() {
             interpreter: Some(vec!["python3".into()]),
             build: None,
         };
-        assert_eq!(b.s().load(&c).expect("load"), Loaded::Ready);
+        assert_eq!(b.s().load(&c).expect("load"), LoadOutcome::Ready);
         let r = b.s().run_case(&case(b"", 30_000)).expect("case");
         // Under the runner's uid each made the container dirty; under its
         // own, each is refused and the reset is clean.
@@ -1208,7 +1208,7 @@ fn shebang_candidates_run_through_their_interpreter_in_busybox() {
     );
     // No `#!` and no interpreter: refused, the candidate's fault.
     let c = run_directly("t.txt", b"echo hi\n");
-    assert!(matches!(b.s().load(&c).unwrap(), Loaded::Refused(_)));
+    assert!(matches!(b.s().load(&c).unwrap(), LoadOutcome::Refused(_)));
     // A missing interpreter: nothing ran; exit 127, as a shell says.
     let r = b.run("t.py", "print(1)\n", Some("python3"), case(b"", 30_000));
     assert_eq!(
@@ -1249,7 +1249,7 @@ fn a_delivered_build_runs_as_the_candidate_cannot_be_changed_and_goes_with_unloa
         interpreter: Some(vec!["/sbx/build/bin/probe".into()]),
         build: build.clone(),
     };
-    assert_eq!(b.s().load(&probe).expect("load"), Loaded::Ready);
+    assert_eq!(b.s().load(&probe).expect("load"), LoadOutcome::Ready);
     let r = b.s().run_case(&case(b"", 30_000)).expect("case");
     assert_eq!(
         (r.status, text(&r.stdout).as_str()),
@@ -1269,7 +1269,7 @@ fn a_delivered_build_runs_as_the_candidate_cannot_be_changed_and_goes_with_unloa
         ..probe.clone()
     };
     assert_eq!(b.s().unload().expect("unload"), ResetOutcome::Clean);
-    assert_eq!(b.s().load(&shell).expect("load"), Loaded::Ready);
+    assert_eq!(b.s().load(&shell).expect("load"), LoadOutcome::Ready);
     let r = b.s().run_case(&case(b"", 30_000)).expect("case");
     assert_eq!(
         text(&r.stdout),
@@ -1359,7 +1359,7 @@ fn minus_c(program: &[&str], code: &str, args: &[&str]) -> Candidate {
 
 impl Box_ {
     fn run_candidate(&mut self, candidate: &Candidate, case: Case) -> CaseResult {
-        assert_eq!(self.s().load(candidate).expect("load"), Loaded::Ready);
+        assert_eq!(self.s().load(candidate).expect("load"), LoadOutcome::Ready);
         let result = self.s().run_case(&case).expect("case");
         assert_eq!(self.s().reset().expect("reset"), ResetOutcome::Clean);
         result

@@ -7,6 +7,9 @@
 //! trust boundary: sbx reaches it only through its public face, from the
 //! `runner` layer up, the crate's manifest names nothing of sbx, and its
 //! modules import each other without a cycle.
+//!
+//! The folders of `src/eval/` are the steps of an eval, in the order it
+//! runs (`EVAL_FOLDERS`): each imports only from the steps before it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -66,7 +69,7 @@ const LAYERS: &[(&[&str], &str)] = &[
     ),
     (
         &["eval"],
-        "an eval's steps: tasks, candidates, plan, queue, judging, cache, human-eval, sealed tests",
+        "an eval's steps, one folder each in the order an eval runs (`EVAL_FOLDERS`): input, sealed, humaneval, plan, judge, run",
     ),
     (
         &["requests"],
@@ -81,6 +84,11 @@ const LAYERS: &[(&[&str], &str)] = &[
         "the crate root: dispatches to `cmd`, or, for the hidden `__runner`, to `sbx_runner`",
     ),
 ];
+
+/// The folders of `src/eval/`, in the order an eval runs, first first
+/// (`eval/mod.rs` says why): a file imports from its own folder and from
+/// the folders before it, never from a later one.
+const EVAL_FOLDERS: &[&str] = &["input", "sealed", "humaneval", "plan", "judge", "run"];
 
 /// The runner crate's public face: the only names `src/` may use after
 /// `sbx_runner::`. Its pid1, reset, posture, shebang and zygote stay inside it;
@@ -352,6 +360,57 @@ fn runner_cycles(src: &Path) -> Vec<String> {
     problems
 }
 
+/// Every import of a file of `src/eval/` from a later folder of
+/// `EVAL_FOLDERS`, and every file or folder there that has no place in it.
+fn eval_order_problems(src: &Path) -> Vec<String> {
+    let eval = src.join("eval");
+    let mut files = Vec::new();
+    rust_files(&eval, &mut files);
+    files.sort();
+    let rank = |folder: &str| EVAL_FOLDERS.iter().position(|f| *f == folder);
+    let mut problems = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&eval).expect("a file under src/eval/");
+        let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into()).collect();
+        let folder = match parts.as_slice() {
+            [name] if name == "mod.rs" => continue,
+            [_] => {
+                problems.push(format!(
+                    "{}: a file of src/eval/ outside its folders",
+                    file.display()
+                ));
+                continue;
+            }
+            [folder, ..] => folder.clone(),
+            [] => continue,
+        };
+        let Some(mine) = rank(&folder) else {
+            problems.push(format!(
+                "{}: folder `eval/{folder}` has no place in EVAL_FOLDERS",
+                file.display()
+            ));
+            continue;
+        };
+        let code = code_of(&fs::read_to_string(file).expect("a readable source file"));
+        for target in names_after(&code, "crate::eval::") {
+            match rank(&target) {
+                Some(theirs) if theirs <= mine => {}
+                Some(_) => problems.push(format!(
+                    "{}: `eval/{folder}` imports `crate::eval::{target}`, a later step",
+                    file.display()
+                )),
+                None => problems.push(format!(
+                    "{}: imports `crate::eval::{target}`, which is no folder of EVAL_FOLDERS",
+                    file.display()
+                )),
+            }
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    problems
+}
+
 /// What is wrong with the runner crate's manifest: a dependency on any sbx
 /// crate (by name or by a path out of the crate) or lints not the
 /// workspace's (which forbid `unsafe`).
@@ -592,4 +651,64 @@ fn the_check_sees_upward_imports_and_cycles() {
     assert!(has("src/cmd/doctor/: import cycle"), "{problems:#?}");
     // Each cycle is reported once from each of its two files.
     assert_eq!(problems.len(), 8, "{problems:#?}");
+}
+
+#[test]
+fn eval_folders_import_only_from_the_steps_before() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let problems = eval_order_problems(&src);
+    assert!(
+        problems.is_empty(),
+        "eval/ out of order:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_eval_check_sees_later_steps_and_strays() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let src = dir.path();
+    let write = |rel: &str, text: &str| {
+        let path = src.join(rel);
+        fs::create_dir_all(path.parent().expect("a parent")).expect("a folder");
+        fs::write(path, text).expect("a file");
+    };
+    write("eval/mod.rs", "pub mod input;\npub mod plan;\n");
+    write("eval/input/mod.rs", "pub mod tasks;\n");
+    // `input` runs before `plan`: importing it is a violation.
+    write(
+        "eval/input/tasks.rs",
+        "use crate::eval::plan::units::Unit; // crate::eval::run in a comment\nuse super::nearest;\n",
+    );
+    write(
+        "eval/plan/units.rs",
+        "use crate::eval::input::tasks::Task;\nuse crate::eval::{input, sealed};\nuse crate::eval::plan::partition;\n",
+    );
+    write("eval/stray.rs", "");
+    write("eval/extra/x.rs", "use crate::eval::input::tasks::Task;\n");
+    write("eval/run/a.rs", "use crate::eval::nowhere::X;\n");
+    let problems = eval_order_problems(src);
+    let has = |needle: &str| problems.iter().any(|p| p.contains(needle));
+    assert!(
+        has("`eval/input` imports `crate::eval::plan`, a later step"),
+        "{problems:#?}"
+    );
+    assert!(
+        has("a file of src/eval/ outside its folders"),
+        "{problems:#?}"
+    );
+    assert!(has("folder `eval/extra` has no place"), "{problems:#?}");
+    assert!(
+        has("`crate::eval::nowhere`, which is no folder"),
+        "{problems:#?}"
+    );
+    assert!(
+        !has("crate::eval::run"),
+        "comments are not imports: {problems:#?}"
+    );
+    assert!(
+        !has("crate::eval::input`") && !has("crate::eval::sealed") && !has("units.rs"),
+        "earlier steps and its own folder are fine: {problems:#?}"
+    );
+    assert_eq!(problems.len(), 4, "{problems:#?}");
 }

@@ -1,4 +1,4 @@
-//! Plain Python data as the sealed harness (`sealed`) sends it, read with
+//! Plain Python data as the sealed harness (`harness`) sends it, read with
 //! bounds ([`Reader`]) into what Python itself would hold for the builtin
 //! value (a set or dict whose members are not distinct is refused), and
 //! Python's own `==`, hashing, truthiness and numeric semantics on it
@@ -835,7 +835,7 @@ mod tests {
     /// Runs `script` (after the codec) with the host's python3 and reads
     /// one JSON document a line from its stdout.
     fn python(script: &str) -> Vec<Json> {
-        let code = [include_str!("sealed/codec.py"), script].concat();
+        let code = [include_str!("codec.py"), script].concat();
         let out = std::process::Command::new("python3")
             .args(["-c", &code])
             .output()

@@ -3,20 +3,20 @@
 
 use std::sync::Arc;
 
-use super::compile::{compile, Built};
-use super::humaneval;
-use super::plan::Unit;
-use super::request::EvalRequest;
+use super::compile::{compile, Build};
 use super::saved;
-use super::sealed;
-use super::tasks::{Task, TaskCase};
 use crate::docker::argv;
 use crate::docker::events::{self, ContainerRecord};
 use crate::docker::process::{Ended, Finished, OutputSink, StdinSource};
 use crate::engines::pool::Member;
+use crate::eval::humaneval::in_process;
+use crate::eval::input::request::EvalRequest;
+use crate::eval::input::tasks::{Task, TaskCase};
+use crate::eval::plan::units::Unit;
+use crate::eval::sealed;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::session::{Prepared, Session, Staged, StagedCandidate};
+use crate::session::{ContainerArgs, Session, Staged, StagedCandidate};
 use crate::verdict::outcome::{self, FailReason, Verdict};
 use sbx_runner::supervise::{self, Why};
 
@@ -85,11 +85,11 @@ pub(crate) fn judge(cx: &Judging<'_>) -> Option<TaskResult> {
 /// before its cases, outside their clocks; `Err` is the task's result (the
 /// compiler's refusal, or why sbx could not compile), with the cases
 /// counted as none passed. With `pack`, the build comes back for the
-/// runner too (`Built::files`). `None` when interrupted.
+/// runner too (`Build::files`). `None` when interrupted.
 pub(crate) fn compile_unit<'a>(
     cx: &Judging<'a>,
     pack: bool,
-) -> Option<Result<Option<Built<'a>>, TaskResult>> {
+) -> Option<Result<Option<Build<'a>>, TaskResult>> {
     let task = cx.task;
     let Some(language) = cx.unit.language else {
         return Some(Ok(None));
@@ -117,7 +117,7 @@ pub(crate) fn compile_unit<'a>(
 
 /// Judges one candidate (compiled already, if `built`) against each case of
 /// its task, each in a fresh container.
-pub(crate) fn judge_built(cx: &Judging<'_>, built: Option<&Built<'_>>) -> Option<TaskResult> {
+pub(crate) fn judge_built(cx: &Judging<'_>, built: Option<&Build<'_>>) -> Option<TaskResult> {
     let Judging { req, task, .. } = *cx;
     let run_case = |k: usize, case: &TaskCase| {
         let candidate = cx.candidate(&cx.unit.interpreter);
@@ -205,12 +205,12 @@ pub(crate) fn over_cases(
 
 /// Runs a function test's program (the unit's bytes) in its own container,
 /// through the runner with a token fresh for this run on its stdin, and
-/// judges it: a pass needs the token on stdout (see `humaneval::RUNNER`).
+/// judges it: a pass needs the token on stdout (see `in_process::RUNNER`).
 fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
     let Judging {
         req, task, unit, ..
     } = *cx;
-    let token = match humaneval::fresh_token() {
+    let token = match in_process::fresh_token() {
         Ok(token) => token,
         Err(e) => {
             let message = format!("cannot read /dev/urandom for a token: {e}");
@@ -218,14 +218,18 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
         }
     };
     let mut interpreter = unit.interpreter.clone();
-    let stdin = match &task.sealed {
+    let stdin = match &unit.sealed {
         Some(plan) => {
-            interpreter.extend(sealed::harness_args(&token, req.max_output / 2, plan));
+            interpreter.extend(sealed::harness::harness_args(
+                &token,
+                req.max_output / 2,
+                plan,
+            ));
             StdinSource::Null
         }
         None => {
-            interpreter.extend(humaneval::runner_args(req.max_output / 2));
-            StdinSource::Bytes(humaneval::evidence_stdin(&token).into())
+            interpreter.extend(in_process::runner_args(req.max_output / 2));
+            StdinSource::Bytes(in_process::evidence_stdin(&token).into())
         }
     };
     let candidate = cx.candidate(&interpreter);
@@ -235,10 +239,11 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
         stdin,
         None,
         None,
-        |finished, record| match &task.sealed {
+        |finished, record| match &unit.sealed {
             // A sealed test: exit 0, then the frame's values compared here.
             Some(plan) => match outcome::judge_function(finished, |_| true, record) {
-                Verdict::Pass => match sealed::judge(&finished.stdout.bytes, &token, plan) {
+                Verdict::Pass => match sealed::harness::judge(&finished.stdout.bytes, &token, plan)
+                {
                     Ok(()) => Verdict::Pass,
                     Err(failure) if failure.reason == "no_completion" && record.oom_killed() => {
                         Verdict::Fail(FailReason::Oom)
@@ -252,22 +257,22 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
             },
             None => outcome::judge_function(
                 finished,
-                |stdout| humaneval::evidence_seen(stdout, &token),
+                |stdout| in_process::evidence_seen(stdout, &token),
                 record,
             ),
         },
     )
     .map(|mut result| {
-        result.judged = Some(judged_as(task).into());
+        result.judged = Some(judged_as(unit).into());
         result
     })
 }
 
 /// How a function test is judged: `sealed` or `in_process`.
-pub(crate) fn judged_as(task: &Task) -> &'static str {
-    match task.sealed {
-        Some(_) => sealed::SEALED,
-        None => sealed::IN_PROCESS,
+pub(crate) fn judged_as(unit: &Unit) -> &'static str {
+    match unit.sealed {
+        Some(_) => sealed::harness::SEALED,
+        None => sealed::harness::IN_PROCESS,
     }
 }
 
@@ -279,7 +284,7 @@ fn judge_case(
     candidate: &StagedCandidate<'_>,
     case: &TaskCase,
     case_number: Option<usize>,
-    built: Option<&Built<'_>>,
+    built: Option<&Build<'_>>,
 ) -> Option<TaskResult> {
     run_and_judge(
         cx,
@@ -318,7 +323,7 @@ fn run_and_judge(
     cx: &Judging<'_>,
     candidate: &StagedCandidate<'_>,
     stdin: StdinSource,
-    built: Option<&Built<'_>>,
+    built: Option<&Build<'_>>,
     case_number: Option<usize>,
     verdict: impl FnOnce(&Finished, &ContainerRecord<'_>) -> Verdict,
 ) -> Option<TaskResult> {
@@ -332,7 +337,7 @@ fn run_and_judge(
     // The program runs under the runner's `--supervise` wrapper, which
     // installs the runner's seccomp filter and judges time by the runner
     // modes' CPU-time rule (see `sbx_runner::supervise`).
-    let token = match humaneval::fresh_token() {
+    let token = match in_process::fresh_token() {
         Ok(token) => token,
         Err(e) => {
             let message = format!("cannot read /dev/urandom for a token: {e}");
@@ -354,30 +359,30 @@ fn run_and_judge(
         false => task.timeout,
     };
     let run = session
-        .prepare(candidate, &member.delivery)
-        .map(|prepared| match built {
-            Some(built) => built.apply(prepared),
-            None => prepared,
+        .args_for(candidate, &member.delivery)
+        .map(|container| match built {
+            Some(built) => built.apply(container),
+            None => container,
         })
-        .map(|prepared| match supervised {
-            true => Prepared {
+        .map(|container| match supervised {
+            true => ContainerArgs {
                 create: argv::with_supervisor(
-                    &prepared.create,
+                    &container.create,
                     &runner,
                     (sbx_runner::SUBCOMMAND, supervise::SUPERVISE),
                     limit_ms,
                     (supervise::TOKEN_ENV, &token),
                 ),
-                ..prepared
+                ..container
             },
-            false => prepared,
+            false => container,
         })
-        .and_then(|prepared| {
-            let name = prepared.name.clone();
+        .and_then(|container| {
+            let name = container.name.clone();
             session
                 .execute(
                     &member.docker,
-                    prepared,
+                    container,
                     stdin,
                     OutputSink::Capture {
                         max: req.max_output,
@@ -490,7 +495,7 @@ pub(crate) fn save_output(
     let stem = saved::stem(&cx.task.id, cx.unit.sample.as_deref(), case_number);
     // A function test's result frame is the harness's, not the candidate's.
     let stdout = match cx.task.function {
-        Some(_) => super::check_message::without_result_frame(stdout),
+        Some(_) => crate::eval::sealed::check_message::without_result_frame(stdout),
         None => stdout.into(),
     };
     match saved::save(dir, &stem, &stdout, stderr) {

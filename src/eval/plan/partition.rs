@@ -13,10 +13,10 @@ use std::io::Read;
 
 use sha2::{Digest, Sha256};
 
-use super::cache::file_sha256;
-use super::candidates::{Found, Source};
-use super::request::EvalRequest;
-use crate::report::share::{Inputs, LineShare, Share};
+use crate::eval::input::candidates::{Found, Source};
+use crate::eval::input::request::EvalRequest;
+use crate::files;
+use crate::report::share::{Inputs, Share};
 use crate::spec::partition::{sample_identity, Partition};
 
 /// A task's units: itself, or its samples (by name).
@@ -123,16 +123,6 @@ pub(crate) fn share_of(split: &Split, task: usize, sampled: bool, ks: &[usize]) 
     }
 }
 
-/// The `partition` object of the results line at 0-based `line` of `lines`.
-pub(crate) fn line_share(split: &Split, line: usize, lines: usize) -> LineShare {
-    LineShare {
-        spec: split.assignment.partition.to_string(),
-        line,
-        lines,
-        inputs: split.inputs.clone(),
-    }
-}
-
 /// A task's units as the gen folder has them.
 pub(crate) fn units_of(source: &Source) -> TaskUnits {
     match source {
@@ -151,7 +141,7 @@ pub(crate) fn candidates_digest(tasks: &[(&str, &Source)]) -> String {
             Found::Missing => "missing".to_string(),
             Found::TooLarge(size) => format!("too large {size}"),
             Found::Refused { reason, .. } => format!("refused {reason}"),
-            Found::Ready { path, interpreter } => match file_sha256(path) {
+            Found::Ready { path, interpreter } => match files::sha256(path) {
                 Ok(sha) => format!("{sha} {interpreter:?}"),
                 Err(e) => format!("unreadable {e}"),
             },

@@ -24,7 +24,7 @@ const STEM_MAX: usize = 200;
 
 /// Makes `dir` (and its parents) a folder to save into; refuses a path
 /// that is a symlink or not a folder. Its absolute path.
-pub(crate) fn prepare(dir: &Path) -> Result<PathBuf> {
+pub(crate) fn make_dir(dir: &Path) -> Result<PathBuf> {
     let bad = |why: String| {
         Error::Usage(format!(
             "--save-output `{}`: {why}",
@@ -140,7 +140,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("precious");
         fs::write(&target, "keep").unwrap();
-        let dir = prepare(&root.path().join("out")).unwrap();
+        let dir = make_dir(&root.path().join("out")).unwrap();
         std::os::unix::fs::symlink(&target, dir.join("t.stdout")).unwrap();
         let saved = save(&dir, "t", b"out", b"err").unwrap();
         assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
@@ -148,6 +148,6 @@ mod tests {
         assert_eq!(fs::read_to_string(&saved.stderr).unwrap(), "err");
         let link = root.path().join("link");
         std::os::unix::fs::symlink(&dir, &link).unwrap();
-        assert!(prepare(&link).is_err());
+        assert!(make_dir(&link).is_err());
     }
 }

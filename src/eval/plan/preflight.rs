@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::candidates::{find_source, Found, Source};
-use super::plan::ImageCheck;
-use super::request::EvalRequest;
+use super::units::ImageCheck;
 use crate::error::{Error, Result};
+use crate::eval::input::candidates::{find_source, Found, Source};
+use crate::eval::input::request::EvalRequest;
 use crate::exit;
 
 /// `Err(CannotJudge)` when no task (or human-eval problem) that has a

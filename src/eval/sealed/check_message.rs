@@ -512,7 +512,7 @@ pub(crate) fn without_result_frame(stdout: &[u8]) -> std::borrow::Cow<'_, [u8]> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::pyint::Int;
+    use crate::eval::sealed::pyint::Int;
     use serde_json::json;
 
     #[test]

@@ -23,15 +23,15 @@ use crate::engines::pool::Member;
 use crate::error::Error;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::session::{Prepared, Session, Staged};
-use crate::spec::languages::{self, Language, DEFAULT_COMPILE_MEMORY};
+use crate::session::{ContainerArgs, Session, Staged};
+use crate::spec::languages::{self, CompileLimits, Language};
 use crate::spec::{Limits, Pull};
 use crate::verdict::outcome;
 
 /// The compile container's pids limit: javac and go build run many
 /// threads.
 pub(crate) const COMPILE_PIDS_LIMIT: &str = "256";
-/// `judge::ENGINE_LOST` (judge uses this module, not the reverse): the
+/// `cases::ENGINE_LOST` (cases uses this module, not the reverse): the
 /// unit is run again when its engine still answers.
 const ENGINE_LOST: &str = "engine_lost";
 /// The largest source sbx hands to a compiler.
@@ -41,23 +41,6 @@ pub(crate) const MAX_SOURCE: u64 = 16 << 20;
 const COMPILER_OUTPUT: usize = 1 << 20;
 /// What a build's archive adds to its files (headers, padding).
 const ARCHIVE_SLACK: usize = 4 << 20;
-
-/// The compile step's own limits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CompileLimits {
-    pub timeout: Duration,
-    /// A validated size, such as `1g`.
-    pub memory: String,
-}
-
-impl Default for CompileLimits {
-    fn default() -> Self {
-        CompileLimits {
-            timeout: Duration::from_secs(30),
-            memory: DEFAULT_COMPILE_MEMORY.into(),
-        }
-    }
-}
 
 /// A candidate's build volume on one engine; removed when dropped.
 #[derive(Debug)]
@@ -84,7 +67,7 @@ impl Drop for BuildVolume<'_> {
 
 /// A compiled candidate, ready to run.
 #[derive(Debug)]
-pub(crate) struct Built<'a> {
+pub(crate) struct Build<'a> {
     pub volume: BuildVolume<'a>,
     /// The run command, placeholders filled.
     pub run: Vec<String>,
@@ -97,12 +80,12 @@ pub(crate) struct Built<'a> {
     pub files: Result<Vec<BuildFile>, String>,
 }
 
-impl Built<'_> {
-    /// A run container's `prepared` turned into this build's run.
-    pub(crate) fn apply(&self, prepared: Prepared) -> Prepared {
-        Prepared {
-            create: argv::with_build_volume(&prepared.create, &self.volume.name, &self.run),
-            ..prepared
+impl Build<'_> {
+    /// A run container's arguments turned into this build's run.
+    pub(crate) fn apply(&self, container: ContainerArgs) -> ContainerArgs {
+        ContainerArgs {
+            create: argv::with_build_volume(&container.create, &self.volume.name, &self.run),
+            ..container
         }
     }
 }
@@ -110,12 +93,12 @@ impl Built<'_> {
 /// What the compile step gave: a build, or the task's result (the
 /// compiler's refusal, or why sbx could not compile); `None` when
 /// interrupted.
-pub(crate) type Compiled<'a> = Option<Result<Built<'a>, TaskResult>>;
+pub(crate) type Compiled<'a> = Option<Result<Build<'a>, TaskResult>>;
 
 /// Compiles `staged` (task `id`, image `image`) in `language` on `member`,
 /// once. Counted in the engine's events as one container named
 /// `sbx-<run>-compile-<n>`. With `pack`, the build also comes back on the
-/// compile container's stdout, for the runner (`Built::files`).
+/// compile container's stdout, for the runner (`Build::files`).
 #[expect(
     clippy::too_many_arguments,
     reason = "the compile's parts, each needed once; a struct would only rename them"
@@ -192,7 +175,7 @@ pub(crate) fn compile<'a>(
         &command,
         pack,
     );
-    let prepared = Prepared {
+    let container = ContainerArgs {
         name: name.clone(),
         image: image.to_string(),
         // The image was checked (and pulled if allowed) before any clock.
@@ -202,7 +185,7 @@ pub(crate) fn compile<'a>(
     };
     let finished = match session.execute(
         &member.docker,
-        prepared,
+        container,
         StdinSource::Bytes(Arc::from(source)),
         // The compiler's words are capped at COMPILER_OUTPUT in every
         // mode; packed, stdout is the build's archive, with a cap of its own.
@@ -269,7 +252,7 @@ pub(crate) fn compile<'a>(
         // The archive comes only after the compiler succeeded: a build too
         // large to deliver runs from its volume.
         Ended::OutputLimit => {
-            return Some(Ok(Built {
+            return Some(Ok(Build {
                 volume,
                 run,
                 compile_ms,
@@ -301,7 +284,7 @@ pub(crate) fn compile<'a>(
                 (true, true) => Err(format!("image `{image}` has no `tar`")),
                 (true, false) => build_archive::read(&finished.stdout.bytes),
             };
-            Some(Ok(Built {
+            Some(Ok(Build {
                 volume,
                 run,
                 compile_ms,

