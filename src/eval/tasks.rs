@@ -46,6 +46,24 @@ pub(crate) struct Task {
     /// A function test judged sealed (set by the prepare step before
     /// judging; `None`: in-process).
     pub sealed: Option<Arc<Sealed>>,
+    /// Cases read while they are judged instead of `cases` (LiveCodeBench's
+    /// tests, `eval::livecodebench`).
+    pub stream: Option<Arc<dyn CaseStream>>,
+}
+
+/// Cases read one at a time as they are judged, never all held.
+pub(crate) trait CaseStream: std::fmt::Debug + Send + Sync {
+    /// How many cases there are.
+    fn count(&self) -> usize;
+    /// The cases in order, each read when it is reached; an `Err` ends them.
+    fn cases(&self) -> Box<dyn Iterator<Item = Result<TaskCase, String>> + '_>;
+}
+
+impl Task {
+    /// How many cases the task has.
+    pub(crate) fn case_count(&self) -> usize {
+        self.stream.as_ref().map_or(self.cases.len(), |s| s.count())
+    }
 }
 
 /// How a function test's program is made from a candidate.
@@ -146,6 +164,7 @@ pub(crate) fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Tas
                 image,
                 function: Some(Function::Test { test, entry_point }),
                 sealed: None,
+                stream: None,
             });
             continue;
         }
@@ -213,6 +232,7 @@ pub(crate) fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Tas
             image,
             function: None,
             sealed: None,
+            stream: None,
         });
     }
     Ok(tasks)
