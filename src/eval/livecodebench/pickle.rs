@@ -76,10 +76,12 @@ pub(crate) fn pickled_str(bytes: &[u8]) -> Result<&str, Refusal> {
                 return std::str::from_utf8(s)
                     .map_err(|_| "the pickled str is not UTF-8".to_string());
             }
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "pickle opcode {} at byte {opcode_at} is not allowed: only a pickled str is read",
                 opcode_name(other)
-            )),
+            ))
+            }
         }
     }
 }

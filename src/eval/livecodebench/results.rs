@@ -146,7 +146,13 @@ fn failure(result: &TaskResult, kind: &Kind, reason: &str) -> (Vec<Value>, usize
             Some(Failure::Test { k, code, message }) => {
                 let code = i64::from(code);
                 let mut list = vec![Value::Bool(true); k - 1];
-                list.push(json!(code));
+                // A wrong value is `False` in LiveCodeBench's list (its
+                // `==`'s result); its metadata still says -2.
+                list.push(if code == -2 {
+                    Value::Bool(false)
+                } else {
+                    json!(code)
+                });
                 (list, k - 1, code, format!("{}: {message}", words(code)))
             }
             Some(Failure::Setup(message)) => (
@@ -491,7 +497,8 @@ mod tests {
             ..TaskResult::bare("p", Status::Fail)
         };
         let g = grade(&wrong, &functional, 3, &tests);
-        assert_eq!(g.tests, vec![json!(true), json!(true), json!(-2)]);
+        assert_eq!(g.tests, vec![json!(true), json!(true), json!(false)]);
+        assert_eq!(g.metadata["error_code"], -2);
         assert_eq!(g.metadata["inputs"], "3\n");
         let crashed = TaskResult {
             reason: Some("exit_code".into()),
