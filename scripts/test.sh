@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Test binaries none of whose tests need an engine (docs/contributing.md).
-QUICK_TESTS=(cache config_trust diff docs eval_progress fake_docker figures layers manpage merge reference runner_fake settings write_check written)
+QUICK_TESTS=(cache config_trust diff docs eval_progress fake_docker figures layers livecodebench_input manpage merge reference runner_fake settings write_check written)
 
 case "${1:-full}" in
 quick)

@@ -11,7 +11,10 @@ pub(crate) type Refusal = String;
 /// The text a pickled `str` holds, borrowed from `bytes`.
 pub(crate) fn pickled_str(bytes: &[u8]) -> Result<&str, Refusal> {
     let mut at = 0;
-    let mut text: Option<&[u8]> = None;
+    // Every str pushed; a pickle of one str pushes exactly one. (A second
+    // one is refused at STOP, so that what follows it, a GLOBAL say, is
+    // what a refusal names.)
+    let mut pushed: Vec<&[u8]> = Vec::new();
     let take = |at: &mut usize, n: usize| -> Result<&[u8], Refusal> {
         let end = at
             .checked_add(n)
@@ -54,10 +57,7 @@ pub(crate) fn pickled_str(bytes: &[u8]) -> Result<&str, Refusal> {
                     _ => 8,
                 };
                 let n = length(take(&mut at, width)?);
-                let s = take(&mut at, n)?;
-                if text.replace(s).is_some() {
-                    return Err("the pickle holds more than one str".into());
-                }
+                pushed.push(take(&mut at, n)?);
             }
             // MEMOIZE, BINPUT i, LONG_BINPUT i: the memo is never read back.
             0x94 => {}
@@ -72,7 +72,9 @@ pub(crate) fn pickled_str(bytes: &[u8]) -> Result<&str, Refusal> {
                 if at != bytes.len() {
                     return Err(format!("bytes after the pickle's STOP at byte {opcode_at}"));
                 }
-                let s = text.ok_or("the pickle holds no str")?;
+                let [s] = pushed[..] else {
+                    return Err(format!("the pickle holds {} strs, not one", pushed.len()));
+                };
                 return std::str::from_utf8(s)
                     .map_err(|_| "the pickled str is not UTF-8".to_string());
             }
@@ -156,8 +158,8 @@ mod tests {
         let cases: [(&[u8], &str); 9] = [
             (b"cos\nsystem\n(S'id'\ntR.", "0x63 (GLOBAL)"),
             (b"\x80\x04\x8c\x02os\x93.", "0x93 (STACK_GLOBAL)"),
-            (b"\x80\x04\x8c\x02hi\x8c\x02ho.", "more than one str"),
-            (b"\x80\x04.", "holds no str"),
+            (b"\x80\x04\x8c\x02hi\x8c\x02ho.", "holds 2 strs, not one"),
+            (b"\x80\x04.", "holds 0 strs"),
             (b"\x80\x04\x8c\x05hi.", "ends inside an opcode"),
             (b"\x80\x04\x8c\x02hi", "ends without STOP"),
             (b"\x80\x09\x8c\x02hi.", "protocol 9"),
