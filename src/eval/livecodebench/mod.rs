@@ -155,11 +155,22 @@ pub(crate) fn runner_args(problem: &Problem, per_test: Duration) -> Vec<String> 
 }
 
 /// A problem's tests, read from the spool as they are judged.
-#[derive(Debug)]
 struct Tests {
     path: PathBuf,
     count: usize,
     kind: Kind,
+}
+
+/// What the tests are, not where they are: `--partition`'s shares compare
+/// their tasks' `Debug` forms, and each share's spool is a folder of its
+/// own (their content is in the request's `source_sha256`).
+impl std::fmt::Debug for Tests {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tests")
+            .field("count", &self.count)
+            .field("kind", &self.kind)
+            .finish()
+    }
 }
 
 impl CaseStream for Tests {
