@@ -31,12 +31,15 @@ pub(crate) enum Matcher {
     External(External),
 }
 
-/// A comparison given as a function: `None` when the output passes, else
-/// what differs. `name` says what it compares (its `Debug` form).
+/// A comparison of an output: `None` when it passes, else what differs.
+pub(crate) type Check = std::sync::Arc<dyn Fn(&[u8]) -> Option<String> + Send + Sync>;
+
+/// A comparison given as a function. `name` says what it compares (its
+/// `Debug` form).
 #[derive(Clone)]
 pub(crate) struct External {
     pub name: String,
-    pub check: std::sync::Arc<dyn Fn(&[u8]) -> Option<String> + Send + Sync>,
+    pub check: Check,
 }
 
 impl std::fmt::Debug for External {
