@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's chromium, for tests/html_report.rs (the HTML report rendered in
+# Debian's chromium, for tests/engine/html_report.rs (the HTML report rendered in
 # a real browser, headless): installed when missing, idempotent. Prints the
 # browser's path.
 set -euo pipefail

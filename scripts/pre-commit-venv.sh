@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A throwaway virtualenv with pre-commit from PyPI, for the hook test
-# (tests/hook.rs). Idempotent: made once, reused after. Prints the path of
+# (tests/engine/hook.rs). Idempotent: made once, reused after. Prints the path of
 # its `pre-commit`. SBX_PRE_COMMIT_VENV moves it (default: target/).
 set -euo pipefail
 cd "$(dirname "$0")/.."

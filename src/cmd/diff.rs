@@ -3,27 +3,27 @@
 //! reading (`parse`), the tests (`stats`), the verdict (`compare`) and the
 //! two renderings (`text`, `json`).
 
-use std::path::Path;
-
 use crate::console;
 use crate::diff::{compare, json, load, text};
 use crate::error::{Error, Result};
+use crate::requests::DiffRequest;
 
 /// `sbx diff`: prints the comparison (text, or JSON with `json`) and
 /// returns 0 without a regression, 1 with one, 2 when the gate cannot
 /// tell. `k` is the pass@k the gate reads for multi-sample reports. A
 /// closed stdout ends quietly.
-pub(crate) fn diff(
-    old: &Path,
-    new: &Path,
-    json: bool,
-    allow_missing: bool,
-    k: usize,
-) -> Result<i32> {
-    let old_entries = load(old)?;
-    let new_entries = load(new)?;
-    let name = |p: &Path| crate::escape::os_name(p.as_os_str());
-    let (old_name, new_name) = (name(old), name(new));
+pub(crate) fn diff(req: DiffRequest) -> Result<i32> {
+    let DiffRequest {
+        old,
+        new,
+        json,
+        allow_missing,
+        k,
+    } = req;
+    let old_entries = load(&old)?;
+    let new_entries = load(&new)?;
+    let name = |p: &std::path::Path| crate::escape::os_name(p.as_os_str());
+    let (old_name, new_name) = (name(&old), name(&new));
     let cmp =
         compare(&old_entries, &new_entries, k, (&old_name, &new_name)).map_err(Error::Usage)?;
     let out = if json {

@@ -1,43 +1,49 @@
 //! `sbx eval`: the eval_loop.py driver. Tasks in (validated before anything
 //! runs), candidates through the same sandbox as `sbx run`, results out in
-//! task order. This file is the orchestration; each step lives in `eval/`.
+//! task order. This file is the list of an eval's phases (`eval`), in the
+//! order they run; each phase's work lives in `eval/` and `engines/`:
+//! 1. the inputs checked (`check_inputs`), or only listed (`--list`);
+//! 2. the engines set up, each image checked on each, the isolation
+//!    chosen, the preflight, the sealed prepare step (`set_up`);
+//! 3. each task planned: its known answer or its units, staged
+//!    (`plan_tasks`);
+//! 4. the engines started (`engines::started`);
+//! 5. every unit judged on their workers (`eval::run::workers`);
+//! 6. the engines cleaned of what the eval left;
+//! 7. each task's entry made (`entries`), the report and files written
+//!    (`report`).
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
-use std::thread;
+use std::sync::Arc;
 use std::time::Instant;
 
-use sbx_runner::MAX_OUTPUT;
-
 use crate::console;
-use crate::docker::events::EventStream;
-use crate::engines::pool::{self, Member, Refusal, Setup};
-use crate::engines::{bake, clean};
+use crate::engines::isolation;
+use crate::engines::pool::{self, Setup};
+use crate::engines::started::{self, Engines};
 use crate::error::{Error, Result};
-use crate::eval::attempt::{run_unit, Step, MAX_ATTEMPTS};
-use crate::eval::cache::Cache;
-use crate::eval::candidates;
-use crate::eval::humaneval_results::write_sample_results;
-use crate::eval::partition::{self, Split};
-use crate::eval::plan::{combine, plan, plan_samples, ImageCheck, Place, Plan, Unit};
-use crate::eval::preflight;
-use crate::eval::prepare::{warm_while_sealing, Warm};
-use crate::eval::queue::{lock, take, Queue, Taken, Tally};
-use crate::eval::request::EvalRequest;
-use crate::eval::saved;
-use crate::eval::select;
-use crate::eval::tasks::Task;
+use crate::eval::humaneval::results::write_sample_results;
+use crate::eval::input::candidates;
+use crate::eval::input::request::EvalRequest;
+use crate::eval::input::select;
+use crate::eval::input::tasks::Task;
+use crate::eval::judge::saved;
+use crate::eval::plan::partition::{self, Split};
+use crate::eval::plan::preflight;
+use crate::eval::plan::units::{combine, plan, plan_samples, ImageCheck, Place, Plan, Unit};
+use crate::eval::run::cache::Cache;
+use crate::eval::run::queue::Tally;
+use crate::eval::run::warm::{warm_while_sealing, Warm};
+use crate::eval::run::workers::judge_all;
+use crate::eval::sealed::harness::Sealed;
 use crate::exit;
-use crate::limits;
-use crate::report::{self, Requeue, Status, TaskResult};
-use crate::runner::host::runner_unsupported;
+use crate::report::{self, Status, TaskResult};
 use crate::session::Session;
 use crate::signals;
-use crate::spec::{IsolateMode, ReportFormat};
+use crate::spec::ReportFormat;
 
 /// Runs the eval and returns the exit code. The report goes to stdout.
 pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
@@ -50,9 +56,16 @@ pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
     let session = Session::new(req.sandbox.clone())?;
     let cache = req.cache.clone().map(Cache::open).transpose()?;
     let needed = distinct_images(&req.tasks);
-    let (setups, images, warm) = set_up(&mut req, &session, &gen_root, &needed)?;
-    let planned = plan_tasks(&req, &gen_root, &images, &session)?;
-    let mut engines = start(&session, &req, setups, &planned.units)?;
+    let SetUp {
+        setups,
+        images,
+        warm,
+        sealed,
+    } = set_up(&req, &session, &gen_root, &needed)?;
+    let planned = plan_tasks(&req, &gen_root, &images, &session, &sealed)?;
+    let compiled = planned.units.iter().any(|unit| unit.language.is_some());
+    let explicit = !req.engines.is_empty();
+    let mut engines = started::start(&session, setups, explicit, planned.units.len(), compiled)?;
     let tallies = judge_all(
         &session,
         &req,
@@ -120,7 +133,25 @@ fn check_inputs(req: &mut EvalRequest, gen_root: &Path) -> Result<()> {
     if req.human_eval.is_none() && req.livecodebench.is_none() {
         python_only(&req.tasks, gen_root)?;
     }
-    req.save_output = req.save_output.as_deref().map(saved::prepare).transpose()?;
+    req.save_output = req
+        .save_output
+        .as_deref()
+        .map(saved::make_dir)
+        .transpose()?;
+    Ok(())
+}
+
+/// Refuses (exit 2) a function test whose candidate is not Python.
+fn python_only(tasks: &[Task], gen_root: &Path) -> Result<()> {
+    for task in tasks.iter().filter(|t| t.function.is_some()) {
+        if let Some(path) = candidates::not_python(gen_root, &task.id) {
+            return Err(Error::Usage(format!(
+                "task `{}` has a function test, which runs Python only; its candidate `{}` is not a .py file",
+                task.id,
+                crate::escape::path(&path)
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -151,13 +182,13 @@ fn oversubscribed(jobs: usize, cpus: &str) -> Option<String> {
 /// Sets up every engine, and checks each image (pulled if allowed) on
 /// each, before any clock: an image's ID is part of every cache key. Then
 /// each engine's isolation and the sealed prepare step. Stops with one line
-/// (`eval::preflight`) when no engine can run what the tasks need.
+/// (`eval::plan::preflight`) when no engine can run what the tasks need.
 fn set_up<'i>(
-    req: &mut EvalRequest,
+    req: &EvalRequest,
     session: &Session,
     gen_root: &Path,
     needed: &'i [String],
-) -> Result<(Vec<Setup>, BTreeMap<&'i str, ImageCheck>, Warm)> {
+) -> Result<SetUp<'i>> {
     let distinct: Vec<&str> = needed.iter().map(String::as_str).collect();
     let explicit = !req.engines.is_empty();
     if std::io::stderr().is_terminal() {
@@ -173,11 +204,28 @@ fn set_up<'i>(
         &distinct,
         session.sandbox.pull,
     )?;
-    choose_isolation(req, session, &mut setups)?;
+    isolation::choose(req.isolate, req.max_output, session, &mut setups)?;
     let images = combine(&distinct, &setups, explicit);
     preflight::check(req, gen_root, &images)?;
-    let warm = warm_while_sealing(req, session, &mut setups, needed)?;
-    Ok((setups, images, warm))
+    let (warm, sealed) = warm_while_sealing(req, session, &mut setups, needed)?;
+    Ok(SetUp {
+        setups,
+        images,
+        warm,
+        sealed,
+    })
+}
+
+/// What the set-up found and started.
+struct SetUp<'i> {
+    /// Each engine's.
+    setups: Vec<Setup>,
+    /// Each image's ID, or why no engine can run it.
+    images: BTreeMap<&'i str, ImageCheck>,
+    /// Runner containers started ahead (`--isolate worker`).
+    warm: Warm,
+    /// Each task's sealed plan, where the prepare step made one.
+    sealed: Vec<Option<Arc<Sealed>>>,
 }
 
 /// The plan of every task: its known answer or its units, staged.
@@ -194,12 +242,20 @@ fn plan_tasks(
     gen_root: &Path,
     images: &BTreeMap<&str, ImageCheck>,
     session: &Session,
+    sealed: &[Option<Arc<Sealed>>],
 ) -> Result<Planned> {
     let (plans, units, places, split) = match (&req.human_eval, &req.livecodebench) {
-        (Some(files), _) => plan_samples(req, &files.problems, &files.samples, images, session)?,
+        (Some(files), _) => plan_samples(
+            req,
+            &files.problems,
+            &files.samples,
+            images,
+            session,
+            sealed,
+        )?,
         (None, Some(files)) => crate::eval::livecodebench::plan::plan(req, files, images, session)?,
         (None, None) => {
-            let (plans, units, split) = plan(req, gen_root, images, session)?;
+            let (plans, units, split) = plan(req, gen_root, images, session, sealed)?;
             (plans, units, Vec::new(), split)
         }
     };
@@ -209,314 +265,6 @@ fn plan_tasks(
         places,
         split,
     })
-}
-
-/// The engines an eval judges on, from the end of their set-up. Dropped,
-/// it removes this eval's containers, baked images and build volumes from
-/// every engine that answers, on every path out of the eval: an error, a
-/// panic, a signal.
-struct Engines {
-    members: Vec<Member>,
-    /// Each member's images it lacks and cannot get.
-    refused: Vec<BTreeMap<String, Refusal>>,
-    explicit: bool,
-    run_id: String,
-    /// Some unit is compiled: its build volumes go too.
-    volumes: bool,
-    cleaned: bool,
-}
-
-impl Engines {
-    /// Removes what this eval left on its engines (once), saying what it
-    /// could not. With a signal received, says so and gives its exit code.
-    fn clean_up(&mut self) -> Option<i32> {
-        let cleaned = self.clean();
-        if let Some(signal) = signals::received() {
-            let removed = match cleaned {
-                Ok(n) => format!("{n} leftover containers removed"),
-                Err(e) => format!("cleanup failed: {e}"),
-            };
-            console::note(&format!(
-                "sbx: interrupted; every container of this eval was stopped ({removed})"
-            ));
-            return Some(exit::for_signal(signal));
-        }
-        if let Err(e) = cleaned {
-            console::note(&format!(
-                "sbx: could not clean up {e}; `sbx gc --engine ENGINE --run {}` removes what is left once it answers",
-                self.run_id
-            ));
-        }
-        None
-    }
-
-    /// The containers found, or the first failure.
-    fn clean(&mut self) -> std::result::Result<usize, String> {
-        if self.cleaned {
-            return Ok(0);
-        }
-        self.cleaned = true;
-        // Whatever happened, nothing of this run stays on any engine that answers.
-        let cleaned = clean_all(&self.members, &self.run_id);
-        if self.volumes {
-            for member in &self.members {
-                if let Err(e) = clean::clean_volumes(member, &self.run_id) {
-                    console::note(&format!(
-                        "sbx: engine `{}`: {e}; `sbx gc --run {}` removes them once it answers",
-                        member.label, self.run_id
-                    ));
-                }
-            }
-        }
-        cleaned
-    }
-
-    /// Why no engine judged a task of `image`.
-    fn why_not(&self, image: &str) -> String {
-        let reasons: Vec<String> = self
-            .members
-            .iter()
-            .zip(&self.refused)
-            .map(|(m, refused)| match m.down_reason() {
-                Some(reason) => format!("engine `{}` stopped answering: {reason}", m.label),
-                None => match refused.get(image) {
-                    Some((_, message)) => format!("engine `{}`: {message}", m.label),
-                    None => format!("engine `{}` did not run it", m.label),
-                },
-            })
-            .collect();
-        if reasons.is_empty() {
-            "no engine could be used".to_string()
-        } else {
-            format!("no engine left to run it ({})", reasons.join("; "))
-        }
-    }
-}
-
-impl Drop for Engines {
-    fn drop(&mut self) {
-        let _ = self.clean();
-    }
-}
-
-/// The engines that answered, made ready to judge: the candidates baked
-/// where they are delivered that way, each engine's event stream started
-/// before its first container, the workers fitted to the open-file limit.
-fn start(
-    session: &Session,
-    req: &EvalRequest,
-    setups: Vec<Setup>,
-    units: &[Unit],
-) -> Result<Engines> {
-    let explicit = !req.engines.is_empty();
-    let (members, refused) = setups
-        .into_iter()
-        .filter(|s| s.left_out.is_none())
-        .map(|s| (s.member, s.refused))
-        .unzip();
-    let mut engines = Engines {
-        members,
-        refused,
-        explicit,
-        run_id: session.run_id.clone(),
-        volumes: units.iter().any(|unit| unit.language.is_some()),
-        cleaned: false,
-    };
-    if units.is_empty() {
-        return Ok(engines);
-    }
-    // Interrupted while baking: what was baked already goes too (on drop).
-    bake_all(session, &mut engines)?;
-    // Each engine's event stream runs from before its first container to
-    // the end of the eval (dropped with the members, on every path).
-    // (Started already where runner containers started ahead: see
-    // `eval::prepare`.)
-    for member in engines.members.iter_mut().filter(|m| m.events.is_none()) {
-        member.events = Some(EventStream::start(&member.docker, &session.run_id)?);
-    }
-    fit_open_files(&mut engines.members, units.len());
-    Ok(engines)
-}
-
-/// Judges every unit on the engines' workers, all sharing one queue; each
-/// unit's tally in unit order.
-fn judge_all(
-    session: &Session,
-    req: &EvalRequest,
-    cache: Option<&Cache>,
-    images: &BTreeMap<&str, ImageCheck>,
-    engines: &Engines,
-    units: &[Unit],
-    warm: &Warm,
-) -> Vec<Tally> {
-    let explicit = engines.explicit;
-    let tallies: Vec<Mutex<Tally>> = units.iter().map(|_| Mutex::default()).collect();
-    let queue = Mutex::new(Queue {
-        pending: (0..units.len()).collect(),
-        in_flight: 0,
-    });
-    let wake = Condvar::new();
-    let done = AtomicUsize::new(0);
-    let progress = std::io::stderr().is_terminal();
-    let total = units.len();
-    let sampled = units.iter().any(|u| u.sample.is_some());
-    let image_of = |i: usize| req.tasks[units[i].task].image.as_str();
-    // Each task's samples not judged yet: its line is shown with its last.
-    let left: Vec<AtomicUsize> = req.tasks.iter().map(|_| AtomicUsize::new(0)).collect();
-    for unit in units.iter().filter(|u| u.sample.is_some()) {
-        left[unit.task].fetch_add(1, Ordering::SeqCst);
-    }
-    thread::scope(|scope| {
-        for member in &engines.members {
-            for _ in 0..member.jobs.min(total) {
-                scope.spawn(|| {
-                    // This worker's runner container (`--isolate worker`).
-                    let mut slot = warm.take(&member.label);
-                    while let Some(i) = take(&queue, &wake, member, image_of) {
-                        // Gives the unit back (or marks it done) however this
-                        // iteration ends, a panic included.
-                        let mut taken = Taken {
-                            queue: &queue,
-                            wake: &wake,
-                            unit: i,
-                            again: false,
-                        };
-                        let step = run_unit(
-                            session,
-                            req,
-                            cache,
-                            images,
-                            (&units[i], &units[i].staged),
-                            member,
-                            &mut slot,
-                        );
-                        let mut tally = lock(&tallies[i]);
-                        let moved = |tally: &mut Tally, reason: String| {
-                            tally.requeued.push(Requeue {
-                                engine: member.label.clone(),
-                                reason,
-                            });
-                        };
-                        let keep = |tally: &mut Tally, mut result: Box<TaskResult>| {
-                            if explicit && result.cached.is_none() {
-                                result.engine = Some(member.label.clone());
-                            }
-                            tally.result = Some(*result);
-                        };
-                        taken.again = match step {
-                            Step::Judged(result) => {
-                                keep(&mut tally, result);
-                                false
-                            }
-                            Step::Interrupted => false,
-                            Step::EngineDown(reason) => {
-                                member.mark_down(reason.clone());
-                                moved(&mut tally, reason);
-                                true
-                            }
-                            Step::Retry(result) => {
-                                // Moves off engines that went down do not count.
-                                tally.lost += 1;
-                                if tally.lost < MAX_ATTEMPTS {
-                                    moved(&mut tally, result.message.clone().unwrap_or_default());
-                                    true
-                                } else {
-                                    keep(&mut tally, result);
-                                    false
-                                }
-                            }
-                        };
-                        let again = taken.again;
-                        // At a terminal, a failure is shown as it happens
-                        // (a sample's with its task's, below).
-                        let shown = match &tally.result {
-                            Some(result)
-                                if progress
-                                    && !again
-                                    && units[i].sample.is_none()
-                                    && matches!(result.status, Status::Fail | Status::Error) =>
-                            {
-                                Some(live_line(result, None, req.color))
-                            }
-                            _ => None,
-                        };
-                        drop(tally);
-                        drop(taken);
-                        if again {
-                            continue;
-                        }
-                        let shown = match shown {
-                            Some(line) => Some(line),
-                            None if progress => {
-                                task_done(&left, &tallies, units, i).map(|(n, c, e, ms)| {
-                                    report::sampled::live_line(
-                                        &req.tasks[units[i].task].id,
-                                        (n, c, e),
-                                        ms,
-                                        req.color,
-                                    )
-                                })
-                            }
-                            None => None,
-                        };
-                        let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
-                        if progress {
-                            let line = shown.map(|l| format!("{l}\n\r\x1b[K")).unwrap_or_default();
-                            let what = if sampled { "samples" } else { "candidates" };
-                            console::progress(&format!(
-                                "\r\x1b[K{line}sbx: {finished}/{total} {what} judged"
-                            ));
-                        }
-                    }
-                    slot.close();
-                });
-            }
-        }
-    });
-    warm.close();
-    if progress {
-        console::progress("\r\x1b[K");
-    }
-    tallies
-        .into_iter()
-        .map(|tally| tally.into_inner().unwrap_or_else(|p| p.into_inner()))
-        .collect()
-}
-
-/// When unit `i` was its task's last sample to be judged, and not every
-/// sample of the task passed: the task's samples judged now, passed, not
-/// judged, and their time.
-fn task_done(
-    left: &[AtomicUsize],
-    tallies: &[Mutex<Tally>],
-    units: &[Unit],
-    i: usize,
-) -> Option<(usize, usize, usize, u64)> {
-    let task = units[i].task;
-    units[i].sample.as_ref()?;
-    if left[task].fetch_sub(1, Ordering::SeqCst) != 1 {
-        return None;
-    }
-    let (mut n, mut c, mut errors, mut ms) = (0, 0, 0, 0);
-    for (unit, tally) in units.iter().zip(tallies) {
-        if unit.task != task {
-            continue;
-        }
-        let tally = lock(tally);
-        let Some(result) = &tally.result else {
-            continue;
-        };
-        ms += result.duration_ms;
-        match result.status {
-            Status::Pass => {
-                n += 1;
-                c += 1;
-            }
-            Status::Error => errors += 1,
-            _ => n += 1,
-        }
-    }
-    (c < n + errors).then_some((n, c, errors, ms))
 }
 
 /// What an interrupted eval says before it ends: what was judged so far,
@@ -566,8 +314,12 @@ fn entries(
             TaskResult::error(&task.id, "no_engine", engines.why_not(&task.image))
         });
         result.requeued = std::mem::take(&mut tally.requeued);
-        crate::eval::hint::interpreter_missing(&mut result, &task.image, &units[index].interpreter);
-        crate::eval::check_message::name_the_exception(&mut result);
+        crate::eval::judge::hint::interpreter_missing(
+            &mut result,
+            &task.image,
+            &units[index].interpreter,
+        );
+        crate::eval::sealed::check_message::name_the_exception(&mut result);
         result
     };
     plans
@@ -651,8 +403,8 @@ fn report(
         .filter(|_| signals::received().is_none())
     {
         // A partitioned run's lines name their share.
-        let lines = split.map(|s| (s, files.samples.len()));
-        write_sample_results(files, entries, places, lines)?;
+        let share = split.map(|s| (s.assignment.partition, &s.inputs));
+        write_sample_results(files, entries, places, share)?;
     }
     if let Some(files) = req
         .livecodebench
@@ -688,158 +440,4 @@ fn report(
         return Ok(exit::for_signal(signal));
     }
     Ok(code)
-}
-
-/// Refuses (exit 2) a function test whose candidate is not Python.
-fn python_only(tasks: &[Task], gen_root: &Path) -> Result<()> {
-    for task in tasks.iter().filter(|t| t.function.is_some()) {
-        if let Some(path) = candidates::not_python(gen_root, &task.id) {
-            return Err(Error::Usage(format!(
-                "task `{}` has a function test, which runs Python only; its candidate `{}` is not a .py file",
-                task.id,
-                crate::escape::path(&path)
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Bakes the candidates into a throwaway image on every engine that gets
-/// them that way, all engines at once.
-fn bake_all(session: &Session, engines: &mut Engines) -> Result<()> {
-    let baking = engines.members.iter_mut().zip(engines.refused.iter_mut());
-    let results = pool::at_once(baking, |(member, refused)| {
-        let payload = match member.isolate {
-            IsolateMode::Case => bake::Payload::Candidates,
-            _ => bake::Payload::Runner,
-        };
-        bake::bake(session, member, refused, payload)
-    });
-    for result in results {
-        result.map_err(|message| Error::Panicked {
-            what: "baking the candidates".into(),
-            message,
-        })??;
-    }
-    for (member, refused) in engines.members.iter().zip(&engines.refused) {
-        if !engines.explicit {
-            continue;
-        }
-        for (code, why) in refused.values() {
-            if code == "bake_failed" {
-                console::note(&format!("sbx: engine `{}`: {why}", member.label));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Sets each engine's `--isolate` mode: the one asked for, or `case` where
-/// sbx cannot be the runner (another architecture, not a static
-/// executable, a `--max-output` the protocol cannot carry), said in one
-/// line per such engine. Stages the runner when some engine uses it.
-fn choose_isolation(req: &EvalRequest, session: &Session, setups: &mut [Setup]) -> Result<()> {
-    let mut staged = false;
-    for setup in setups.iter_mut().filter(|s| s.left_out.is_none()) {
-        let member = &mut setup.member;
-        member.isolate = IsolateMode::Case;
-        // A baked image for `case` mode would hold every candidate, each
-        // able to run the others' code: refused rather than shared.
-        let baked = matches!(member.delivery, crate::session::Delivery::Image(_));
-        let refuse_case = || {
-            Error::Usage(format!(
-                "--isolate case with --deliver image (engine `{}`) would put every candidate in one image, where each could run the others; use --isolate candidate or worker, or --deliver bind",
-                member.label
-            ))
-        };
-        if req.isolate == IsolateMode::Case {
-            if baked {
-                return Err(refuse_case());
-            }
-            // Case containers run their program through the runner's
-            // `--supervise` wrapper (its seccomp filter) where sbx can run.
-            if runner_unsupported(&member.docker).is_none() {
-                if !staged {
-                    session.stage_runner()?;
-                    staged = true;
-                }
-                member.exec_wrapper = true;
-            }
-            continue;
-        }
-        let unsupported = runner_unsupported(&member.docker);
-        let why = if req.max_output as u64 > MAX_OUTPUT {
-            Some(format!(
-                "--max-output above {MAX_OUTPUT} bytes is more than the runner carries"
-            ))
-        } else {
-            unsupported.clone()
-        };
-        if let Some(why) = why {
-            if baked {
-                return Err(refuse_case());
-            }
-            if unsupported.is_none() {
-                if !staged {
-                    session.stage_runner()?;
-                    staged = true;
-                }
-                member.exec_wrapper = true;
-            }
-            console::note(&format!(
-                "sbx: engine `{}`: {why}; judging there with --isolate case instead of {}",
-                member.label,
-                req.isolate.name()
-            ));
-            continue;
-        }
-        if !staged {
-            session.stage_runner()?;
-            staged = true;
-        }
-        member.isolate = req.isolate;
-        // A candidate the runner refuses is judged in a case container.
-        member.exec_wrapper = !baked;
-    }
-    Ok(())
-}
-
-/// Runs fewer at once than asked when the open-file limit (raised to the
-/// hard limit at start) cannot hold them all, saying so in one line.
-fn fit_open_files(members: &mut [Member], units: usize) {
-    let limit = limits::open_files();
-    let mut jobs: Vec<usize> = members.iter().map(|m| m.jobs.min(units)).collect();
-    let asked: usize = jobs.iter().sum();
-    if limits::fit(&mut jobs, limits::max_jobs(limit)) {
-        for (member, jobs) in members.iter_mut().zip(&jobs) {
-            member.jobs = *jobs;
-        }
-        console::note(&format!(
-            "sbx: the open-file limit ({}) allows {} runs at once; running those instead of -j {asked}",
-            limit.unwrap_or_default(),
-            jobs.iter().sum::<usize>()
-        ));
-    }
-}
-
-/// Removes this eval's containers and baked images from every engine that
-/// answers, all at once. The containers found, or the first failure.
-fn clean_all(members: &[Member], run_id: &str) -> std::result::Result<usize, String> {
-    let results = pool::at_once(members, |m| clean::clean(m, run_id));
-    let mut found = 0;
-    for (member, result) in members.iter().zip(results) {
-        let cleaned = result
-            .map_err(|why| format!("the cleanup panicked (a bug in sbx): {why}"))
-            .and_then(|r| r);
-        found += cleaned.map_err(|e| format!("engine `{}`: {e}", member.label))?;
-    }
-    Ok(found)
-}
-
-/// A unit's result that did not pass, as shown the moment it is judged
-/// (its sample named: the result learns it only in its task's entry).
-fn live_line(result: &TaskResult, sample: Option<&str>, color: bool) -> String {
-    let mut shown = result.clone();
-    shown.sample = sample.map(str::to_string);
-    report::text::live_line(&shown, color)
 }

@@ -7,45 +7,18 @@
 //! with one line (exit 2).
 
 use std::fs;
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::cli::MergeArgs;
 use crate::console;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::report::merge::{merge_lines, merge_reports};
 use crate::report::summary::Summary;
 use crate::report::{self, TaskResult};
+use crate::requests::MergeRequest;
 use crate::spec::ReportFormat;
-
-/// A validated `sbx merge` request.
-#[derive(Debug, Clone)]
-pub(crate) struct MergeRequest {
-    pub reports: Vec<PathBuf>,
-    pub format: ReportFormat,
-    pub color: bool,
-    pub output: Option<PathBuf>,
-}
-
-impl MergeRequest {
-    /// The request of the command line (nothing in it can be invalid).
-    pub(crate) fn from_args(args: MergeArgs) -> MergeRequest {
-        let terminal = std::io::stdout().is_terminal();
-        MergeRequest {
-            reports: args.reports,
-            format: report::text::format_for(args.format, terminal),
-            color: report::text::color_for(
-                args.color,
-                terminal,
-                std::env::var_os("NO_COLOR").as_deref(),
-            ),
-            output: args.output,
-        }
-    }
-}
 
 /// What a file is.
 enum Read {

@@ -11,36 +11,23 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::cli::ReportArgs;
 use crate::console;
 use crate::diff;
 use crate::error::{Error, Result};
-use crate::eval::candidates::{find_source, Found, Source};
+use crate::eval::input::candidates::{find_source, Found, Source};
 use crate::report::html::{self, Eval};
 use crate::report::TaskResult;
+use crate::requests::ReportRequest;
 
 /// Most of a saved output or a source shown on the page (its last bytes
 /// for an output, its first for a source).
 const FILE_BYTES: u64 = 256 << 10;
 
 /// Writes the page and returns the exit code (0).
-pub(crate) fn report(args: ReportArgs) -> Result<i32> {
-    let (a, b) = match args.reports.as_slice() {
-        [a] => (a, None),
-        [a, b] => (a, Some(b)),
-        _ => {
-            return Err(Error::Usage(
-                "sbx report takes one report (one eval) or two (A against B)".into(),
-            ))
-        }
-    };
-    if args.gen.len() > args.reports.len() {
-        return Err(Error::Usage(
-            "--gen: one gen folder per report at most (A's, then B's)".into(),
-        ));
-    }
+pub(crate) fn report(req: ReportRequest) -> Result<i32> {
+    let (a, b) = (&req.a, req.b.as_ref());
     let mut gens = Vec::new();
-    for dir in &args.gen {
+    for dir in &req.gen {
         gens.push(fs::canonicalize(dir).map_err(|e| Error::Report {
             path: dir.clone(),
             message: format!("cannot read the gen folder: {e}"),
@@ -63,7 +50,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<i32> {
         Some(b) => {
             let b_results = load(b)?;
             let (a_name, b_name) = (name(a), name(b));
-            let cmp = diff::compare(&diff::load(a)?, &diff::load(b)?, args.k, (&a_name, &b_name))
+            let cmp = diff::compare(&diff::load(a)?, &diff::load(b)?, req.k, (&a_name, &b_name))
                 .map_err(Error::Usage)?;
             let diff_json = diff::json::render(&cmp, &a_name, &b_name, false)?;
             let diff_value: Value = serde_json::from_str(&diff_json).map_err(|e| Error::Write {
@@ -84,7 +71,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<i32> {
             )
         }
     };
-    match &args.output {
+    match &req.output {
         Some(path) => fs::write(path, page.as_bytes()).map_err(|source| Error::Write {
             what: format!("the page to {}", path.display()),
             source,
@@ -122,7 +109,7 @@ fn add_files(r: &TaskResult, v: &mut Value, gen: Option<&Path>, task: Option<&st
     if let Some(gen) = gen {
         let source = match (task, &r.sample) {
             (Some(task), Some(sample)) => {
-                match crate::eval::candidates::samples_in(gen, &gen.join(task), None)
+                match crate::eval::input::candidates::samples_in(gen, &gen.join(task), None)
                     .into_iter()
                     .find(|(name, _)| name == sample)
                 {

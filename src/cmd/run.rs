@@ -28,7 +28,7 @@ pub(crate) fn run(req: RunRequest) -> Result<i32> {
     let session = Session::new(req.sandbox.clone())?;
     let staged = session.stage_file(&req.file)?;
     let target = Target::choose(&session, &req)?;
-    let prepared = session.prepare(
+    let container = session.args_for(
         &StagedCandidate {
             staged: &staged,
             image: &req.image,
@@ -43,7 +43,7 @@ pub(crate) fn run(req: RunRequest) -> Result<i32> {
         let mut argv = vec![docker.program().to_string_lossy().into_owned()];
         argv.extend(
             docker
-                .argv(&argv::as_run(&prepared.create))
+                .argv(&argv::as_run(&container.create))
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned()),
         );
@@ -64,11 +64,11 @@ pub(crate) fn run(req: RunRequest) -> Result<i32> {
     } else {
         StdinSource::Null
     };
-    let name = prepared.name.clone();
+    let name = container.name.clone();
     // From before the container exists: the engine's record of its start.
     let events = EventStream::start(docker, &session.run_id)?;
     let limit = req.timeout.unwrap_or(spec::NO_LIMIT);
-    let finished = session.execute(docker, prepared, stdin, OutputSink::Stream, limit)?;
+    let finished = session.execute(docker, container, stdin, OutputSink::Stream, limit)?;
     match finished.ended {
         Ended::TimedOut => console::note(&format!(
             "sbx: timed out after {} s; the program was killed and its container removed",

@@ -34,7 +34,7 @@ const STDERR_KEPT: u64 = 4096;
 
 /// What the stream saw of one container, since its `create`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Seen {
+pub(crate) struct Lifecycle {
     /// The stream saw its `create`: it was watching the whole life.
     pub created: bool,
     pub started: bool,
@@ -44,22 +44,23 @@ pub(crate) struct Seen {
     pub destroyed: bool,
 }
 
+/// What the stream has observed: each container's life, and its own end.
 #[derive(Debug, Default)]
-struct State {
+struct Observed {
     /// Container name -> what was seen of it.
-    seen: HashMap<String, Seen>,
+    seen: HashMap<String, Lifecycle>,
     /// Why the stream ended, once it did.
     ended: Option<String>,
 }
 
 #[derive(Debug, Default)]
 struct Shared {
-    state: Mutex<State>,
+    state: Mutex<Observed>,
     changed: Condvar,
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, Observed> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -143,7 +144,7 @@ impl EventStream {
     /// `die`. `None` when it cannot be known: the stream did not see the
     /// container's `create`, or neither came before the stream ended or the
     /// wait ran out.
-    pub(crate) fn settled(&self, name: &str, within: Duration) -> Option<Seen> {
+    pub(crate) fn settled(&self, name: &str, within: Duration) -> Option<Lifecycle> {
         let deadline = Instant::now() + within;
         let mut state = self.shared.lock();
         loop {
@@ -198,9 +199,9 @@ fn note(shared: &Shared, line: &str) {
         // is dropped).
         state.seen.insert(
             name.clone(),
-            Seen {
+            Lifecycle {
                 created: true,
-                ..Seen::default()
+                ..Lifecycle::default()
             },
         );
     } else {
@@ -228,7 +229,7 @@ fn note(shared: &Shared, line: &str) {
 pub(crate) struct ContainerRecord<'a> {
     events: Option<&'a EventStream>,
     name: &'a str,
-    seen: OnceCell<Option<Seen>>,
+    seen: OnceCell<Option<Lifecycle>>,
 }
 
 impl<'a> ContainerRecord<'a> {
@@ -242,7 +243,7 @@ impl<'a> ContainerRecord<'a> {
     }
 
     /// What was seen of the container's whole life; `None` if unknown.
-    pub(crate) fn seen(&self) -> Option<&Seen> {
+    pub(crate) fn seen(&self) -> Option<&Lifecycle> {
         self.seen
             .get_or_init(|| self.events.and_then(|e| e.settled(self.name, SETTLE)))
             .as_ref()
@@ -309,7 +310,7 @@ mod tests {
         .to_string()
     }
 
-    fn seen(shared: &Shared, name: &str) -> Option<Seen> {
+    fn seen(shared: &Shared, name: &str) -> Option<Lifecycle> {
         shared.lock().seen.get(name).cloned()
     }
 
@@ -328,7 +329,7 @@ mod tests {
         let one = seen(&shared, "sbx-r-1").expect("noted");
         assert_eq!(
             one,
-            Seen {
+            Lifecycle {
                 created: true,
                 started: true,
                 oom: true,

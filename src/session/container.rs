@@ -1,5 +1,5 @@
 //! One candidate's container: its argv built for the engine's delivery
-//! (`prepare`), then created before the clock and run under supervision
+//! (`args_for`), then created before the clock and run under supervision
 //! (`execute`).
 
 use std::collections::BTreeMap;
@@ -9,7 +9,9 @@ use std::time::Duration;
 use super::staging::{Session, Staged};
 use crate::docker::argv::{self, Container, Mount, NAME_PREFIX};
 use crate::docker::control;
-use crate::docker::process::{self, ContainerGuard, Finished, Job, OutputSink, StdinSource};
+use crate::docker::process::{
+    self, AttachedRun, ContainerGuard, Finished, OutputSink, StdinSource,
+};
 use crate::docker::Docker;
 use crate::error::{Error, Result};
 use crate::signals;
@@ -17,7 +19,7 @@ use crate::spec::Pull;
 
 /// A container ready to start: its name and the exact docker arguments.
 #[derive(Debug, Clone)]
-pub(crate) struct Prepared {
+pub(crate) struct ContainerArgs {
     pub name: String,
     pub image: String,
     /// Whether a missing image may be pulled (never for a baked image).
@@ -28,7 +30,7 @@ pub(crate) struct Prepared {
     pub start: Vec<OsString>,
 }
 
-/// What `prepare` needs to know about one candidate.
+/// What `args_for` needs to know about one candidate.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct StagedCandidate<'a> {
     /// The staged copy of the candidate (see `Session::stage`).
@@ -53,11 +55,11 @@ pub(crate) enum Delivery {
 impl Session {
     /// Builds the argv for a staged candidate's container, delivered as
     /// `delivery` says.
-    pub(crate) fn prepare(
+    pub(crate) fn args_for(
         &self,
         candidate: &StagedCandidate<'_>,
         delivery: &Delivery,
-    ) -> Result<Prepared> {
+    ) -> Result<ContainerArgs> {
         let n = self.next_container();
         let name = format!("{NAME_PREFIX}{}-{n}", self.run_id);
         let in_image = candidate.staged.in_image();
@@ -88,7 +90,7 @@ impl Session {
             interpreter: candidate.interpreter,
         });
         let start = argv::start_args(&name, candidate.interactive);
-        Ok(Prepared {
+        Ok(ContainerArgs {
             name,
             image: image.to_string(),
             pull,
@@ -101,7 +103,7 @@ impl Session {
     /// trusted code, such as the sealed tests' prepare step) under the same
     /// limits and hardening as a candidate, with a stdin and no file
     /// mounted (`-` is its last word).
-    pub(crate) fn prepare_trusted(&self, image: &str, words: &[String]) -> Prepared {
+    pub(crate) fn trusted_args(&self, image: &str, words: &[String]) -> ContainerArgs {
         let n = self.next_container();
         let name = format!("{NAME_PREFIX}{}-{n}", self.run_id);
         let create = argv::create_args(&Container {
@@ -115,7 +117,7 @@ impl Session {
             interpreter: words,
         });
         let start = argv::start_args(&name, true);
-        Prepared {
+        ContainerArgs {
             name,
             image: image.to_string(),
             pull: Pull::Never,
@@ -124,12 +126,12 @@ impl Session {
         }
     }
 
-    /// Runs a prepared container on the engine `docker` reaches, under
-    /// supervision.
+    /// Runs a container (its arguments from `args_for` or `trusted_args`)
+    /// on the engine `docker` reaches, under supervision.
     pub(crate) fn execute(
         &self,
         docker: &Docker,
-        prepared: Prepared,
+        container: ContainerArgs,
         stdin: StdinSource,
         output: OutputSink,
         timeout: Duration,
@@ -138,21 +140,21 @@ impl Session {
         // missing and allowed): from here on the container exists by name, so
         // every kill below can remove it.
         if let Err(e) =
-            control::create_container(docker, &prepared.create, &prepared.image, prepared.pull)
+            control::create_container(docker, &container.create, &container.image, container.pull)
         {
             if matches!(e, Error::EngineTimeout(_)) {
                 // The engine may still complete the create it was sent.
-                process::remove_containers(docker, std::slice::from_ref(&prepared.name));
+                process::remove_containers(docker, std::slice::from_ref(&container.name));
             }
             return Err(e);
         }
-        let mut guard = ContainerGuard::new(docker, &prepared.name);
+        let mut guard = ContainerGuard::new(docker, &container.name);
         if let Some(signal) = signals::received() {
             return Ok(Finished::interrupted_before_start(signal));
         }
-        let finished = process::supervise(Job {
+        let finished = process::supervise(AttachedRun {
             docker,
-            args: prepared.start,
+            args: container.start,
             stdin,
             output,
             timeout,

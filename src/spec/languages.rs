@@ -1,6 +1,7 @@
 //! The language table: each candidate extension, its compile command (if
 //! any), its run command and the name its source must have. Pure data and
-//! substitution; the compile step itself is `session::compile`'s.
+//! substitution, and the compile step's limits; the compile step itself is
+//! `eval::compile`'s.
 //!
 //! Commands are lists of words, never given to a shell. Three placeholders
 //! are replaced inside words: `{src}` (the source's file name, in the
@@ -8,6 +9,7 @@
 //! writes and the run reads, read-only) and `{class}` (Java's main class).
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 /// Where a compiled candidate's output is: written by the compile
 /// container, mounted read-only in the run's.
@@ -18,6 +20,23 @@ pub(crate) const DEFAULT_COMPILE_TIMEOUT: &str = "30";
 /// The default `--compile-memory`: javac, rustc and go build of one file
 /// each stay well below it (see docs/benchmarks.md's measurements).
 pub(crate) const DEFAULT_COMPILE_MEMORY: &str = "1g";
+
+/// The compile step's own limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CompileLimits {
+    pub timeout: Duration,
+    /// A validated size, such as `1g`.
+    pub memory: String,
+}
+
+impl Default for CompileLimits {
+    fn default() -> Self {
+        CompileLimits {
+            timeout: Duration::from_secs(30),
+            memory: DEFAULT_COMPILE_MEMORY.into(),
+        }
+    }
+}
 
 /// How the source file is named for its compiler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,16 +1,14 @@
-//! Helpers shared by the real-engine tests (`engine.rs`, `doctor_gc.rs`):
+//! Helpers shared by the real-engine tests (`tests/engine/`):
 //! processes run with a bound, `docker` calls, the engine and image
 //! preconditions (checked once, a panic with what is missing, never a skip),
 //! the `sbx` command, and the guard that removes a test's containers by label.
 //!
 //! Nothing here pulls an image or sends network traffic.
 
-// Each test file compiles its own copy of this module and uses only part of
-// it (engine.rs never plants named containers, doctor_gc.rs never streams
-// stdin), so the items the other file needs would otherwise warn there.
-#![allow(dead_code)]
-// `pub` here means "for the test files": each is a crate of its own.
-#![allow(unreachable_pub)]
+#![expect(
+    unreachable_pub,
+    reason = "`pub` here means for the test modules, `crate::common`'s siblings"
+)]
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;

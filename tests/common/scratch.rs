@@ -21,6 +21,15 @@ pub struct Scratch {
     limit: Duration,
 }
 
+/// Panics on a leftover of the run only when the test itself did not fail.
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.cleanup.finish();
+        }
+    }
+}
+
 impl Scratch {
     /// A run id `<kind>-...` for `test`, and a folder `sbx-<folder>-...`.
     pub fn new(kind: &str, folder: &str, test: &str, limit: Duration) -> Scratch {

@@ -1,15 +1,17 @@
 //! What the engine-free tests share: the fake docker CLI's switches
 //! (`FAKE_VARS`, for `fake_docker.sh`, which `fake_docker/` drives with a
-//! harness of its own), a small fake engine for the tests of the cache and
+//! harness of its own), the caller's engine settings that no run against
+//! a fake inherits (`ENGINE_VARS`), a small fake engine for the tests of the cache and
 //! of the files sbx writes (`cache.rs`, `written.rs`: a temp dir holding
 //! the script, and the `sbx` command wired to it), and the helpers that
 //! read a finished sbx (`stdout`, `stderr`, `one_line_error`, `report`,
 //! `after`). Nothing here talks to a real engine or the network; every run
 //! is bounded.
 
-#![allow(dead_code)]
-// `pub` here means "for the test files": each is a crate of its own.
-#![allow(unreachable_pub)]
+#![expect(
+    unreachable_pub,
+    reason = "`pub` here means for the test modules, `crate::support`'s siblings"
+)]
 
 use std::fs;
 use std::io;
@@ -28,6 +30,11 @@ pub mod terminal;
 pub const LIMIT: Duration = Duration::from_secs(120);
 
 const FAKE_DOCKER: &str = include_str!("fake_docker.sh");
+
+/// The caller's engine settings, which the docker CLI (and sbx itself)
+/// read: a test against a fake docker never inherits them, so that it
+/// behaves the same whatever engine the caller's shell points at.
+pub const ENGINE_VARS: [&str; 3] = ["DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG"];
 
 /// The fake's switches: never inherited from the tests' environment.
 pub const FAKE_VARS: [&str; 18] = [
@@ -142,7 +149,7 @@ impl Fake {
     /// `program` (sbx, or a copy of it) wired to this fake, with a run id.
     pub fn sbx_as(&self, program: &Path, run_id: &str) -> Command {
         let mut cmd = Command::new(program);
-        for k in FAKE_VARS {
+        for k in FAKE_VARS.iter().chain(&ENGINE_VARS) {
             cmd.env_remove(k);
         }
         cmd.current_dir(self.root())

@@ -1,10 +1,7 @@
 //! A command under a pseudo-terminal: `script` runs it, so that its stdout
-//! and stderr are one terminal, as a user at a shell sees them. Shared by
-//! the engine-free tests (through `support`) and the engine tests that
-//! include this file alone.
+//! and stderr are one terminal, as a user at a shell sees them.
 
-// `pub` here means "for the test files": each is a crate of its own.
-#![allow(unreachable_pub)]
+#![expect(unreachable_pub, reason = "`pub` here means for the test modules")]
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;

@@ -31,7 +31,7 @@ const GRACE: Duration = Duration::from_secs(5);
 const OOM_SCORE_SELF: &str = "/proc/self/oom_score_adj";
 
 /// The memory cgroup's OOM-kill counter file, if this container can read it.
-pub(crate) fn oom_counter_path() -> Option<PathBuf> {
+fn oom_counter_path() -> Option<PathBuf> {
     [
         "/sys/fs/cgroup/memory/memory.oom_control",
         "/sys/fs/cgroup/memory.events",
@@ -53,13 +53,36 @@ fn parse_oom_kills(text: &str) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// The container's counters a case reads, where they can be read.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Counters<'a> {
-    /// The memory cgroup's OOM-kill counter file.
-    pub(crate) oom: Option<&'a Path>,
-    /// The CPU cgroup's usage file.
-    pub(crate) usage: Option<&'a Usage>,
+/// What every case runs with, set up once when the runner starts.
+pub(crate) struct Setup {
+    /// The candidates' uid and gid.
+    identity: Identity,
+    lanes: Lanes,
+    /// The memory cgroup's OOM-kill counter file, if it can be read.
+    oom_counter: Option<PathBuf>,
+    /// The container's CPU usage file, if it can be read.
+    usage: Option<Usage>,
+}
+
+impl Setup {
+    /// Starts the worker threads and finds the container's counters.
+    pub(crate) fn start(identity: Identity) -> io::Result<Setup> {
+        Ok(Setup {
+            identity,
+            lanes: Lanes::start()?,
+            oom_counter: oom_counter_path(),
+            usage: Usage::find(),
+        })
+    }
+
+    pub(crate) fn identity(&self) -> Identity {
+        self.identity
+    }
+
+    /// Whether a case can tell an OOM kill (the runner's `Hello` says so).
+    pub(crate) fn reads_oom_kills(&self) -> bool {
+        self.oom_counter.is_some()
+    }
 }
 
 /// A job for a worker thread.
@@ -67,7 +90,7 @@ type Job = Box<dyn FnOnce() + Send>;
 
 /// The runner's worker threads, started once: one writes a case's stdin,
 /// two drain its stdout and stderr, one waits for the program.
-pub(crate) struct Lanes {
+struct Lanes {
     stdin: mpsc::Sender<Job>,
     stdout: mpsc::Sender<Job>,
     stderr: mpsc::Sender<Job>,
@@ -75,7 +98,7 @@ pub(crate) struct Lanes {
 }
 
 impl Lanes {
-    pub(crate) fn start() -> io::Result<Lanes> {
+    fn start() -> io::Result<Lanes> {
         fn lane(name: &str) -> io::Result<mpsc::Sender<Job>> {
             let (tx, rx) = mpsc::channel::<Job>();
             thread::Builder::new().name(name.into()).spawn(move || {
@@ -137,19 +160,19 @@ enum Waited {
     ZygoteLost(String),
 }
 
+/// Runs `case` of the `loaded` candidate, whose file is written: forked
+/// by the zygote if it runs this candidate's interpreter, spawned directly
+/// otherwise (`zygote` is set back to `Idle` or `Unavailable` when it
+/// fails). `Err` is the runner's own failure, never a verdict.
 pub(crate) fn run_case(
-    identity: Identity,
-    lanes: &Lanes,
-    loaded: &Loaded,
-    file: &Path,
-    case: &Case,
-    counters: Counters<'_>,
+    setup: &Setup,
     zygote: &mut Slot,
+    loaded: &Loaded,
+    case: &Case,
 ) -> Result<CaseResult, String> {
-    let Counters {
-        oom: oom_counter,
-        usage,
-    } = counters;
+    let (identity, lanes) = (setup.identity, &setup.lanes);
+    let (oom_counter, usage) = (setup.oom_counter.as_deref(), setup.usage.as_ref());
+    let file = &loaded.path();
     let oom_before = oom_counter.and_then(read_oom_kills);
     // Counting starts before the program does: its start is its own.
     let mut meter = match case.rule {

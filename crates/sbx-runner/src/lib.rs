@@ -11,10 +11,13 @@
 //!   installs on itself before any candidate (no anonymous memory files);
 //! - `supervise`: the `--supervise` wrapper, `--isolate case`'s PID 1
 //!   under the CPU-time rule (the filter, the program, `account`'s clock);
-//! - `pid1`: the runner (`sbx __runner`): its main loop and its state;
+//! - `pid1`: the runner (`sbx __runner`): its arguments, its own safety
+//!   and its message loop;
+//! - `lifecycle`: the runner's state and its whole lifecycle (load, case,
+//!   reset, unload, the zygote a reset spares);
 //! - `identity`: the candidates' uid and gid;
-//! - `candidate`: the loaded candidate, its file and its build (load,
-//!   reset, unload);
+//! - `candidate`: the loaded candidate's files: its file in `/work` and
+//!   its build, written and checked;
 //! - `case`: running one case (spawn, readers, limits, its status);
 //! - `probe`: the identity probe `sbx doctor` runs as a candidate
 //!   (`--probe`);
@@ -39,6 +42,7 @@ mod case;
 pub mod exit;
 mod filter;
 mod identity;
+mod lifecycle;
 mod pid1;
 mod posture;
 mod probe;
@@ -48,7 +52,8 @@ mod shebang;
 pub mod supervise;
 mod zygote;
 
-pub use pid1::{main, MAX_OUTPUT, NO_ZYGOTE, SUBCOMMAND};
+pub use lifecycle::MAX_OUTPUT;
+pub use pid1::{main, NO_ZYGOTE, SUBCOMMAND};
 pub use probe::PROBE;
 
 /// The runner's version, sent in its `Hello`: sbx's own (one workspace

@@ -1,7 +1,9 @@
 //! The runner: `sbx __runner`, run as the container's PID 1 (never on a
 //! host: it kills every other process of its pid namespace). It speaks the
 //! protocol of `protocol` on its stdin and stdout and runs each case as a
-//! fresh process.
+//! fresh process. This file reads its arguments, puts its own safety in
+//! place and passes each message to the `Runner` (`lifecycle`), which owns
+//! every state between messages.
 //!
 //! Its own safety, before it reads anything:
 //! - it refuses to run unless it is PID 1;
@@ -17,28 +19,22 @@
 
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
 
 use rustix::process::{set_dumpable_behavior, DumpableBehavior, Pid};
 
-use super::account::Usage;
-use super::candidate::{write_task, Loaded, WORK_DIR};
-use super::case::{oom_counter_path, run_case, Counters, Lanes};
 use super::filter;
 use super::identity::Identity;
-use super::posture::Posture;
+use super::lifecycle::Runner;
 use super::probe::{probe, PROBE};
-use super::protocol::{read_message, write_message, Case, CaseStatus, Message};
-use super::reset::{self, Dirs, Spare};
-use super::zygote::{self, Slot, Zygote};
+use super::protocol::{read_message, write_message, Message};
+use super::reset;
+use super::zygote::Slot;
 
 /// The hidden subcommand that makes sbx the runner.
 pub const SUBCOMMAND: &str = "__runner";
 /// The runner's option (after `UID:GID`) that keeps the zygote off: every
 /// case is then spawned directly.
 pub const NO_ZYGOTE: &str = "--no-zygote";
-/// The largest `max_output` a case may ask for (the result must fit a frame).
-pub const MAX_OUTPUT: u64 = 32 << 20;
 /// O_CLOEXEC as `/proc/self/fdinfo` prints it (octal flags).
 const O_CLOEXEC: u32 = 0o2000000;
 
@@ -94,47 +90,14 @@ pub fn main() -> i32 {
         let _ = write_message(&mut output, &Message::Internal(e));
         return crate::exit::ENGINE;
     }
-    // Every thread a case needs exists before any candidate runs: a
-    // candidate that fills the pids limit cannot keep the runner from
-    // supervising it.
-    let lanes = match Lanes::start() {
-        Ok(lanes) => lanes,
+    let mut runner = match Runner::start(identity, zygote, SUBCOMMAND) {
+        Ok(runner) => runner,
         Err(e) => {
-            let _ = write_message(&mut output, &Message::Internal(format!("threads: {e}")));
+            let _ = write_message(&mut output, &Message::Internal(e));
             return crate::exit::ENGINE;
         }
     };
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => {
-            let _ = write_message(&mut output, &Message::Internal(format!("own path: {e}")));
-            return crate::exit::ENGINE;
-        }
-    };
-    let mut runner = Runner {
-        wiper: reset::Wiper {
-            exe,
-            subcommand: SUBCOMMAND,
-            uid: identity.uid,
-            gid: identity.gid,
-        },
-        identity,
-        lanes,
-        dirs: Dirs::record(),
-        posture: Posture::record(),
-        oom_counter: oom_counter_path(),
-        usage: Usage::find(),
-        candidate: None,
-        clean: true,
-        outlived: false,
-        cases: 0,
-        zygote,
-    };
-    let hello = Message::Hello {
-        sbx_version: crate::VERSION.into(),
-        oom_counter: runner.oom_counter.is_some(),
-    };
-    if write_message(&mut output, &hello).is_err() {
+    if write_message(&mut output, &runner.hello()).is_err() {
         return crate::exit::ENGINE;
     }
     loop {
@@ -151,8 +114,8 @@ pub fn main() -> i32 {
             Message::Bye => return 0,
             Message::Load(candidate) => runner.load(candidate),
             Message::Case(case) => runner.case(&case),
-            Message::Reset => runner.reset(false),
-            Message::Unload => runner.reset(true),
+            Message::Reset => runner.reset(),
+            Message::Unload => runner.unload(),
             other => Message::Internal(format!("unexpected message {}", other.name())),
         };
         if write_message(&mut output, &reply).is_err() {
@@ -194,87 +157,6 @@ fn inherited_fds_are_cloexec() -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The runner's state between messages (its `load` and `reset` are in
-/// `candidate`).
-pub(crate) struct Runner {
-    identity: Identity,
-    pub(crate) wiper: reset::Wiper,
-    lanes: Lanes,
-    pub(crate) dirs: Dirs,
-    /// What children inherit from the runner, as it was at the start.
-    pub(crate) posture: Posture,
-    oom_counter: Option<PathBuf>,
-    /// The container's CPU usage file, if it can be read.
-    usage: Option<Usage>,
-    pub(crate) candidate: Option<Loaded>,
-    /// No case ran since the last clean reset (or the start).
-    pub(crate) clean: bool,
-    /// A case's processes outlived the kill (`CaseStatus::Outlived`): a
-    /// worker thread may still be blocked on what they held, so every
-    /// reset from now on is dirty and the host discards the container.
-    pub(crate) outlived: bool,
-    cases: u64,
-    /// The zygote that forks `python3 -c` cases, once one was needed.
-    zygote: Slot,
-}
-
-impl Runner {
-    /// What the reset spares: the zygote, while it runs.
-    pub(crate) fn spare(&mut self) -> Option<Spare> {
-        let uid = self.identity.uid;
-        self.zygote.pid().map(|zygote| Spare { zygote, uid })
-    }
-
-    fn case(&mut self, case: &Case) -> Message {
-        if !self.clean {
-            return Message::Internal("a case needs a clean reset before it".into());
-        }
-        if case.max_output > MAX_OUTPUT {
-            return Message::Internal(format!("max output above {MAX_OUTPUT} bytes"));
-        }
-        let Some(loaded) = &self.candidate else {
-            return Message::Internal("no candidate loaded".into());
-        };
-        // The zygote starts while the container is as a verified reset
-        // left it, before this case's file is written. (Once it runs,
-        // `run_case` alone asks whether the case can be forked.)
-        if matches!(self.zygote, Slot::Idle) {
-            let forkable =
-                zygote::eligible(&loaded.interpreter, loaded.build.is_some(), &loaded.program);
-            if let Some((program, _)) = forkable {
-                self.zygote = match Zygote::start(program) {
-                    Ok(z) => Slot::Running(z),
-                    Err(_) => Slot::Unavailable,
-                };
-            }
-        }
-        self.clean = false;
-        self.cases += 1;
-        let file = Path::new(WORK_DIR).join(&loaded.file_name);
-        if let Err(e) = write_task(&file, &loaded.program) {
-            return Message::Internal(format!("write the candidate to {}: {e}", file.display()));
-        }
-        match run_case(
-            self.identity,
-            &self.lanes,
-            loaded,
-            &file,
-            case,
-            Counters {
-                oom: self.oom_counter.as_deref(),
-                usage: self.usage.as_ref(),
-            },
-            &mut self.zygote,
-        ) {
-            Ok(result) => {
-                self.outlived |= result.status == CaseStatus::Outlived;
-                Message::Result(result)
-            }
-            Err(message) => Message::Internal(message),
-        }
-    }
 }
 
 #[cfg(test)]

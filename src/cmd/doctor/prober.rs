@@ -12,7 +12,7 @@ use crate::docker::process::{
 use crate::docker::{argv, Docker};
 use crate::error::Error;
 use crate::exit;
-use crate::session::{Delivery, Prepared, Session, StagedCandidate};
+use crate::session::{ContainerArgs, Delivery, Session, StagedCandidate};
 use crate::verdict::outcome;
 
 use super::report::{Check, State};
@@ -52,10 +52,10 @@ impl Prober<'_> {
 
     /// Stages `script` and builds the argv that runs it with `sh`, exactly
     /// as `sbx run` would.
-    pub(crate) fn prepare(&self, script: &[u8]) -> crate::error::Result<Prepared> {
+    pub(crate) fn args_for(&self, script: &[u8]) -> crate::error::Result<ContainerArgs> {
         let staged = self.session.stage(script)?;
         let sh = ["sh".to_string()];
-        self.session.prepare(
+        self.session.args_for(
             &StagedCandidate {
                 staged: &staged,
                 image: self.image,
@@ -68,12 +68,12 @@ impl Prober<'_> {
 
     /// Runs `script` with `sh` in the sandbox, exactly as `sbx run` would.
     pub(crate) fn run(&self, script: &str, timeout: Duration, max_output: usize) -> Probe {
-        let run = self.prepare(script.as_bytes()).and_then(|prepared| {
-            let name = prepared.name.clone();
+        let run = self.args_for(script.as_bytes()).and_then(|container| {
+            let name = container.name.clone();
             self.session
                 .execute(
                     &self.session.sandbox.docker,
-                    prepared,
+                    container,
                     StdinSource::Null,
                     OutputSink::Capture { max: max_output },
                     timeout,
@@ -119,21 +119,21 @@ impl Prober<'_> {
     /// The log driver the engine records for a container of this argv:
     /// created (never started) with the same argv, inspected, removed.
     pub(crate) fn log_driver(&self) -> std::result::Result<String, String> {
-        let prepared = self.prepare(b"true\n").map_err(|e| e.to_string())?;
+        let container = self.args_for(b"true\n").map_err(|e| e.to_string())?;
         let docker_cli = &self.session.sandbox.docker;
         // Removed whatever happens, a create that timed out included.
-        let _guard = ContainerGuard::new(docker_cli, &prepared.name);
+        let _guard = ContainerGuard::new(docker_cli, &container.name);
         // Created the way every run's container is, so a missing image is
         // pulled (or refused) the same way.
         let created = control::create_container(
             docker_cli,
-            &prepared.create,
+            &container.create,
             self.image,
             self.session.sandbox.pull,
         );
         let inspected = process::control(
             docker_cli,
-            &argv::log_driver_args(&prepared.name),
+            &argv::log_driver_args(&container.name),
             CONTROL_TIMEOUT,
         );
         match created {

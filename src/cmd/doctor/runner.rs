@@ -41,7 +41,7 @@ echo done
 /// `--isolate`: which modes work here, and the runner's reset and safety,
 /// proven through a runner session the way eval uses one.
 pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
-    use crate::runner::host::{runner_unsupported, Loaded, ResetOutcome, RunnerSession};
+    use crate::runner::host::{runner_unsupported, LoadOutcome, ResetOutcome, RunnerSession};
     use sbx_runner::protocol::{Candidate as Program, Case, CaseStatus};
 
     let (modes, reset, ptrace) = ("isolate modes", "runner reset", "runner ptrace");
@@ -111,8 +111,8 @@ pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                 build: None,
             };
             match runner.load(&program).map_err(|e| e.to_string())? {
-                Loaded::Ready => {}
-                Loaded::Refused(why) => return Err(why),
+                LoadOutcome::Ready => {}
+                LoadOutcome::Refused(why) => return Err(why),
             }
             let case = Case {
                 stdin: Vec::new(),

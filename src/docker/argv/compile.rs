@@ -85,7 +85,7 @@ cp -R /sbx/build/. /sbx/keep/"
 /// `COMPILE_SCRIPT` for a build that the runner will receive: the
 /// compiler's own output goes to stderr, and once it succeeded the build
 /// is copied into the volume and written to stdout as a tar archive, which
-/// sbx reads strictly (`eval::build_archive`) and delivers over the runner
+/// sbx reads strictly (`eval::judge::build_archive`) and delivers over the runner
 /// protocol. Without `tar` in the image stdout stays empty (the build is
 /// then run from the volume, a container per case). A constant too.
 pub const COMPILE_PACK_SCRIPT: &str = concat!(

@@ -7,8 +7,8 @@
 
 use serde_json::Value as Json;
 
-use crate::eval::check_message::value_repr;
-use crate::eval::pyvalue::{Int, ReadError, Reader, Value};
+use crate::eval::sealed::check_message::value_repr;
+use crate::eval::sealed::pyvalue::{Int, ReadError, Reader, Value};
 
 /// How a functional sample failed, written into the result's `diff` (and
 /// read back from it for LiveCodeBench's per-test list, `results`).

@@ -32,7 +32,7 @@ use std::time::Duration;
 use problems::{Kind, Problem};
 use samples::Samples;
 
-use crate::eval::tasks::{CaseStream, Task, TaskCase};
+use crate::eval::input::tasks::{CaseStream, Task, TaskCase};
 use crate::verdict::matcher::{External, Matcher};
 
 /// LiveCodeBench's timeout per test (its `--timeout`), in seconds.
@@ -127,7 +127,6 @@ pub(crate) fn read(
                 timeout,
                 image: image.to_string(),
                 function: None,
-                sealed: None,
                 stream: Some(Arc::new(tests)),
             }
         })
@@ -211,7 +210,7 @@ fn functional_case(reader: spool::Reader, name: &str) -> Result<TaskCase, String
         inputs.push(input);
         expected.push(functional::expected(&output)?);
     }
-    let token = crate::eval::humaneval::fresh_token()
+    let token = crate::eval::humaneval::in_process::fresh_token()
         .map_err(|e| format!("cannot read /dev/urandom for a token: {e}"))?;
     let stdin = functional::stdin(&token, name, &inputs);
     Ok(TaskCase {

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 
 use super::Files;
 use crate::error::Result;
-use crate::eval::candidates;
-use crate::eval::partition::{self, Assignment, Split, TaskUnits};
-use crate::eval::plan::{ImageCheck, Plan, SamplesPlan, Unit};
-use crate::eval::request::EvalRequest;
+use crate::eval::input::candidates;
+use crate::eval::input::request::EvalRequest;
+use crate::eval::plan::partition::{self, Assignment, Split, TaskUnits};
+use crate::eval::plan::units::{ImageCheck, Plan, SamplesPlan, Unit};
 use crate::report::TaskResult;
 use crate::session::Session;
 
@@ -72,6 +72,7 @@ pub(crate) fn plan(
                         interpreter,
                         language: None,
                         sample: Some(index.to_string()),
+                        sealed: None,
                     });
                     Err(units.len() - 1)
                 }

@@ -89,7 +89,8 @@ pub(crate) fn grade(result: &TaskResult, kind: &Kind, count: usize, tests: &Path
             metadata.insert("error".into(), json!("TimeoutException()"));
         }
         -4 => {
-            if let Some(line) = crate::eval::humaneval::exception_line(&result.stderr_tail) {
+            if let Some(line) = crate::eval::humaneval::results::exception_line(&result.stderr_tail)
+            {
                 metadata.insert("error".into(), json!(line));
             }
         }

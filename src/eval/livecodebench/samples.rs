@@ -49,7 +49,7 @@ pub(crate) fn read(path: &Path, problems: &[Problem]) -> Result<Vec<Samples>, St
             None => return Err(format!("{}: missing `question_id`", at(i))),
         };
         let Some(problem) = problems.iter().position(|p| p.question_id == question_id) else {
-            let hint = crate::eval::nearest::nearest(
+            let hint = crate::eval::input::nearest::nearest(
                 &question_id,
                 problems.iter().map(|p| p.question_id.as_str()),
             )

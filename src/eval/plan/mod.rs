@@ -1,0 +1,11 @@
+//! What an eval runs, decided before any candidate does:
+//! - `units`: each task's known answer or its units to run, staged, and
+//!   each image's ID across the engines;
+//! - `partition`: the units of `--partition`, the share's, and the inputs'
+//!   digests;
+//! - `preflight`: one line and exit 125 when no engine can run what the
+//!   tasks need.
+
+pub(crate) mod partition;
+pub(crate) mod preflight;
+pub(crate) mod units;
