@@ -253,7 +253,7 @@ fn plan_tasks(
             session,
             sealed,
         )?,
-        (None, Some(files)) => crate::eval::livecodebench::plan::plan(req, files, images, session)?,
+        (None, Some(files)) => crate::eval::plan::livecodebench::plan(req, files, images, session)?,
         (None, None) => {
             let (plans, units, split) = plan(req, gen_root, images, session, sealed)?;
             (plans, units, Vec::new(), split)

@@ -1,13 +1,10 @@
 //! LiveCodeBench's files as a drop-in: its problems (`code_generation_lite`
 //! JSONL), its samples (`custom_evaluator`'s JSON) and its result files,
-//! each sample judged in the sandbox:
-//! - `problems`: the problems file read one line at a time, each
-//!   problem's tests decoded into the spool (`spool`), the private ones
-//!   through `pickle`'s reader of a pickled `str` and nothing else;
-//! - `samples`: the samples file;
+//! each sample judged in the sandbox. Its files are read in `input/`
+//! (`input::livecodebench`, `input::livecodebench_samples`), and planned
+//! in `plan/` (`plan::livecodebench`); here:
 //! - `compare`: LiveCodeBench's rule for a stdin problem's output;
 //! - `functional`: a LeetCode problem's values, judged outside its process;
-//! - `plan`: one task per problem, one unit per sample;
 //! - `results`: LiveCodeBench's three result files.
 //!
 //! A stdin problem's tests are cases read from the spool one at a time
@@ -18,19 +15,15 @@
 
 pub(crate) mod compare;
 pub(crate) mod functional;
-pub(crate) mod pickle;
-pub(crate) mod plan;
-pub(crate) mod problems;
 pub(crate) mod results;
-pub(crate) mod samples;
-pub(crate) mod spool;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use problems::{Kind, Problem};
-use samples::Samples;
+use crate::eval::input::livecodebench::{self as problems, Kind, Problem};
+use crate::eval::input::livecodebench_samples::{self as samples, Samples};
+use crate::eval::input::spool;
 
 use crate::eval::input::tasks::{CaseStream, Task, TaskCase};
 use crate::verdict::matcher::{External, Matcher};

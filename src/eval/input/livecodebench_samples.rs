@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::problems::{open_maybe_gzipped, Problem};
+use super::livecodebench::{open_maybe_gzipped, Problem};
 
 /// One problem's samples.
 #[derive(Debug, Clone)]
@@ -49,7 +49,7 @@ pub(crate) fn read(path: &Path, problems: &[Problem]) -> Result<Vec<Samples>, St
             None => return Err(format!("{}: missing `question_id`", at(i))),
         };
         let Some(problem) = problems.iter().position(|p| p.question_id == question_id) else {
-            let hint = crate::eval::input::nearest::nearest(
+            let hint = super::nearest::nearest(
                 &question_id,
                 problems.iter().map(|p| p.question_id.as_str()),
             )

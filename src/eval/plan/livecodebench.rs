@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use super::Files;
+use super::partition::{self, Assignment, Split, TaskUnits};
+use super::units::{ImageCheck, Plan, SamplesPlan, Unit};
 use crate::error::Result;
 use crate::eval::input::candidates;
 use crate::eval::input::request::EvalRequest;
-use crate::eval::plan::partition::{self, Assignment, Split, TaskUnits};
-use crate::eval::plan::units::{ImageCheck, Plan, SamplesPlan, Unit};
+use crate::eval::livecodebench::{self, Files};
 use crate::report::TaskResult;
 use crate::session::Session;
 
@@ -65,7 +65,7 @@ pub(crate) fn plan(
                 }
                 Ok(_) => {
                     let mut interpreter = python.clone();
-                    interpreter.extend(super::runner_args(&problems[task], files.per_test));
+                    interpreter.extend(livecodebench::runner_args(&problems[task], files.per_test));
                     units.push(Unit {
                         task,
                         staged: session.stage(code.as_bytes())?,
