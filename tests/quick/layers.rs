@@ -69,7 +69,7 @@ const LAYERS: &[(&[&str], &str)] = &[
     ),
     (
         &["eval"],
-        "an eval's steps, one folder each in the order an eval runs (`EVAL_FOLDERS`): input, sealed, humaneval, plan, judge, run",
+        "an eval's steps, one folder each in the order an eval runs (`EVAL_FOLDERS`): input, sealed, humaneval, livecodebench, plan, judge, run",
     ),
     (
         &["requests"],
@@ -88,7 +88,15 @@ const LAYERS: &[(&[&str], &str)] = &[
 /// The folders of `src/eval/`, in the order an eval runs, first first
 /// (`eval/mod.rs` says why): a file imports from its own folder and from
 /// the folders before it, never from a later one.
-const EVAL_FOLDERS: &[&str] = &["input", "sealed", "humaneval", "plan", "judge", "run"];
+const EVAL_FOLDERS: &[&str] = &[
+    "input",
+    "sealed",
+    "humaneval",
+    "livecodebench",
+    "plan",
+    "judge",
+    "run",
+];
 
 /// The runner crate's public face: the only names `src/` may use after
 /// `sbx_runner::`. Its pid1, reset, posture, shebang and zygote stay inside it;

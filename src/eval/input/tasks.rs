@@ -42,6 +42,24 @@ pub(crate) struct Task {
     /// A function test: the candidate is judged by test code run after it
     /// (then `cases` is empty), not by its output.
     pub function: Option<Function>,
+    /// Cases read while they are judged instead of `cases` (LiveCodeBench's
+    /// tests, `eval::livecodebench`).
+    pub stream: Option<Arc<dyn CaseStream>>,
+}
+
+/// Cases read one at a time as they are judged, never all held.
+pub(crate) trait CaseStream: std::fmt::Debug + Send + Sync {
+    /// How many cases there are.
+    fn count(&self) -> usize;
+    /// The cases in order, each read when it is reached; an `Err` ends them.
+    fn cases(&self) -> Box<dyn Iterator<Item = Result<TaskCase, String>> + '_>;
+}
+
+impl Task {
+    /// How many cases the task has.
+    pub(crate) fn case_count(&self) -> usize {
+        self.stream.as_ref().map_or(self.cases.len(), |s| s.count())
+    }
 }
 
 /// How a function test's program is made from a candidate.
@@ -141,6 +159,7 @@ pub(crate) fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Tas
                 timeout,
                 image,
                 function: Some(Function::Test { test, entry_point }),
+                stream: None,
             });
             continue;
         }
@@ -207,6 +226,7 @@ pub(crate) fn parse_tasks(text: &str, defaults: &TaskDefaults) -> Result<Vec<Tas
             timeout,
             image,
             function: None,
+            stream: None,
         });
     }
     Ok(tasks)

@@ -108,7 +108,7 @@ pub(crate) fn compile_unit<'a>(
         Err(mut result) => {
             if task.multi_case {
                 result.cases_passed = Some(0);
-                result.cases_total = Some(task.cases.len());
+                result.cases_total = Some(task.case_count());
             }
             Some(Err(result))
         }
@@ -153,8 +153,29 @@ pub(crate) fn over_cases(
     let mut max_rss_kib: Option<u64> = None;
     let mut first_failure: Option<TaskResult> = None;
     let mut last_pass: Option<TaskResult> = None;
-    for (k, case) in task.cases.iter().enumerate() {
-        let mut result = run_case(k, case)?;
+    // A streamed task's cases are read one at a time, and each one's
+    // outcome is kept (`case_reasons`).
+    let mut reasons: Vec<String> = Vec::new();
+    let cases: Box<dyn Iterator<Item = Result<std::borrow::Cow<'_, TaskCase>, String>>> =
+        match &task.stream {
+            Some(stream) => Box::new(stream.cases().map(|c| c.map(std::borrow::Cow::Owned))),
+            None => Box::new(task.cases.iter().map(|c| Ok(std::borrow::Cow::Borrowed(c)))),
+        };
+    for (k, case) in cases.enumerate() {
+        let case = match case {
+            Ok(case) => case,
+            Err(why) => {
+                first_failure = Some(TaskResult::error(&task.id, "unreadable_tests", why));
+                break;
+            }
+        };
+        let mut result = run_case(k, &case)?;
+        if task.stream.is_some() {
+            reasons.push(match result.status {
+                Status::Pass => "pass".to_string(),
+                _ => result.reason.clone().unwrap_or_default(),
+            });
+        }
         duration_ms += result.duration_ms;
         if let Some(ms) = result.cpu_ms {
             cpu_ms = Some(cpu_ms.unwrap_or(0) + ms);
@@ -193,7 +214,8 @@ pub(crate) fn over_cases(
     }
     result.cases_passed = Some(passed);
     result.cases_failed = (result.status == Status::Fail).then_some(failed);
-    result.cases_total = Some(task.cases.len());
+    result.cases_total = Some(task.case_count());
+    result.case_reasons = task.stream.is_some().then_some(reasons);
     result.duration_ms = duration_ms;
     if result.status != Status::Error {
         result.cpu_ms = cpu_ms;

@@ -3,9 +3,12 @@
 //!   each image's ID across the engines;
 //! - `partition`: the units of `--partition`, the share's, and the inputs'
 //!   digests;
+//! - `livecodebench`: LiveCodeBench's files planned: one task per
+//!   problem, one unit per sample;
 //! - `preflight`: one line and exit 125 when no engine can run what the
 //!   tasks need.
 
+pub(crate) mod livecodebench;
 pub(crate) mod partition;
 pub(crate) mod preflight;
 pub(crate) mod units;

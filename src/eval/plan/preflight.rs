@@ -26,12 +26,16 @@ pub(crate) fn check(
     // Each image that tasks with candidates need: how many.
     let mut needed: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, task) in req.tasks.iter().enumerate() {
-        let has = match &req.human_eval {
-            Some(files) => {
+        let has = match (&req.human_eval, &req.livecodebench) {
+            (Some(files), _) => {
                 let id = &files.problems[i].task_id;
                 files.samples.iter().any(|s| &s.task_id == id)
             }
-            None => has_candidate(gen_root, &task.id, req.interpreter.as_ref()),
+            (None, Some(files)) => files
+                .samples
+                .iter()
+                .any(|s| s.problem == i && !s.code_list.is_empty()),
+            (None, None) => has_candidate(gen_root, &task.id, req.interpreter.as_ref()),
         };
         if has {
             *needed.entry(task.image.as_str()).or_default() += 1;

