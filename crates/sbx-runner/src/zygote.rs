@@ -371,8 +371,8 @@ mod tests {
     #[test]
     fn only_python_alone_or_with_minus_c_and_no_build_is_forked() {
         // (the interpreter, the words after `-c` or `None` for a script)
-        type Seen = Option<(String, Option<Vec<String>>)>;
-        let code = |w: &[&str]| -> Seen {
+        type Eligible = Option<(String, Option<Vec<String>>)>;
+        let code = |w: &[&str]| -> Eligible {
             eligible(&words(w), false, b"print(1)\n").map(|(p, form)| {
                 let words = match form {
                     Form::Code(words) => Some(words.to_vec()),
