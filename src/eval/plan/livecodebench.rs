@@ -6,8 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::partition::{self, Assignment, Split, TaskUnits};
-use super::units::{ImageCheck, Plan, SamplesPlan, Unit};
+use super::units::{samples_split, ImageCheck, Plan, SamplesPlan, Unit};
 use crate::error::Result;
 use crate::eval::input::candidates;
 use crate::eval::input::livecodebench::Files;
@@ -31,20 +30,13 @@ pub(crate) fn plan(
     for samples in &files.samples {
         counts[samples.problem] += samples.code_list.len();
     }
-    let split = req.partition.map(|p| {
-        let units: Vec<(&str, TaskUnits)> = problems
+    let split = samples_split(
+        req,
+        problems
             .iter()
-            .zip(&counts)
-            .map(|(problem, &n)| {
-                let names = (0..n).map(|i| i.to_string()).collect();
-                (problem.question_id.as_str(), TaskUnits::Samples(names))
-            })
-            .collect();
-        Split {
-            assignment: Assignment::new(p, &units),
-            inputs: partition::inputs(req, String::new()),
-        }
-    });
+            .map(|p| p.question_id.as_str())
+            .zip(counts.iter().copied()),
+    );
     let share = split.as_ref().map(|s| &s.assignment);
     let mut units = Vec::new();
     let mut lists: Vec<Vec<(String, std::result::Result<TaskResult, usize>)>> =

@@ -220,6 +220,28 @@ pub(crate) fn plan(
 /// task's samples.
 pub(crate) type Place = (usize, usize);
 
+/// `--partition`'s split of a samples run: each task (its id and how many
+/// samples it has) as that many units named `0`, `1`, ...; `None` without
+/// a partition.
+pub(crate) fn samples_split<'a>(
+    req: &EvalRequest,
+    tasks: impl Iterator<Item = (&'a str, usize)>,
+) -> Option<Split> {
+    let p = req.partition?;
+    let units: Vec<(&str, TaskUnits)> = tasks
+        .map(|(id, n)| {
+            (
+                id,
+                TaskUnits::Samples((0..n).map(|i| i.to_string()).collect()),
+            )
+        })
+        .collect();
+    Some(Split {
+        assignment: Assignment::new(p, &units),
+        inputs: partition::inputs(req, String::new()),
+    })
+}
+
 /// `plan_samples`'s answer: the plans, the units, each line's place, the share.
 pub(crate) type SamplesPlan = (Vec<Plan>, Vec<Unit>, Vec<Option<Place>>, Option<Split>);
 
@@ -259,20 +281,13 @@ pub(crate) fn plan_samples(
         whose.push((task, counts[task]));
         counts[task] += 1;
     }
-    let split = req.partition.map(|p| {
-        let units: Vec<(&str, TaskUnits)> = problems
+    let split = samples_split(
+        req,
+        problems
             .iter()
-            .zip(&counts)
-            .map(|(problem, &n)| {
-                let names = (0..n).map(|i| i.to_string()).collect();
-                (problem.task_id.as_str(), TaskUnits::Samples(names))
-            })
-            .collect();
-        Split {
-            assignment: Assignment::new(p, &units),
-            inputs: partition::inputs(req, String::new()),
-        }
-    });
+            .map(|p| p.task_id.as_str())
+            .zip(counts.iter().copied()),
+    );
     let share = split.as_ref().map(|s| &s.assignment);
     for (sample, &(task, index)) in samples.iter().zip(&whose) {
         if share.is_some_and(|s| !s.sample(task, index)) {
