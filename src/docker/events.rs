@@ -29,6 +29,11 @@ pub(crate) const SETTLE: Duration = Duration::from_secs(5);
 /// it logged since then, so a container created while the stream was still
 /// connecting is seen too. A second covers an engine clock a little behind.
 const REPLAY: Duration = Duration::from_secs(1);
+/// How long a life that ended by SIGKILL waits, after its `destroy`, for
+/// an `oom` that trails it (see [`Shared::settled`]).
+const OOM_TRAIL: Duration = Duration::from_secs(2);
+/// The exit code of a container whose main process was SIGKILLed.
+const SIGKILLED: i32 = 137;
 /// How much of the stream's stderr is kept to say why it ended.
 const STDERR_KEPT: u64 = 4096;
 
@@ -138,26 +143,51 @@ impl EventStream {
     }
 
     /// What the stream saw of container `name` over its whole life, once
+    /// that life is over: see [`Shared::settled`].
+    pub(crate) fn settled(&self, name: &str, within: Duration) -> Option<Lifecycle> {
+        self.shared.settled(name, within)
+    }
+}
+
+impl Shared {
+    /// What the stream saw of container `name` over its whole life, once
     /// that life is over: its `destroy` seen (every run's container is
     /// removed, by `--rm` or by sbx, before it is judged; the engine logs
-    /// `oom` and `die` before it), or, failing that within `within`, its
-    /// `die`. `None` when it cannot be known: the stream did not see the
+    /// `die` before it), or, failing that within `within`, its `die`.
+    /// `None` when it cannot be known: the stream did not see the
     /// container's `create`, or neither came before the stream ended or the
     /// wait ran out.
-    pub(crate) fn settled(&self, name: &str, within: Duration) -> Option<Lifecycle> {
+    ///
+    /// The `oom` is not ordered with the rest: the runtime reports a task's
+    /// exit and its OOM separately, and the engine logs `die` and `destroy`
+    /// on the exit, so under load the `oom` can come after the `destroy`
+    /// (seen in CI, under runc and runsc). A life that ended by SIGKILL
+    /// (exit 137) without an `oom` is therefore waited on up to
+    /// [`OOM_TRAIL`] more (within `within`) for a trailing `oom`.
+    fn settled(&self, name: &str, within: Duration) -> Option<Lifecycle> {
         let deadline = Instant::now() + within;
-        let mut state = self.shared.lock();
+        let mut trail: Option<Instant> = None;
+        let mut state = self.lock();
         loop {
             let seen = state.seen.get(name).filter(|s| s.created);
-            if let Some(seen) = seen.filter(|s| s.destroyed) {
-                return Some(seen.clone());
-            }
             let now = Instant::now();
+            if let Some(seen) = seen.filter(|s| s.destroyed) {
+                let killed = !seen.oom && seen.exits.contains(&SIGKILLED);
+                let until = *trail.get_or_insert_with(|| (now + OOM_TRAIL).min(deadline));
+                if !killed || now >= until || state.ended.is_some() {
+                    return Some(seen.clone());
+                }
+                state = self
+                    .changed
+                    .wait_timeout(state, until - now)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+                continue;
+            }
             if state.ended.is_some() || now >= deadline {
                 return seen.filter(|s| !s.exits.is_empty()).cloned();
             }
             state = self
-                .shared
                 .changed
                 .wait_timeout(state, deadline - now)
                 .unwrap_or_else(|p| p.into_inner())
@@ -339,6 +369,63 @@ mod tests {
         );
         // The neighbour's life was not seen from its create.
         assert!(!seen(&shared, "sbx-r-10").expect("noted").created);
+    }
+
+    #[test]
+    fn an_oom_that_trails_the_destroy_of_a_sigkilled_life_is_waited_for() {
+        let shared = Arc::new(Shared::default());
+        for (action, code) in [
+            ("create", ""),
+            ("start", ""),
+            ("die", "137"),
+            ("destroy", ""),
+        ] {
+            note(&shared, &event(action, "sbx-r-2", code));
+        }
+        let late = Arc::clone(&shared);
+        let writer = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(300));
+            note(&late, &event("oom", "sbx-r-2", ""));
+        });
+        let seen = shared
+            .settled("sbx-r-2", Duration::from_secs(5))
+            .expect("settled");
+        writer.join().expect("writer");
+        assert!(seen.oom && seen.destroyed, "{seen:?}");
+    }
+
+    #[test]
+    fn only_a_sigkilled_life_without_oom_waits_and_never_past_the_trail() {
+        let shared = Shared::default();
+        for (action, code) in [("create", ""), ("start", ""), ("die", "1"), ("destroy", "")] {
+            note(&shared, &event(action, "sbx-r-3", code));
+        }
+        for (action, code) in [
+            ("create", ""),
+            ("start", ""),
+            ("die", "137"),
+            ("destroy", ""),
+        ] {
+            note(&shared, &event(action, "sbx-r-4", code));
+        }
+        let at = Instant::now();
+        let seen = shared
+            .settled("sbx-r-3", Duration::from_secs(5))
+            .expect("settled");
+        assert!(!seen.oom && at.elapsed() < Duration::from_millis(500));
+        let at = Instant::now();
+        let seen = shared
+            .settled("sbx-r-4", Duration::from_secs(5))
+            .expect("settled");
+        let waited = at.elapsed();
+        assert!(!seen.oom && seen.exits == [137], "{seen:?}");
+        assert!(waited >= OOM_TRAIL && waited < SETTLE, "{waited:?}");
+        // Within a shorter wait, the wait's end comes first.
+        let at = Instant::now();
+        shared
+            .settled("sbx-r-4", Duration::from_millis(100))
+            .expect("settled");
+        assert!(at.elapsed() < OOM_TRAIL, "{:?}", at.elapsed());
     }
 
     #[test]

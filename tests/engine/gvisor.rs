@@ -394,10 +394,11 @@ fn acceptance(isolate: &str) {
     ];
     let mut runc = eval(dir.path(), &run, "runc", isolate, &args);
     // runc's verdicts are the reference, so they must be the corpus's own.
-    // Once seen in CI under load: the engine's `oom` event of runc's
-    // memory hog not recorded in time (exit 137 read as `exit_code`), a
-    // flake of the engine's event, not of gVisor. runc runs once more
-    // then, and must give the corpus's verdicts that time.
+    // Seen in CI under load, under runc and then runsc: the engine's `oom`
+    // of the memory hog logged after its `destroy` (exit 137 read as
+    // `exit_code`); the event record now waits for a trailing `oom` (see
+    // `docker::events`). runc still runs once more if its verdicts are not
+    // the corpus's, and must give them that time.
     if !matches_corpus(&by_id(&report(&runc)), isolate) {
         eprintln!("runc {isolate}: not the corpus's verdicts, once more: {runc:?}");
         runc = eval(dir.path(), &run, "runc", isolate, &args);
