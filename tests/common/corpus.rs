@@ -108,8 +108,8 @@ if tmp:
 for d in ('/dev/shm', '/dev/mqueue'):
     if os.path.isdir(d) and os.listdir(d):
         bad.append('%s %s' % (d, os.listdir(d)))
-# gVisor has no /proc/sysvipc (there a worker takes a fresh container per
-# candidate instead; gvisor.rs tests a segment across candidates).
+# gVisor has no /proc/sysvipc (there the runner's seccomp filter refuses
+# the SysV *get calls; gvisor.rs tests a segment across candidates).
 for t in ('shm', 'msg', 'sem'):
     if os.path.exists('/proc/sysvipc') and open('/proc/sysvipc/' + t).read().splitlines()[1:]:
         bad.append('sysv ' + t)

@@ -16,7 +16,7 @@ echo left > /tmp/left-behind
 echo left > /dev/shm/left-behind 2>/dev/null && echo shm-made
 echo "shmmni $(cat /proc/sys/kernel/shmmni)"
 if command -v python3 >/dev/null 2>&1; then
-  python3 -c "import ctypes; l = ctypes.CDLL(None); print('sysv-made' if l.shmget(0x5B5D, 4096, 0o1600) >= 0 else 'sysv-refused')"
+  python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); r = l.shmget(0x5B5D, 4096, 0o1600); print('sysv-made' if r >= 0 else 'sysv-refused %d' % ctypes.get_errno())"
 fi
 echo done
 "#;
@@ -37,6 +37,23 @@ if command -v python3 >/dev/null 2>&1; then
 fi
 echo done
 "#;
+
+/// What the first candidate of the reset probe said of its SysV segment.
+fn sysv_said(left: &str) -> String {
+    if left.contains("sysv-made") {
+        return "a SysV segment".into();
+    }
+    match left.lines().find_map(|l| l.strip_prefix("sysv-refused ")) {
+        Some("38") => {
+            "no SysV segment (none can be made: the runner's seccomp filter refuses shmget)".into()
+        }
+        Some(errno) => format!("no SysV segment (none can be made: shmget failed, errno {errno})"),
+        None if left.contains("shmmni 0") => {
+            "no SysV segment (none can be made: kernel.shmmni=0)".into()
+        }
+        None => "no SysV segment (none was tried)".into(),
+    }
+}
 
 /// `--isolate`: which modes work here, and the runner's reset and safety,
 /// proven through a runner session the way eval uses one.
@@ -156,36 +173,20 @@ pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
             ];
         }
     };
-    let sysv = if left.contains("sysv-made") {
-        "a SysV segment"
-    } else if left.contains("sysv-refused") || left.contains("shmmni 0") {
-        "no SysV segment (none can be made: kernel.shmmni=0)"
-    } else {
-        "no SysV segment (none was tried)"
-    };
+    let sysv = sysv_said(&left);
     let shm = if left.contains("shm-made") {
         "a /dev/shm file, "
     } else {
         ""
     };
-    let mut seen: Vec<&str> = found
+    let seen: Vec<&str> = found
         .lines()
         .filter(|l| !l.starts_with("ptrace") && *l != "done" && !l.is_empty())
         .collect();
-    // gVisor ignores the IPC sysctls and has no /proc/sysvipc: a segment
-    // outlives the reset there, which is why eval's worker takes a
-    // container per candidate under gVisor. Said, not hidden.
-    let gvisor = argv::is_gvisor(session.sandbox.hardening.runtime.as_deref());
-    let sysv_kept = gvisor && seen.iter().any(|l| l.starts_with("sysv segment"));
-    if sysv_kept {
-        seen.retain(|l| !l.starts_with("sysv segment"));
-    }
     let reset_check = Check::held(
         reset,
         left.contains("done") && found.contains("done") && seen.is_empty(),
-        if seen.is_empty() && sysv_kept {
-            format!("a background process, a /tmp file, {shm}{sysv} left by one candidate; the next saw none but the SysV segment (gVisor ignores the IPC sysctls: eval's worker takes a container per candidate here)")
-        } else if seen.is_empty() {
+        if seen.is_empty() {
             format!("a background process, a /tmp file, {shm}{sysv} left by one candidate; the next saw none")
         } else {
             format!("the next candidate saw: {}", seen.join("; "))

@@ -27,9 +27,7 @@ use sbx_runner::SUBCOMMAND;
 
 use super::cases::{save_output, Judging};
 use super::compile::Build;
-use crate::docker::argv::{
-    is_gvisor, runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH,
-};
+use crate::docker::argv::{runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH};
 use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
 use crate::eval::humaneval::in_process;
@@ -235,13 +233,11 @@ pub(crate) fn judge_in_runner(
     });
     let refused = run.refused.take();
     // Between candidates: a fresh container (`candidate`), or the same one
-    // after a clean reset (`worker`). Under gVisor the reset cannot see
-    // SysV IPC objects (its kernel ignores the IPC sysctls and has no
-    // /proc/sysvipc: a segment reached the next candidate, measured), so
-    // there a worker takes a fresh container for every candidate.
-    let reuse = !is_gvisor(run.session.sandbox.hardening.runtime.as_deref());
+    // after a clean reset (`worker`), under gVisor too: the runner's
+    // seccomp filter refuses the SysV `*get` calls, the one state gVisor's
+    // kernel kept from the reset's sight.
     match member.isolate {
-        IsolateMode::Worker if reuse => run.settle(),
+        IsolateMode::Worker => run.settle(),
         _ => slot.close(),
     }
     match (refused, judged) {
