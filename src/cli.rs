@@ -400,6 +400,14 @@ pub struct MergeArgs {
     /// Colour the text report: auto (a terminal, and NO_COLOR unset), always or never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
+    /// LiveCodeBench's problems file the shares judged; with --samples, the
+    /// merge also writes LiveCodeBench's three result files beside the
+    /// samples file, as one unpartitioned run would.
+    #[arg(long, value_name = "FILE", requires = "samples")]
+    pub problems: Option<PathBuf>,
+    /// LiveCodeBench's samples file the shares judged (with --problems).
+    #[arg(long, value_name = "FILE", requires = "problems")]
+    pub samples: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

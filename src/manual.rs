@@ -197,13 +197,22 @@ pub fn page(command: &str) -> Page {
             ],
         },
         "sbx-merge" => Page {
-            description: "Puts the reports (or results files) of sbx eval --partition's shares together into the report one run would have written, recomputing n, c and pass@k from the samples.",
+            description: "Puts the reports (or results files) of sbx eval --partition's shares together into the report one run would have written, recomputing n, c and pass@k from the samples. With --problems and --samples (LiveCodeBench's files the shares judged), it also writes LiveCodeBench's three result files beside the samples file.",
             environment: &[("NO_COLOR", "no colour at a terminal")],
-            files: &[],
-            examples: &[(
-                "sbx merge share-*.json -o report.json",
-                "one report from every share",
+            files: &[(
+                "SAMPLES_codegeneration_output*.json",
+                "LiveCodeBench's result files, with --problems and --samples",
             )],
+            examples: &[
+                (
+                    "sbx merge share-*.json -o report.json",
+                    "one report from every share",
+                ),
+                (
+                    "sbx merge --problems test6.jsonl --samples samples.json share-*.json",
+                    "LiveCodeBench's result files from every share",
+                ),
+            ],
         },
         "sbx-report" => Page {
             description: "Writes one self-contained HTML page (inline style and script, a Content-Security-Policy that forbids any request) of a JSON report of sbx eval: the headline, a pass@k chart, a sortable, filterable task table and each task's samples, output and source. With two reports, the page compares them as sbx diff does: its verdict and test, per-task pass@k of A and B, flipped tasks first. Everything the candidate wrote is shown as text. A link to #task=ID opens that task.",

@@ -344,9 +344,14 @@ impl EvalRequest {
 /// /dev/fd). A path that exists and is not a regular file (`/dev/stdout`,
 /// a FIFO) is written in place and not probed.
 fn writable(what: &str, path: &Path) -> Result<()> {
+    writable_or(what, path, "nothing was judged")
+}
+
+/// [`writable`], saying `then` after why not.
+fn writable_or(what: &str, path: &Path, then: &str) -> Result<()> {
     let refuse = |why: String| {
         Err(Error::Usage(format!(
-            "cannot write {what} `{}`: {why}; nothing was judged",
+            "cannot write {what} `{}`: {why}; {then}",
             path.display()
         )))
     };
@@ -394,6 +399,14 @@ fn livecodebench_tasks(
     };
     let files = input::read(problems, samples, per_test).map_err(Error::Usage)?;
     let tasks = livecodebench::tasks(&files, &defaults.image);
+    let digest = livecodebench_digest(&files);
+    Ok((tasks, files, digest))
+}
+
+/// The digest of LiveCodeBench's files as read (every problem's decoded
+/// tests and every sample): a share records it (its `inputs.tasks`), so
+/// that `sbx merge` can tell the files it is given are the ones judged.
+fn livecodebench_digest(files: &crate::eval::input::livecodebench::Files) -> String {
     let mut read = String::new();
     for p in &files.problems {
         read.push_str(&format!("{}:{:?}:{};", p.question_id, p.kind, p.count));
@@ -403,8 +416,31 @@ fn livecodebench_tasks(
         }
     }
     read.push_str(&format!("{:?}", files.samples));
-    let digest = crate::eval::plan::partition::sha256(read.as_bytes());
-    Ok((tasks, files, digest))
+    crate::eval::plan::partition::sha256(read.as_bytes())
+}
+
+/// LiveCodeBench's files for `sbx merge --problems --samples`, read as
+/// `sbx eval` reads them (the result files beside the samples file must be
+/// writable), with their digest. Human-eval's problems are refused: their
+/// shares' results files merge by themselves.
+pub(crate) fn livecodebench_for_merge(
+    problems: &Path,
+    samples: &Path,
+) -> Result<(crate::eval::input::livecodebench::Files, String)> {
+    use crate::eval::{input::livecodebench as input, livecodebench};
+    if !input::is_livecodebench(problems) {
+        return Err(Error::Usage(format!(
+            "--problems `{}` is not LiveCodeBench's problems file: only LiveCodeBench's result files are written by a merge (human-eval's shares' `_results.jsonl` files merge by themselves)",
+            crate::escape::path(problems)
+        )));
+    }
+    for path in livecodebench::results::paths(samples) {
+        writable_or("LiveCodeBench's result file", &path, "nothing was merged")?;
+    }
+    let per_test = spec::parse_timeout(input::TIMEOUT)?;
+    let files = input::read(problems, samples, per_test).map_err(Error::Usage)?;
+    let digest = livecodebench_digest(&files);
+    Ok((files, digest))
 }
 
 /// human-eval's files read and checked, and one task per problem. A bad
@@ -486,6 +522,9 @@ pub(crate) struct MergeRequest {
     pub format: ReportFormat,
     pub color: bool,
     pub output: Option<PathBuf>,
+    /// LiveCodeBench's problems and samples files the shares judged: the
+    /// merge also writes LiveCodeBench's result files.
+    pub livecodebench: Option<(PathBuf, PathBuf)>,
 }
 
 impl MergeRequest {
@@ -501,6 +540,7 @@ impl MergeRequest {
                 std::env::var_os("NO_COLOR").as_deref(),
             ),
             output: args.output,
+            livecodebench: args.problems.zip(args.samples),
         }
     }
 }

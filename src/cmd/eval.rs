@@ -411,12 +411,13 @@ fn report(
         .as_ref()
         .filter(|_| signals::received().is_none())
     {
-        // LiveCodeBench's files cover the whole run: a share's report is
-        // merged first (`sbx merge`), and they are not written for a share.
+        // LiveCodeBench's files cover the whole run: they are written from
+        // the shares' merged reports (`sbx merge --problems --samples`),
+        // not for a share.
         match split {
             None => crate::eval::livecodebench::results::write(files, entries)?,
             Some(_) => console::note(
-                "sbx: --partition: LiveCodeBench's result files are not written for a share; its JSON report (-o) holds every sample's verdict",
+                "sbx: --partition: LiveCodeBench's result files are not written for a share; `sbx merge --problems P --samples S` of the shares' JSON reports (-o) writes them",
             ),
         }
     }

