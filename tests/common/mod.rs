@@ -16,11 +16,28 @@ use std::fs;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
+
+/// The machine, as the tests share it: a test that loads every core on
+/// purpose (`isolate::verdicts_are_the_same_idle_and_loaded`) holds it
+/// alone; a test whose verdict rests on a wall clock (the compile step's
+/// limit, which is wall-clock time) holds it with the others, so that it
+/// never runs beside that load. The engine tests share one process.
+static MACHINE: RwLock<()> = RwLock::new(());
+
+/// The machine alone, while a test loads it on purpose.
+pub fn loading_the_machine() -> RwLockWriteGuard<'static, ()> {
+    MACHINE.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The machine shared, but never with a test that loads it on purpose.
+pub fn not_beside_load() -> RwLockReadGuard<'static, ()> {
+    MACHINE.read().unwrap_or_else(|p| p.into_inner())
+}
 
 /// A checker's Python `zygote(pid)`: whether `pid` is the runner's Python
 /// zygote (all its uids 0, the zygote's command line), the one process a
