@@ -1506,6 +1506,22 @@ fn a_forked_case_is_started_as_a_spawned_one_is() {
     b.check_clean("forked cases");
 }
 
+/// The scope the zygote prepared with LiveCodeBench's import block holds
+/// what the block makes when run in the case itself, name for name and
+/// object for object, in the same order; only `argv` (bound by `from sys
+/// import *` at its moment) differs.
+#[test]
+fn the_zygotes_livecodebench_scope_is_the_blocks_own() {
+    let mut b = open("zygote-lcb", PYTHON);
+    let code = format!(
+        "{}\nimport sys, builtins\nprepared = sys._sbx_lcb_prepared\nfresh = _sbx_lcb_block({{'__name__': None, '__builtins__': builtins}})\nmissing = object()\nprint(sorted(k for k in set(prepared) | set(fresh) if prepared.get(k, missing) is not fresh.get(k, missing)), list(prepared) == list(fresh), len(fresh) > 300)",
+        sbx_runner::LIVECODEBENCH_BLOCK
+    );
+    let r = b.run_candidate(&minus_c(&["python3"], &code, &[]), case(b"", 30_000));
+    assert_ended(&r, CaseStatus::Ok, "['argv'] True True\n");
+    b.check_clean("the prepared scope");
+}
+
 /// A daemon forked from a forked case, and one that tries the zygote's
 /// socket and fds, are killed by the reset; the zygote still serves.
 #[test]

@@ -55,6 +55,7 @@ mod zygote;
 pub use lifecycle::MAX_OUTPUT;
 pub use pid1::{main, NO_ZYGOTE, SUBCOMMAND};
 pub use probe::PROBE;
+pub use zygote::LIVECODEBENCH_BLOCK;
 
 /// The runner's version, sent in its `Hello`: sbx's own (one workspace
 /// version), which the host checks.

@@ -26,21 +26,31 @@ use crate::eval::input::spool;
 use crate::eval::input::tasks::{CaseStream, Task, TaskCase};
 use crate::verdict::matcher::{External, Matcher};
 
-/// The Python that runs a stdin problem's program: `python3 -c STDIN PATH`.
-pub(crate) const STDIN: &str = concat!(
-    "import sys\n",
-    include_str!("prelude.py"),
-    include_str!("stdin.py")
-);
+/// The Python that runs a stdin problem's program: `python3 -c STDIN PATH`
+/// (LiveCodeBench's import block is the runner's, which its zygote runs
+/// once: `sbx_runner::LIVECODEBENCH_BLOCK`).
+pub(crate) fn stdin_harness() -> String {
+    [
+        "import sys\n",
+        sbx_runner::LIVECODEBENCH_BLOCK,
+        include_str!("prelude.py"),
+        include_str!("stdin.py"),
+    ]
+    .concat()
+}
 
 /// The Python that runs a functional problem's tests: `python3 -c CALL
 /// LIMIT_MS PATH` (see `call.py`).
-pub(crate) const CALL: &str = concat!(
-    "import sys\n",
-    include_str!("../sealed/codec.py"),
-    include_str!("prelude.py"),
-    include_str!("call.py")
-);
+pub(crate) fn call_harness() -> String {
+    [
+        "import sys\n",
+        include_str!("../sealed/codec.py"),
+        sbx_runner::LIVECODEBENCH_BLOCK,
+        include_str!("prelude.py"),
+        include_str!("call.py"),
+    ]
+    .concat()
+}
 
 /// One task per problem of `files`, in their order, its tests read from
 /// the spool as they are judged.
@@ -77,10 +87,10 @@ pub(crate) fn tasks(files: &Files, image: &str) -> Vec<Task> {
 /// The words after the interpreter that run a sample of `problem`.
 pub(crate) fn runner_args(problem: &Problem, per_test: Duration) -> Vec<String> {
     match problem.kind {
-        Kind::Stdin => vec!["-c".into(), STDIN.into()],
+        Kind::Stdin => vec!["-c".into(), stdin_harness()],
         Kind::Functional(_) => vec![
             "-c".into(),
-            CALL.into(),
+            call_harness(),
             per_test.as_millis().max(1).to_string(),
         ],
     }
