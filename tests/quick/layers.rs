@@ -101,8 +101,11 @@ const EVAL_FOLDERS: &[&str] = &[
 /// The runner crate's public face: the only names `src/` may use after
 /// `sbx_runner::`. Its pid1, reset, posture, shebang and zygote stay inside it;
 /// `supervise` is there for the line its case-mode supervisor ends with,
-/// which the host reads as it reads the protocol.
+/// which the host reads as it reads the protocol; `LIVECODEBENCH_BLOCK`
+/// for the import block its zygote runs once, which LiveCodeBench's
+/// harnesses include.
 const RUNNER_FACE: &[&str] = &[
+    "LIVECODEBENCH_BLOCK",
     "protocol",
     "supervise",
     "exit",
