@@ -216,3 +216,48 @@ while True:
         );
     }
 }
+
+/// A docker CLI that notes each `docker version` asked for the engine's
+/// version alone (sbx's "does the engine answer?" ping), then runs the
+/// real one.
+const PING_LOG: &str = r#"#!/bin/sh
+if [ "$1" = version ] && [ "$3" = '{{.Server.Version}}' ]; then
+  echo ping >> '@DIR@/pings'
+fi
+exec docker "$@"
+"#;
+
+/// A failure stands once the engine answered after it. In the runner
+/// modes the runner's own answer crossed the engine after the case ended,
+/// so nothing more is asked; in `case` mode, where the verdict is read
+/// from the docker client's exit, the engine is asked once per failure.
+/// Every wrong sample is a `fail` either way.
+#[test]
+fn a_runners_answer_vouches_for_its_failures_and_case_mode_asks_the_engine() {
+    let s = scratch("pings");
+    let dir = s.dir.path().display().to_string();
+    let wrapper = s.executable("docker", &PING_LOG.replace("@DIR@", &dir));
+    s.file("gen/t/0.py", b"print(int(input()) * 2)\n");
+    for i in 1..4 {
+        s.file(&format!("gen/t/{i}.py"), format!("print({i})\n").as_bytes());
+    }
+    let tasks = json!([{"id": "t", "stdin": "21\n", "expect": "42\n", "timeout": 30}]);
+    for (mode, pings) in [("worker", 0), ("candidate", 0), ("case", 3)] {
+        let _ = fs::remove_file(s.path("pings"));
+        let out = s.eval_with(&tasks, &["--isolate", mode, "-j", "1"], Some(&wrapper));
+        assert_eq!(
+            out.code(),
+            0,
+            "{mode}: a pass@k run exits 0 once scored: {out:?}"
+        );
+        let results = report(&out);
+        let r = entry(&results, "t");
+        assert_eq!(
+            (r["n"].as_u64(), r["c"].as_u64(), r["errors"].as_u64()),
+            (Some(4), Some(1), Some(0)),
+            "{mode}: {r:#}"
+        );
+        let asked = fs::read_to_string(s.path("pings")).unwrap_or_default();
+        assert_eq!(asked.lines().count(), pings, "{mode}: {out:?}");
+    }
+}

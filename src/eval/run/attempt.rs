@@ -113,11 +113,17 @@ pub(crate) fn run_unit(
         staged,
         member,
     };
+    // Whether a failure's verdict came whole from the runner's answer,
+    // which crossed the engine after the case ended (see `Judged`).
+    let mut vouched = false;
     let judged = if runner && unit.language.is_some() && task.function.is_none() {
-        judge_compiled(&cx, slot)
+        judge_compiled(&cx, slot, &mut vouched)
     } else if runner {
         match judge_in_runner(&cx, slot, None) {
-            Judged::Result(result) => Some(*result),
+            Judged::Result { result, vouched: v } => {
+                vouched = v;
+                Some(*result)
+            }
             Judged::Interrupted => None,
             // A candidate the runner cannot start (an executable that cannot
             // run from a noexec /tmp) runs the `case` way where it can.
@@ -139,7 +145,13 @@ pub(crate) fn run_unit(
         if let Some(why) = member.events.as_ref().and_then(EventStream::ended) {
             return Step::EngineDown(why);
         }
-        match member.ping() {
+        // A failure stands once the engine answered after it: the
+        // runner's own answer did, else the engine is asked.
+        let ping = match vouched {
+            true => Ok(()),
+            false => member.ping(),
+        };
+        match ping {
             Err(Ping::Interrupted) => return Step::Interrupted,
             Err(Ping::Down(why)) => return Step::EngineDown(why),
             Ok(()) if result.reason.as_deref() == Some(ENGINE_LOST) => {
@@ -203,14 +215,21 @@ pub(crate) fn settle(step: Step, tally: &mut Tally, member: &Member, explicit: b
 /// the runner like an interpreted candidate's. A build that cannot be
 /// delivered (no `tar` in the image, larger than the protocol carries)
 /// runs from its volume, a container per case, with the same verdicts.
-fn judge_compiled(cx: &Judging<'_>, slot: &mut WorkerRunner) -> Option<TaskResult> {
+fn judge_compiled(
+    cx: &Judging<'_>,
+    slot: &mut WorkerRunner,
+    vouched: &mut bool,
+) -> Option<TaskResult> {
     let built = match compile_unit(cx, true)? {
         Ok(built) => built.expect("a compiled unit"),
         Err(result) => return Some(result),
     };
     if built.files.is_ok() {
         return match judge_in_runner(cx, slot, Some(&built)) {
-            Judged::Result(result) => Some(*result),
+            Judged::Result { result, vouched: v } => {
+                *vouched = v;
+                Some(*result)
+            }
             Judged::Interrupted => None,
             // A build's command is given: the runner never reads a `#!`.
             Judged::Refused(why) => Some(TaskResult::error(&cx.task.id, "runner_refused", why)),
