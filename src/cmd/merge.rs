@@ -131,13 +131,13 @@ fn livecodebench_entries(
         .collect();
     for given in files.samples.iter().filter(|s| !s.code_list.is_empty()) {
         let id = &files.problems[given.problem].question_id;
-        let judged = entries[given.problem]
+        let verdicts = entries[given.problem]
             .as_ref()
             .and_then(|e| e.samples.as_ref());
-        let all = judged.is_some_and(|judged| {
+        let all = verdicts.is_some_and(|verdicts| {
             (0..given.code_list.len()).all(|j| {
                 let name = j.to_string();
-                judged
+                verdicts
                     .iter()
                     .any(|r| r.sample.as_deref() == Some(name.as_str()))
             })
@@ -151,6 +151,7 @@ fn livecodebench_entries(
     }
     Ok((files, entries))
 }
+
 /// Reads one file: a JSON report (a list) or a results file (JSON lines).
 fn read(path: &Path) -> Result<Read> {
     let bad = |message: String| Error::Report {
