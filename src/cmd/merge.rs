@@ -56,17 +56,14 @@ pub(crate) fn merge(req: MergeRequest) -> Result<i32> {
         let merged = merge_lines(lines).map_err(refused)?;
         return write_lines(&req, &merged);
     }
-    // What every share judged (the merge checks that they agree).
-    let judged: Option<String> = reports
+    // A share's record (the merge checks that they all agree): the --k
+    // they were run with, for the summary line, and what they judged.
+    let share = reports
         .iter()
         .flat_map(|(_, entries)| entries.first())
-        .find_map(|entry| entry.partition.as_ref().map(|p| p.inputs.tasks.clone()));
-    // The --k the shares were run with, for the summary line.
-    let ks: Vec<usize> = reports
-        .iter()
-        .flat_map(|(_, entries)| entries.first())
-        .find_map(|entry| entry.partition.as_ref().map(|p| p.k.clone()))
-        .unwrap_or_default();
+        .find_map(|entry| entry.partition.clone());
+    let judged: Option<String> = share.as_ref().map(|p| p.inputs.tasks.clone());
+    let ks: Vec<usize> = share.map(|p| p.k).unwrap_or_default();
     let results = merge_reports(reports).map_err(refused)?;
     // LiveCodeBench's files, read and matched before anything is printed.
     let livecodebench = match &req.livecodebench {

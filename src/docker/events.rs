@@ -171,25 +171,24 @@ impl Shared {
         loop {
             let seen = state.seen.get(name).filter(|s| s.created);
             let now = Instant::now();
-            if let Some(seen) = seen.filter(|s| s.destroyed) {
-                let killed = !seen.oom && seen.exits.contains(&SIGKILLED);
-                let until = *trail.get_or_insert_with(|| (now + OOM_TRAIL).min(deadline));
-                if !killed || now >= until || state.ended.is_some() {
-                    return Some(seen.clone());
+            // Until when to wait for more: a trailing `oom`, or the end.
+            let until = match seen.filter(|s| s.destroyed) {
+                Some(seen) => {
+                    let killed = !seen.oom && seen.exits.contains(&SIGKILLED);
+                    let until = *trail.get_or_insert_with(|| (now + OOM_TRAIL).min(deadline));
+                    if !killed || now >= until || state.ended.is_some() {
+                        return Some(seen.clone());
+                    }
+                    until
                 }
-                state = self
-                    .changed
-                    .wait_timeout(state, until - now)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
-                continue;
-            }
-            if state.ended.is_some() || now >= deadline {
-                return seen.filter(|s| !s.exits.is_empty()).cloned();
-            }
+                None if state.ended.is_some() || now >= deadline => {
+                    return seen.filter(|s| !s.exits.is_empty()).cloned();
+                }
+                None => deadline,
+            };
             state = self
                 .changed
-                .wait_timeout(state, deadline - now)
+                .wait_timeout(state, until - now)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }

@@ -154,10 +154,7 @@ pub(crate) fn judge_in_runner(
     // test's code adds a little) is never read whole into memory.
     match fs::metadata(&staged.path) {
         Ok(meta) if meta.len() > MAX_CANDIDATE_BYTES + STAGED_SLACK => {
-            return Judged::Result {
-                result: Box::new(too_large(&task.id, meta.len())),
-                vouched: false,
-            }
+            return Judged::unvouched(too_large(&task.id, meta.len()))
         }
         _ => {}
     }

@@ -113,31 +113,29 @@ pub(crate) fn run_unit(
         staged,
         member,
     };
-    // Whether a failure's verdict came whole from the runner's answer,
-    // which crossed the engine after the case ended (see `Judged`).
-    let mut vouched = false;
+    // The result, and whether a failure's verdict came whole from the
+    // runner's answer, which crossed the engine after the case ended (see
+    // `Judged`); what sbx judged otherwise is not vouched for.
+    let unvouched = |result: Option<TaskResult>| result.map(|r| (r, false));
     let judged = if runner && unit.language.is_some() && task.function.is_none() {
-        judge_compiled(&cx, slot, &mut vouched)
+        judge_compiled(&cx, slot)
     } else if runner {
         match judge_in_runner(&cx, slot, None) {
-            Judged::Result { result, vouched: v } => {
-                vouched = v;
-                Some(*result)
-            }
+            Judged::Result { result, vouched } => Some((*result, vouched)),
             Judged::Interrupted => None,
             // A candidate the runner cannot start (an executable that cannot
             // run from a noexec /tmp) runs the `case` way where it can.
-            Judged::Refused(_) if member.delivery == Delivery::Bind => judge(&cx),
-            Judged::Refused(why) => Some(TaskResult::error(
+            Judged::Refused(_) if member.delivery == Delivery::Bind => unvouched(judge(&cx)),
+            Judged::Refused(why) => unvouched(Some(TaskResult::error(
                 &task.id,
                 "runner_refused",
                 format!("{why}; with --deliver image only --isolate case can run it"),
-            )),
+            ))),
         }
     } else {
-        judge(&cx)
+        unvouched(judge(&cx))
     };
-    let Some(result) = judged else {
+    let Some((result, vouched)) = judged else {
         return Step::Interrupted;
     };
     if result.status != Status::Pass {
@@ -215,27 +213,23 @@ pub(crate) fn settle(step: Step, tally: &mut Tally, member: &Member, explicit: b
 /// the runner like an interpreted candidate's. A build that cannot be
 /// delivered (no `tar` in the image, larger than the protocol carries)
 /// runs from its volume, a container per case, with the same verdicts.
-fn judge_compiled(
-    cx: &Judging<'_>,
-    slot: &mut WorkerRunner,
-    vouched: &mut bool,
-) -> Option<TaskResult> {
+/// Whether the result is vouched for, as `run_unit` says.
+fn judge_compiled(cx: &Judging<'_>, slot: &mut WorkerRunner) -> Option<(TaskResult, bool)> {
     let built = match compile_unit(cx, true)? {
         Ok(built) => built.expect("a compiled unit"),
-        Err(result) => return Some(result),
+        Err(result) => return Some((result, false)),
     };
     if built.files.is_ok() {
         return match judge_in_runner(cx, slot, Some(&built)) {
-            Judged::Result { result, vouched: v } => {
-                *vouched = v;
-                Some(*result)
-            }
+            Judged::Result { result, vouched } => Some((*result, vouched)),
             Judged::Interrupted => None,
             // A build's command is given: the runner never reads a `#!`.
-            Judged::Refused(why) => Some(TaskResult::error(&cx.task.id, "runner_refused", why)),
+            Judged::Refused(why) => {
+                Some((TaskResult::error(&cx.task.id, "runner_refused", why), false))
+            }
         };
     }
-    judge_built(cx, Some(&built))
+    judge_built(cx, Some(&built)).map(|r| (r, false))
 }
 
 #[cfg(test)]
