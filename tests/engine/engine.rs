@@ -1056,6 +1056,19 @@ fn samples_give_n_c_and_pass_at_k() {
     assert!(names.windows(2).all(|w| w[0] < w[1]), "sorted: {names:?}");
     assert_eq!(samples[10]["status"], "error", "{double:#}");
     assert_eq!(samples[10]["reason"], "unknown_extension", "{double:#}");
+    // s1-s6 are s0's twins and s8-s9 s7's: judged once, each naming it.
+    let same_as: Vec<Option<&str>> = samples.iter().map(|s| s["same_as"].as_str()).collect();
+    let (right, wrong) = (Some("s0.sh"), Some("s7.sh"));
+    assert_eq!(
+        same_as,
+        [None, right, right, right, right, right, right, None, wrong, wrong, None],
+        "{double:#}"
+    );
+    assert!(
+        out.stderr
+            .contains("; 8 samples took the verdict of an identical one (same_as)"),
+        "{out:?}"
+    );
     // A plain candidate file keeps the single-candidate entry.
     let single = entry(&results, "single");
     assert_eq!(single["status"], "pass", "{single:#}");

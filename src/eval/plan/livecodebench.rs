@@ -66,6 +66,7 @@ pub(crate) fn plan(
                         language: None,
                         sample: Some(index.to_string()),
                         sealed: None,
+                        twins: 0,
                     });
                     Err(units.len() - 1)
                 }

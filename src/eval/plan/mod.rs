@@ -5,10 +5,12 @@
 //!   digests;
 //! - `livecodebench`: LiveCodeBench's files planned: one task per
 //!   problem, one unit per sample;
+//! - `twins`: samples of one task with the same program judged once;
 //! - `preflight`: one line and exit 125 when no engine can run what the
 //!   tasks need.
 
 pub(crate) mod livecodebench;
 pub(crate) mod partition;
 pub(crate) mod preflight;
+pub(crate) mod twins;
 pub(crate) mod units;

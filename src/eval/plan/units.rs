@@ -48,6 +48,16 @@ pub(crate) struct Unit {
     /// Its task's function test, judged sealed (the prepare step's plan);
     /// `None`: in-process, or not a function test.
     pub sealed: Option<Arc<Sealed>>,
+    /// The later samples of its task with the same program (twins, see
+    /// `eval::plan::twins`), judged by this unit's run.
+    pub twins: usize,
+}
+
+impl Unit {
+    /// How many samples (or candidates) this unit's run judges.
+    pub(crate) fn weight(&self) -> usize {
+        1 + self.twins
+    }
 }
 
 /// An image's ID, or why it cannot be used (error code, message).
@@ -100,6 +110,7 @@ pub(crate) fn plan(
                     language,
                     sample: sample.map(str::to_string),
                     sealed: sealed[task].clone(),
+                    twins: 0,
                 });
                 Ok(Err(units.len() - 1))
             }
@@ -320,6 +331,7 @@ pub(crate) fn plan_samples(
                     language: None,
                     sample: Some(index.to_string()),
                     sealed: sealed[task].clone(),
+                    twins: 0,
                 });
                 Err(units.len() - 1)
             }

@@ -39,17 +39,17 @@ pub(crate) fn judge_all(
     let wake = Condvar::new();
     let done = AtomicUsize::new(0);
     let progress = std::io::stderr().is_terminal();
-    let total = units.len();
+    let total: usize = units.iter().map(Unit::weight).sum();
     let sampled = units.iter().any(|u| u.sample.is_some());
     let image_of = |i: usize| req.tasks[units[i].task].image.as_str();
     // Each task's samples not judged yet: its line is shown with its last.
     let left: Vec<AtomicUsize> = req.tasks.iter().map(|_| AtomicUsize::new(0)).collect();
     for unit in units.iter().filter(|u| u.sample.is_some()) {
-        left[unit.task].fetch_add(1, Ordering::SeqCst);
+        left[unit.task].fetch_add(unit.weight(), Ordering::SeqCst);
     }
     thread::scope(|scope| {
         for member in &engines.members {
-            for _ in 0..member.jobs.min(total) {
+            for _ in 0..member.jobs.min(units.len()) {
                 scope.spawn(|| {
                     // This worker's runner container (`--isolate worker`).
                     let mut slot = warm.take(&member.label);
@@ -106,7 +106,8 @@ pub(crate) fn judge_all(
                             }
                             None => None,
                         };
-                        let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
+                        let weight = units[i].weight();
+                        let finished = done.fetch_add(weight, Ordering::SeqCst) + weight;
                         if progress {
                             let line = shown.map(|l| format!("{l}\n\r\x1b[K")).unwrap_or_default();
                             let what = if sampled { "samples" } else { "candidates" };
@@ -141,7 +142,8 @@ fn task_done(
 ) -> Option<(usize, usize, usize, u64)> {
     let task = units[i].task;
     units[i].sample.as_ref()?;
-    if left[task].fetch_sub(1, Ordering::SeqCst) != 1 {
+    let weight = units[i].weight();
+    if left[task].fetch_sub(weight, Ordering::SeqCst) != weight {
         return None;
     }
     let (mut n, mut c, mut errors, mut ms) = (0, 0, 0, 0);
@@ -153,14 +155,16 @@ fn task_done(
         let Some(result) = &tally.result else {
             continue;
         };
+        // A unit judges its twins too: each is a sample of the task.
+        let weight = unit.weight();
         ms += result.duration_ms;
         match result.status {
             Status::Pass => {
-                n += 1;
-                c += 1;
+                n += weight;
+                c += weight;
             }
-            Status::Error => errors += 1,
-            _ => n += 1,
+            Status::Error => errors += weight,
+            _ => n += weight,
         }
     }
     (c < n + errors).then_some((n, c, errors, ms))
