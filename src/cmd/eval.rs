@@ -115,6 +115,7 @@ fn list(req: &EvalRequest, gen_root: &Path) -> Result<i32> {
     let listing = select::listing(
         &req.tasks,
         req.human_eval.as_ref(),
+        req.livecodebench.as_deref(),
         gen_root,
         req.interpreter.as_ref(),
     );

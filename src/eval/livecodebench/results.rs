@@ -27,15 +27,18 @@ use crate::report::{Status, TaskResult};
 const KS: [usize; 13] = [1, 5, 10, 20, 40, 50, 75, 100, 125, 150, 200, 500, 1000];
 
 /// The three files' paths for samples file `X.json` (its last five
-/// characters replaced, as LiveCodeBench does).
-pub(crate) fn paths(samples: &Path) -> [PathBuf; 3] {
+/// characters replaced, as LiveCodeBench does); a subset's (`--only`) end
+/// `.only.json`, so that a rerun of a few problems never replaces the
+/// whole run's files.
+pub(crate) fn paths(samples: &Path, subset: bool) -> [PathBuf; 3] {
     let text = samples.as_os_str().to_string_lossy().into_owned();
     let stem = match text.char_indices().rev().nth(4) {
         Some((i, _)) => text[..i].to_string(),
         None => String::new(),
     };
+    let only = if subset { ".only" } else { "" };
     ["", "_eval", "_eval_all"]
-        .map(|suffix| PathBuf::from(format!("{stem}_codegeneration_output{suffix}.json")))
+        .map(|suffix| PathBuf::from(format!("{stem}_codegeneration_output{suffix}{only}.json")))
 }
 
 /// One judged sample, as LiveCodeBench grades it.
@@ -244,7 +247,13 @@ pub(crate) fn write(files: &Files, entries: &[Option<TaskResult>]) -> Result<()>
     }
     metrics.insert("detail".into(), Value::Object(detail));
     let eval = json!([metrics, results, metadata]);
-    let [output_path, eval_path, all_path] = paths(&files.samples_path);
+    let [output_path, eval_path, all_path] = paths(&files.samples_path, files.subset);
+    if files.subset {
+        crate::console::note(&format!(
+            "sbx: --only: this subset's LiveCodeBench result files are `{}` and its two `_eval*.only.json` siblings; the whole run's are left as they were",
+            crate::escape::path(&output_path)
+        ));
+    }
     for (path, value) in [
         (output_path, Value::Array(outputs)),
         (eval_path, eval),
@@ -430,10 +439,16 @@ mod tests {
 
     #[test]
     fn result_paths_are_custom_evaluators() {
-        let [a, b, c] = paths(Path::new("out/run.json"));
+        let [a, b, c] = paths(Path::new("out/run.json"), false);
         assert_eq!(a, Path::new("out/run_codegeneration_output.json"));
         assert_eq!(b, Path::new("out/run_codegeneration_output_eval.json"));
         assert_eq!(c, Path::new("out/run_codegeneration_output_eval_all.json"));
+        let [a, _, c] = paths(Path::new("out/run.json"), true);
+        assert_eq!(a, Path::new("out/run_codegeneration_output.only.json"));
+        assert_eq!(
+            c,
+            Path::new("out/run_codegeneration_output_eval_all.only.json")
+        );
     }
 
     #[test]

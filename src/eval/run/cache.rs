@@ -3,7 +3,8 @@
 //! only what changed. A key is the SHA-256 of: this sbx build (version,
 //! the SHA-256 of the executable, memoised per build; schema number), the candidate's bytes and
 //! interpreter, the task's cases (stdin and expectation with its comparison
-//! mode and tolerances) or function test, timeout (and fail-fast for multi-case tasks), the
+//! mode and tolerances; for LiveCodeBench's streamed tests, their kind,
+//! count and the SHA-256 of their decoded bytes) or function test, timeout (and fail-fast for multi-case tasks), the
 //! image ID (not its name), `--max-output`, and every limit and hardening
 //! option that shapes the argv. `error` results are never stored. The
 //! directory must be private (ours, writable by nobody else); each entry
@@ -46,6 +47,11 @@ pub(crate) struct KeyInput<'a> {
     pub interpreter: &'a [String],
     pub image_id: &'a str,
     pub cases: Vec<(String, String)>,
+    /// Streamed cases (LiveCodeBench's tests): what they are
+    /// (`CaseStream::key`). Left out of the key's JSON for other tasks,
+    /// so their keys stay as they were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
     pub multi_case: bool,
     /// A function test (its test code; the candidate's bytes are then the
     /// whole program, without the run's token). Left out of the key's JSON
@@ -115,6 +121,7 @@ impl<'a> KeyInput<'a> {
                     )
                 })
                 .collect(),
+            stream: task.stream.as_ref().map(|s| s.key()),
             multi_case: task.multi_case,
             function: task.function.as_ref().map(|f| format!("{f:?}")),
             timeout_ms: task.timeout.as_millis(),
