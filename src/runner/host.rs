@@ -124,6 +124,30 @@ pub enum ResetOutcome {
     Dirty(String),
 }
 
+/// What a round trip does before its case (`run_after`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Before {
+    /// The container is fresh: nothing.
+    Nothing,
+    /// A case of this candidate ran: a reset, the candidate kept.
+    Reset,
+    /// Another candidate ran: a reset that also drops it (`unload`).
+    Unload,
+}
+
+/// How a `run_after` round trip went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stepped {
+    /// The case ran.
+    Ran(CaseResult),
+    /// The reset before it left something: the case did not run, and the
+    /// container must be discarded (the results so far stand).
+    Dirty(String),
+    /// The runner refused the candidate loaded before it (no `#!` line it
+    /// can follow): the case did not run.
+    Refused(String),
+}
+
 /// What the reader thread hands over: a message, a clean end, or a broken stream.
 type Received = Result<Option<Message>, FrameError>;
 
@@ -303,6 +327,47 @@ impl RunnerSession {
         let timeout = case_wait(case);
         match self.receive(timeout, "case")? {
             Message::Result(result) => Ok(result),
+            other => self.unexpected(&other),
+        }
+    }
+
+    /// One case in one round trip (a `Steps` message): the reset or unload
+    /// `before` it, the candidate loaded if `load` is given, then the
+    /// case. The runner checks each step as if it came alone. Waits at
+    /// most `case_wait` and `STEP_TIMEOUT` for each step before the case.
+    pub fn run_after(
+        &mut self,
+        before: Before,
+        load: Option<&Candidate>,
+        case: &Case,
+    ) -> Result<Stepped, RunnerError> {
+        if case.max_output > MAX_OUTPUT {
+            return Err(RunnerError::Request(format!(
+                "--max-output above {MAX_OUTPUT} bytes is not supported by the runner"
+            )));
+        }
+        let mut steps = Vec::with_capacity(3);
+        match before {
+            Before::Nothing => {}
+            Before::Reset => steps.push(Message::Reset),
+            Before::Unload => steps.push(Message::Unload),
+        }
+        if let Some(candidate) = load {
+            steps.push(Message::Load(candidate.clone()));
+        }
+        steps.push(Message::Case(case.clone()));
+        let timeout = case_wait(case).saturating_add(STEP_TIMEOUT * (steps.len() as u32 - 1));
+        self.send(&Message::Steps(steps))?;
+        match self.receive(timeout, "case")? {
+            Message::Result(result) => Ok(Stepped::Ran(result)),
+            Message::ResetDone {
+                clean: false,
+                message,
+            } if before != Before::Nothing => {
+                self.broken = true;
+                Ok(Stepped::Dirty(message))
+            }
+            Message::Refused(message) if load.is_some() => Ok(Stepped::Refused(message)),
             other => self.unexpected(&other),
         }
     }
@@ -778,6 +843,92 @@ mod tests {
         );
         // The session is finished: nothing more is sent.
         assert!(s.reset().is_err());
+    }
+
+    /// One round trip: the steps sent as one `Steps` frame, in order; the
+    /// one answer read as the step it can belong to. An answer that only
+    /// lets a step go on (`Loaded`, a clean `ResetDone`), or one that
+    /// belongs to no step sent, is the runner's error.
+    #[test]
+    fn a_round_trip_sends_its_steps_and_reads_the_one_answer() {
+        let candidate = Candidate {
+            file_name: "t.py".into(),
+            program: b"print(1)".to_vec(),
+            interpreter: Some(vec!["python3".into()]),
+            build: None,
+        };
+        let ran = CaseResult {
+            status: CaseStatus::Ok,
+            exit_code: Some(0),
+            signal: None,
+            wall_ms: 1,
+            cpu_ms: 1,
+            wait_ms: 0,
+            max_rss_kib: 1,
+            oom: false,
+            stdout: b"1\n".to_vec(),
+            stdout_truncated: false,
+            stderr_tail: Vec::new(),
+            stderr_truncated: false,
+        };
+        let dirty = Message::ResetDone {
+            clean: false,
+            message: "pid 9 left".into(),
+        };
+        let clean = Message::ResetDone {
+            clean: true,
+            message: String::new(),
+        };
+        let refused = Message::Refused("no #! line".into());
+        let cases: Vec<(Before, bool, Message, Option<Stepped>)> = vec![
+            (
+                Before::Unload,
+                true,
+                Message::Result(ran.clone()),
+                Some(Stepped::Ran(ran.clone())),
+            ),
+            (
+                Before::Reset,
+                false,
+                dirty.clone(),
+                Some(Stepped::Dirty("pid 9 left".into())),
+            ),
+            (
+                Before::Unload,
+                true,
+                refused.clone(),
+                Some(Stepped::Refused("no #! line".into())),
+            ),
+            // Answers that belong to no step sent, or only let one go on.
+            (Before::Nothing, false, dirty, None),
+            (Before::Reset, false, refused, None),
+            (Before::Unload, true, Message::Loaded, None),
+            (Before::Reset, false, clean, None),
+        ];
+        for (before, load, answer, want) in cases {
+            let sink = Sink::default();
+            let stream = frames(&[hello(), answer.clone()]);
+            let mut s = RunnerSession::over(io::Cursor::new(stream), sink.clone());
+            s.hello().unwrap();
+            let got = s.run_after(before, load.then_some(&candidate), &case());
+            match (&want, got) {
+                (Some(want), Ok(got)) => assert_eq!(&got, want),
+                (None, Err(RunnerError::Unexpected(_))) => {}
+                (want, got) => panic!("{before:?} {answer:?}: {got:?}, want {want:?}"),
+            }
+            let sent = sink.0.lock().unwrap().clone();
+            let mut steps = vec![];
+            match before {
+                Before::Nothing => {}
+                Before::Reset => steps.push(Message::Reset),
+                Before::Unload => steps.push(Message::Unload),
+            }
+            if load {
+                steps.push(Message::Load(candidate.clone()));
+            }
+            steps.push(Message::Case(case()));
+            assert_eq!(sent, frames(&[Message::Steps(steps)]), "one frame");
+        }
     }
 
     #[test]

@@ -179,6 +179,30 @@ impl Runner {
         }
     }
 
+    /// `Steps`: each step as if it came alone, in order, until one's
+    /// answer does not let the next go on (anything but `Loaded` and a
+    /// clean `ResetDone`); that answer, or the last step's.
+    pub(crate) fn steps(&mut self, steps: Vec<Message>) -> Message {
+        let mut answer = Message::Internal("no steps".into());
+        for step in steps {
+            answer = match step {
+                Message::Load(candidate) => self.load(candidate),
+                Message::Case(case) => self.case(&case),
+                Message::Reset => self.reset(),
+                Message::Unload => self.unload(),
+                other => Message::Internal(format!("unexpected step {}", other.name())),
+            };
+            let go_on = matches!(
+                answer,
+                Message::Loaded | Message::ResetDone { clean: true, .. }
+            );
+            if !go_on {
+                break;
+            }
+        }
+        answer
+    }
+
     /// `Reset`, between two cases of one candidate: it stays loaded.
     pub(crate) fn reset(&mut self) -> Message {
         self.reset_and(false)

@@ -116,6 +116,7 @@ pub fn main() -> i32 {
             Message::Case(case) => runner.case(&case),
             Message::Reset => runner.reset(),
             Message::Unload => runner.unload(),
+            Message::Steps(steps) => runner.steps(steps),
             other => Message::Internal(format!("unexpected message {}", other.name())),
         };
         if write_message(&mut output, &reply).is_err() {

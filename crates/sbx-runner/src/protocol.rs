@@ -38,19 +38,29 @@
 //! | 9 | runner -> host | `Internal` | str message (isolate's XX: the runner failed, not the candidate) |
 //! | 10 | host -> runner | `Bye` | (empty); the runner exits 0 |
 //! | 11 | host -> runner | `Unload` | (empty): a `Reset` that also drops the candidate and its build |
+//! | 12 | host -> runner | `Steps` | list of (u8 kind, bytes payload): `Unload`, `Reset`, `Load` and `Case` messages, run in order |
 //!
 //! The runner speaks first (`Hello`), then answers each host message with
 //! exactly one message: `Load` with `Loaded`, `Refused` or `Internal`;
 //! `Case` with `Result` or `Internal`; `Reset` and `Unload` with
 //! `ResetDone` or `Internal`. A case needs a loaded candidate and a reset since the
 //! previous case.
+//!
+//! `Steps` saves round trips through the engine (each one crosses the
+//! client, the daemon and the shim twice): the runner does each step as if
+//! it came alone, and answers once, with the first answer that does not
+//! let the next step go on (anything but `Loaded` and a clean
+//! `ResetDone`), or with the last step's answer. A `Steps` of `Unload`,
+//! `Load`, `Case` is one candidate's first case on a reused container;
+//! `Reset`, `Case`, each later case. Nothing of the rules changes: a step
+//! the runner would refuse alone, it refuses inside `Steps`.
 
 use std::io::{self, Read, Write};
 
 /// The first bytes of every frame.
 pub const MAGIC: [u8; 4] = *b"SBXR";
 /// The protocol version; a frame of another version is a framing error.
-pub const VERSION: u8 = 3;
+pub const VERSION: u8 = 4;
 /// The largest payload either side accepts (candidate, stdin, output).
 pub const MAX_PAYLOAD: u32 = 64 << 20;
 /// Bytes of a frame before its payload.
@@ -76,6 +86,9 @@ pub enum Message {
     Internal(String),
     Bye,
     Unload,
+    /// Host -> runner: these messages in order, answered once (see the
+    /// module documentation). Only `Unload`, `Reset`, `Load` and `Case`.
+    Steps(Vec<Message>),
 }
 
 /// A candidate program.
@@ -310,6 +323,7 @@ impl Message {
             Message::Internal(_) => 9,
             Message::Bye => 10,
             Message::Unload => 11,
+            Message::Steps(_) => 12,
         }
     }
 
@@ -327,6 +341,7 @@ impl Message {
             Message::Internal(_) => "Internal",
             Message::Bye => "Bye",
             Message::Unload => "Unload",
+            Message::Steps(_) => "Steps",
         }
     }
 
@@ -389,6 +404,13 @@ impl Message {
             }
             Message::Refused(m) | Message::Internal(m) => e.str(m),
             Message::Loaded | Message::Reset | Message::Bye | Message::Unload => {}
+            Message::Steps(steps) => {
+                e.u32(steps.len() as u32);
+                for step in steps {
+                    e.u8(step.kind());
+                    e.bytes(&step.encode_payload());
+                }
+            }
         }
         e.0
     }
@@ -474,6 +496,20 @@ impl Message {
             9 => Message::Internal(d.str()?),
             10 => Message::Bye,
             11 => Message::Unload,
+            12 => {
+                let n = d.u32()?;
+                let mut steps = Vec::new();
+                for _ in 0..n {
+                    let kind = d.u8()?;
+                    if !STEP_KINDS.contains(&kind) {
+                        return Err(FrameError::Malformed(
+                            "a step that is not Unload, Reset, Load or Case",
+                        ));
+                    }
+                    steps.push(Message::decode(kind, d.bytes()?)?);
+                }
+                Message::Steps(steps)
+            }
             other => return Err(FrameError::UnknownKind(other)),
         };
         if !d.0.is_empty() {
@@ -482,6 +518,10 @@ impl Message {
         Ok(message)
     }
 }
+
+/// The kinds a `Steps` message may hold: `Load`, `Case`, `Reset`,
+/// `Unload` (never another `Steps`).
+const STEP_KINDS: [u8; 4] = [2, 5, 7, 11];
 
 /// Writes one frame and flushes.
 pub fn write_message(w: &mut impl Write, message: &Message) -> Result<(), FrameError> {
@@ -701,7 +741,55 @@ mod tests {
             Message::Internal("boom".into()),
             Message::Bye,
             Message::Unload,
+            Message::Steps(Vec::new()),
+            Message::Steps(vec![
+                Message::Unload,
+                Message::Load(Candidate {
+                    file_name: "task".into(),
+                    program: b"print(1)\n".to_vec(),
+                    interpreter: Some(vec!["python3".into()]),
+                    build: None,
+                }),
+                Message::Reset,
+                Message::Case(Case {
+                    stdin: b"1\n".to_vec(),
+                    wall_ms: 6000,
+                    max_output: 1 << 20,
+                    cpu_limit_s: None,
+                    rule: TimeRule::Cpu,
+                }),
+            ]),
         ]
+    }
+
+    #[test]
+    fn steps_hold_only_host_requests_and_never_steps() {
+        for inner in [
+            Message::Steps(Vec::new()),
+            Message::Bye,
+            Message::Loaded,
+            Message::Internal("x".into()),
+            Message::ResetDone {
+                clean: true,
+                message: String::new(),
+            },
+        ] {
+            let f = frame(&Message::Steps(vec![inner.clone()]));
+            assert!(
+                matches!(read_message(&mut &f[..]), Err(FrameError::Malformed(_))),
+                "{inner:?} inside Steps"
+            );
+        }
+        // A step whose own payload does not decode exactly.
+        let mut f = frame(&Message::Steps(vec![Message::Reset]));
+        let len = f.len();
+        f[len - 4..].copy_from_slice(&1u32.to_le_bytes());
+        f.push(0);
+        f[6..10].copy_from_slice(&((len + 1 - 10) as u32).to_le_bytes());
+        assert!(matches!(
+            read_message(&mut &f[..]),
+            Err(FrameError::Malformed(_))
+        ));
     }
 
     fn frame(message: &Message) -> Vec<u8> {

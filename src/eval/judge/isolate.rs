@@ -2,7 +2,10 @@
 //! loaded over the protocol into a runner container, each case is a fresh
 //! process, and a reset comes before every next case (and, in `worker`
 //! mode, before every next candidate, an `Unload` that also removes the
-//! candidate's file and build). A compiled candidate comes with its build
+//! candidate's file and build). Each case is one round trip through the
+//! engine: the reset or unload owed before it, the candidate's load when
+//! the container lacks it, and the case, as one `Steps` message
+//! (`host::run_after`). A compiled candidate comes with its build
 //! (`compile::Build`), which the runner writes where only it can write and
 //! the candidate can execute. In `worker` mode a worker keeps its runner
 //! container between units, in its `WorkerRunner`.
@@ -38,7 +41,7 @@ use crate::eval::sealed;
 use crate::eval::sealed::harness::Sealed;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::runner::host::{case_wait, LoadOutcome, ResetOutcome, RunnerError, RunnerSession};
+use crate::runner::host::{case_wait, Before, RunnerError, RunnerSession, Stepped};
 use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
@@ -72,8 +75,11 @@ struct Held {
     /// The task image it was started from.
     image: String,
     session: RunnerSession,
-    /// A case ran since the last clean reset.
-    dirty: bool,
+    /// What the runner must do before the next case runs in it: nothing
+    /// (fresh), a reset (a case of the loaded candidate ran), or an unload
+    /// (the worker's last candidate is done). It is done in the next
+    /// case's round trip; the runner refuses a load or a case without it.
+    owed: Before,
     /// The engine's `oom` for this container cannot be told apart from an
     /// earlier one: a case in it already reported an OOM, or the runner
     /// cannot count them and a case ran before.
@@ -99,7 +105,7 @@ impl WorkerRunner {
             held: start(session, member, image).ok().map(|session| Held {
                 image: image.to_string(),
                 session,
-                dirty: false,
+                owed: Before::Nothing,
                 oom_tainted: false,
                 cases: 0,
             }),
@@ -135,7 +141,9 @@ pub(crate) enum Judged {
 /// delivered with it, its run command in place of an interpreter); its
 /// staged source is still the runner's `/work/task`, as in `case` mode.
 /// On return, in `candidate` mode the slot is empty; in `worker` mode it
-/// holds a clean container, the candidate and its build unloaded, or none.
+/// holds a container that owes an unload (done, and verified clean, in its
+/// next candidate's first round trip; a dirty one is discarded then), or
+/// none.
 pub(crate) fn judge_in_runner(
     cx: &Judging<'_>,
     slot: &mut WorkerRunner,
@@ -309,28 +317,38 @@ impl Run<'_> {
             if signals::received().is_some() {
                 return None;
             }
-            match self.ready() {
-                Ok(true) => {}
-                Ok(false) => return None,
-                Err(e) => {
-                    if matches!(e, RunnerError::Interrupted(_)) {
-                        return None;
-                    }
-                    last_error = e.to_string();
-                    self.lose();
-                    continue;
+            if let Err(e) = self.ready() {
+                if matches!(e, RunnerError::Interrupted(_)) {
+                    return None;
                 }
+                last_error = e.to_string();
+                self.lose();
+                continue;
             }
             let held = self.slot.held.as_mut().expect("ready() leaves a container");
-            held.dirty = true;
+            let before = held.owed;
+            let load = (!self.loaded).then_some(self.candidate);
+            held.owed = Before::Reset;
             if held.cases > 0 && !held.session.oom_counter {
                 held.oom_tainted = true;
             }
             held.cases += 1;
             let tainted = held.oom_tainted;
             let name = held.session.name().unwrap_or_default().to_string();
-            match held.session.run_case(&request) {
-                Ok(result) => {
+            match held.session.run_after(before, load, &request) {
+                Ok(Stepped::Dirty(_)) => {
+                    // The results so far stand; only the container goes,
+                    // and the case runs in a fresh one.
+                    self.slot.discard();
+                    self.loaded = false;
+                    continue;
+                }
+                Ok(Stepped::Refused(why)) => {
+                    self.refused = Some(why);
+                    return None;
+                }
+                Ok(Stepped::Ran(result)) => {
+                    self.loaded = true;
                     held.oom_tainted |= result.oom || result.status == protocol::CaseStatus::Oom;
                     let mut judged = to_result(&self.task.id, &result, check);
                     // The runner carries the last `STDERR_TAIL` bytes of stderr.
@@ -393,9 +411,10 @@ impl Run<'_> {
         self.loaded = false;
     }
 
-    /// Makes the slot hold a clean container with the candidate loaded.
-    /// `Ok(false)`: the runner refused the candidate.
-    fn ready(&mut self) -> Result<bool, RunnerError> {
+    /// Makes the slot hold a container of the task's image (started if
+    /// it holds none, or one of another image); what it owes before the
+    /// case, and the candidate's load, go with the case (`case`).
+    fn ready(&mut self) -> Result<(), RunnerError> {
         // A container from another image (worker mode) is not reused.
         if self
             .slot
@@ -406,51 +425,29 @@ impl Run<'_> {
             self.slot.close();
             self.loaded = false;
         }
-        if let Some(held) = self.slot.held.as_mut() {
-            if held.dirty {
-                match held.session.reset()? {
-                    ResetOutcome::Clean => held.dirty = false,
-                    ResetOutcome::Dirty(_) => {
-                        // The results so far stand; only the container goes.
-                        self.slot.discard();
-                        self.loaded = false;
-                    }
-                }
-            }
-        }
         if self.slot.held.is_none() {
             self.slot.held = Some(Held {
                 image: self.task.image.clone(),
                 session: start(self.session, self.member, &self.task.image)?,
-                dirty: false,
+                owed: Before::Nothing,
                 oom_tainted: false,
                 cases: 0,
             });
             self.loaded = false;
         }
-        if !self.loaded {
-            let held = self.slot.held.as_mut().expect("a container was started");
-            match held.session.load(self.candidate)? {
-                LoadOutcome::Ready => self.loaded = true,
-                LoadOutcome::Refused(why) => {
-                    self.refused = Some(why);
-                    return Ok(false);
-                }
-            }
-        }
-        Ok(true)
+        Ok(())
     }
 
-    /// `worker` mode, after the candidate: the container is kept only after
-    /// a clean reset that also unloaded the candidate (its file and its
-    /// build gone, verified); anything else discards it.
+    /// `worker` mode, after the candidate: the container owes an unload
+    /// (its file and build removed, verified), which the next candidate's
+    /// first round trip begins with; the runner refuses to load one before
+    /// it is clean. A container that never loaded this candidate owes what
+    /// it owed.
     fn settle(&mut self) {
-        let Some(held) = self.slot.held.as_mut() else {
-            return;
-        };
-        match held.session.unload() {
-            Ok(ResetOutcome::Clean) => held.dirty = false,
-            _ => self.slot.discard(),
+        if let Some(held) = self.slot.held.as_mut() {
+            if held.owed == Before::Reset || self.loaded {
+                held.owed = Before::Unload;
+            }
         }
     }
 }
