@@ -1423,6 +1423,9 @@ fn a_forked_case_is_started_as_a_spawned_one_is() {
             &[],
         ),
         ("def f(:", &[]),
+        // A warning of the compile (the zygote compiles a `-c` source once
+        // for its children, but not one that warns: the child shows it).
+        ("assert (1, 'always'), 'true'\nprint('ran')", &[]),
         ("raise KeyboardInterrupt", &[]),
         // How a program ends, as the interpreter's exit does it: atexit,
         // threads still running, `__del__`, files not flushed, odd codes,
@@ -1485,6 +1488,10 @@ fn a_forked_case_is_started_as_a_spawned_one_is() {
             let forked = b.run_candidate(&python, cpu.clone());
             let spawned = b.run_candidate(&env_python, cpu.clone());
             assert_eq!(seen(&forked), seen(&spawned), "{form}: {code}");
+            // Again: a `-c` source's code, compiled by the zygote the
+            // first time, is run as it is.
+            let again = b.run_candidate(&python, cpu.clone());
+            assert_eq!(seen(&again), seen(&spawned), "{form} again: {code}");
         }
     }
     // Each forked case draws its own random seed, as a fresh interpreter.
@@ -1580,4 +1587,57 @@ fn without_python_the_case_is_spawned_directly() {
     );
     let sh = b.run("ok.sh", "echo ok\n", Some("sh"), case(b"", 30_000));
     assert_ended(&sh, CaseStatus::Ok, "ok\n");
+}
+
+/// A `Steps` request is each of its steps as if it came alone: a load and
+/// a case in one round trip, a reset and the next case in the next, an
+/// unload before the next candidate's load; a case without the reset owed
+/// is refused inside `Steps` as alone, and a candidate the runner cannot
+/// run is `Refused` without its case.
+#[test]
+fn a_steps_round_trip_is_each_step_as_if_alone() {
+    use sbx::runner::host::{Before, RunnerError, Stepped};
+    let mut b = open("steps", BUSYBOX);
+    let echo = run_directly("t.sh", b"#!/bin/sh\nread x\necho \"got $x\"\n");
+    let ran = |stepped: Stepped| match stepped {
+        Stepped::Ran(r) => text(&r.stdout),
+        other => panic!("{other:?}"),
+    };
+    let first = b
+        .s()
+        .run_after(Before::Nothing, Some(&echo), &case(b"1\n", 30_000))
+        .expect("load and case");
+    assert_eq!(ran(first), "got 1\n");
+    let second = b
+        .s()
+        .run_after(Before::Reset, None, &case(b"2\n", 30_000))
+        .expect("reset and case");
+    assert_eq!(ran(second), "got 2\n");
+    // The next candidate after an unload; the first one's file is gone.
+    let look = run_directly("u.sh", b"#!/bin/sh\nls -A /work\n");
+    let third = b
+        .s()
+        .run_after(Before::Unload, Some(&look), &case(b"", 30_000))
+        .expect("unload, load and case");
+    assert_eq!(ran(third), "u.sh\n");
+    // No `#!` line: refused, its case not run.
+    let plain = run_directly("v.txt", b"echo never\n");
+    let refused = b
+        .s()
+        .run_after(Before::Unload, Some(&plain), &case(b"", 30_000))
+        .expect("unload and load");
+    assert!(matches!(refused, Stepped::Refused(_)), "{refused:?}");
+    // A case without the reset owed before it: refused as alone.
+    let mut c = open("steps-noreset", BUSYBOX);
+    c.s()
+        .run_after(Before::Nothing, Some(&echo), &case(b"1\n", 30_000))
+        .expect("first");
+    let err = c
+        .s()
+        .run_after(Before::Nothing, None, &case(b"2\n", 30_000))
+        .unwrap_err();
+    assert!(
+        matches!(&err, RunnerError::Internal(m) if m.contains("clean reset")),
+        "{err}"
+    );
 }

@@ -97,10 +97,16 @@ pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> 
     // a fork bomb from a zygote's child reaches the memory limit before
     // the pids limit, where one from a fresh interpreter does not (the
     // hostile corpus, measured). Under gVisor, cases are spawned directly.
-    if is_gvisor(c.hardening.runtime.as_deref()) {
+    if !zygote_runs(c.hardening.runtime.as_deref()) {
         args.push(RUNNER_NO_ZYGOTE.into());
     }
     args
+}
+
+/// Whether a runner container of `runtime` forks Python cases from its
+/// zygote (every runtime but gVisor, see `runner_create_args`).
+pub fn zygote_runs(runtime: Option<&str>) -> bool {
+    !is_gvisor(runtime)
 }
 
 /// The runner's option that keeps its Python zygote off (the runner

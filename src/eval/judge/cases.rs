@@ -242,10 +242,12 @@ fn judge_function(cx: &Judging<'_>) -> Option<TaskResult> {
     let mut interpreter = unit.interpreter.clone();
     let stdin = match &unit.sealed {
         Some(plan) => {
+            // A fresh container per case: nothing is forked.
             interpreter.extend(sealed::harness::harness_args(
                 &token,
                 req.max_output / 2,
                 plan,
+                false,
             ));
             StdinSource::Null
         }

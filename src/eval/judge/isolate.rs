@@ -196,6 +196,7 @@ pub(crate) fn judge_in_runner(
                 token,
                 req.max_output / 2,
                 plan,
+                crate::docker::argv::zygote_runs(session.sandbox.hardening.runtime.as_deref()),
             )),
             None => interpreter.extend(in_process::runner_args(req.max_output / 2)),
         }

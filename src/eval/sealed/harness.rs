@@ -94,10 +94,18 @@ pub(crate) fn suffix(sealed: &Sealed) -> Vec<u8> {
 /// The words after the Python interpreter that run a sealed candidate.
 /// `budget`: bytes of the candidate's own stdout (and of its stderr)
 /// passed on, as for the in-process runner; the results frame follows.
-pub(crate) fn harness_args(token: &str, budget: usize, sealed: &Sealed) -> Vec<String> {
+/// `forked`: a runner's zygote forks the case, and compiles a `-c` source
+/// once for all its children, so the harness goes as source; otherwise
+/// as the prepare step compiled it (`LOADER`), where there is one.
+pub(crate) fn harness_args(
+    token: &str,
+    budget: usize,
+    sealed: &Sealed,
+    forked: bool,
+) -> Vec<String> {
     let mut words = match &sealed.harness {
-        Some(code) => vec!["-c".into(), LOADER.into(), code.to_string()],
-        None => vec!["-c".into(), HARNESS.into()],
+        Some(code) if !forked => vec!["-c".into(), LOADER.into(), code.to_string()],
+        _ => vec!["-c".into(), HARNESS.into()],
     };
     words.extend([token.to_string(), budget.to_string()]);
     words

@@ -363,8 +363,13 @@ mod tests {
         };
         assert_eq!(plan.harness.as_deref(), Some("e3"));
         assert_eq!(
-            harness_args("tok", 9, plan),
+            harness_args("tok", 9, plan, false),
             vec!["-c", LOADER, "e3", "tok", "9"]
+        );
+        // Forked by a zygote, which compiles a `-c` source once: the source.
+        assert_eq!(
+            harness_args("tok", 9, plan, true),
+            vec!["-c", crate::eval::sealed::harness::HARNESS, "tok", "9"]
         );
         assert_eq!(
             plan.checks,
