@@ -402,8 +402,9 @@ fn text_report_names_samples_sorts_them_naturally_and_cuts_at_lines() {
         "echo {} >&2\necho 'Traceback (most recent call last):' >&2\necho 'ValueError: bad' >&2\nexit 1\n",
         "x".repeat(400)
     );
+    // Each its own program (identical ones would be judged once).
     for name in ["s10.sh", "s8.sh", "s11.sh"] {
-        fake.candidate(&format!("t/{name}"), &crash);
+        fake.candidate(&format!("t/{name}"), &format!("{crash}# {name}\n"));
     }
     let tasks = json!([{"id": "t", "expect": "ok\n"}]);
 

@@ -36,6 +36,9 @@ fn stripped(report: &str) -> String {
                     "cpu_ms",
                     "wait_ms",
                     "max_rss_kib",
+                    // Which identical sample a twin's verdict came from:
+                    // a share folds only the twins it holds.
+                    "same_as",
                 ] {
                     map.shift_remove(key);
                 }
