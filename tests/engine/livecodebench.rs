@@ -51,15 +51,7 @@ fn copy_fixture(dir: &Path, gzip: bool) -> (PathBuf, PathBuf) {
 }
 
 fn sbx_eval(run_id: &str, problems: &Path, samples: &Path, isolate: &str) -> Out {
-    let mut cmd = common::sbx(Some(run_id));
-    cmd.arg("eval")
-        .arg("--problems")
-        .arg(problems)
-        .arg("--samples")
-        .arg(samples)
-        .args(["--image", PYTHON, "--pull", "never", "-j", "2"])
-        .args(["--isolate", isolate, "--format", "json"]);
-    finish(cmd, None, LIMIT)
+    sbx_eval_with(run_id, problems, samples, &["--isolate", isolate])
 }
 
 /// Whether LiveCodeBench's per-test list passes (every entry `true`).

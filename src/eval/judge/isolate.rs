@@ -439,16 +439,14 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// `worker` mode, after the candidate: the container owes an unload
-    /// (its file and build removed, verified), which the next candidate's
-    /// first round trip begins with; the runner refuses to load one before
-    /// it is clean. A container that never loaded this candidate owes what
-    /// it owed.
+    /// `worker` mode, after the candidate: a container that ran a round
+    /// trip of it (each leaves a reset owed) owes an unload instead (its
+    /// file and build removed, verified), which the next candidate's first
+    /// round trip begins with; the runner refuses to load one before it is
+    /// clean. One that ran none owes what it owed.
     fn settle(&mut self) {
-        if let Some(held) = self.slot.held.as_mut() {
-            if held.owed == Before::Reset || self.loaded {
-                held.owed = Before::Unload;
-            }
+        if let Some(held) = self.slot.held.as_mut().filter(|h| h.owed == Before::Reset) {
+            held.owed = Before::Unload;
         }
     }
 }
