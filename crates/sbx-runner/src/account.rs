@@ -64,6 +64,7 @@
 //! Sampling starts one `SAMPLE` after the program's start, so a short case
 //! costs two cgroup reads and two walks of the runner's few tasks.
 
+use crate::kernel_file;
 use std::collections::HashMap;
 use std::fs;
 use std::path::PathBuf;
@@ -102,8 +103,8 @@ impl Usage {
     /// The usage so far, in ns.
     fn read(&self) -> Option<u64> {
         match self {
-            Usage::V1(p) => parse_cpuacct_usage(&fs::read(p).ok()?),
-            Usage::V2(p) => parse_cpu_stat_usage(&fs::read(p).ok()?),
+            Usage::V1(p) => parse_cpuacct_usage(&kernel_file::read(p).ok()?),
+            Usage::V2(p) => parse_cpu_stat_usage(&kernel_file::read(p).ok()?),
         }
     }
 }
@@ -150,7 +151,7 @@ fn any_runnable(own: u32, zygote: Option<u32>) -> bool {
             continue;
         };
         for task in tasks.flatten() {
-            let bytes = fs::read(task.path().join("stat")).ok();
+            let bytes = kernel_file::read(task.path().join("stat")).ok();
             if bytes.as_deref().and_then(parse_stat_state) == Some(b'R') {
                 return true;
             }
@@ -237,7 +238,11 @@ fn process_schedstat(pid: &str) -> (u64, u64) {
     };
     for task in tasks.flatten() {
         let path = task.path().join("schedstat");
-        if let Some((c, w)) = fs::read(path).ok().as_deref().and_then(parse_schedstat) {
+        if let Some((c, w)) = kernel_file::read(path)
+            .ok()
+            .as_deref()
+            .and_then(parse_schedstat)
+        {
             sum.0 = sum.0.saturating_add(c);
             sum.1 = sum.1.saturating_add(w);
         }
@@ -363,7 +368,7 @@ impl Meter {
                 else {
                     continue;
                 };
-                let bytes = fs::read(task.path().join("schedstat")).ok();
+                let bytes = kernel_file::read(task.path().join("schedstat")).ok();
                 let Some((on_cpu, wait)) = bytes.as_deref().and_then(parse_schedstat) else {
                     continue;
                 };
@@ -377,7 +382,7 @@ impl Meter {
             }
         }
         if !self.waits_known {
-            let bytes = fs::read(format!("/proc/{pid}/stat")).ok();
+            let bytes = kernel_file::read(format!("/proc/{pid}/stat")).ok();
             if let Some(t) = bytes.as_deref().and_then(parse_stat_ticks) {
                 let best = self.ticks.entry(pid).or_default();
                 *best = (*best).max(t);

@@ -2,6 +2,7 @@
 //! pipes, its stdin written and its output drained on the runner's worker
 //! threads, its limits applied and watched, and its record decided.
 
+use crate::kernel_file;
 use std::fs;
 use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -44,7 +45,7 @@ fn oom_counter_path() -> Option<PathBuf> {
 /// The `oom_kill N` counter of a cgroup v1 `memory.oom_control` or v2
 /// `memory.events` file.
 fn read_oom_kills(path: &Path) -> Option<u64> {
-    parse_oom_kills(&String::from_utf8_lossy(&fs::read(path).ok()?))
+    parse_oom_kills(&String::from_utf8_lossy(&kernel_file::read(path).ok()?))
 }
 
 fn parse_oom_kills(text: &str) -> Option<u64> {
@@ -453,7 +454,7 @@ fn spawn(
     // to the engine's starting value, measured; the reset checks it). The
     // runner cannot write the program's own file: it belongs to the
     // candidate's uid.
-    let own_score = fs::read(OOM_SCORE_SELF)
+    let own_score = kernel_file::read(OOM_SCORE_SELF)
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned());
     let raised = own_score.is_some() && fs::write(OOM_SCORE_SELF, PROGRAM_OOM_SCORE).is_ok();

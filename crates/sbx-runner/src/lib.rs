@@ -16,6 +16,7 @@
 //! - `lifecycle`: the runner's state and its whole lifecycle (load, case,
 //!   reset, unload, the zygote a reset spares);
 //! - `identity`: the candidates' uid and gid;
+//! - `kernel_file`: reading `/proc` and `/sys` files in one call;
 //! - `candidate`: the loaded candidate's files: its file in `/work` and
 //!   its build, written and checked;
 //! - `case`: running one case (spawn, readers, limits, its status);
@@ -42,6 +43,7 @@ mod case;
 pub mod exit;
 mod filter;
 mod identity;
+mod kernel_file;
 mod lifecycle;
 mod pid1;
 mod posture;

@@ -17,6 +17,7 @@
 //! - children get fresh pipes as fds 0, 1 and 2, and every other fd of the
 //!   runner is close-on-exec (checked at start).
 
+use crate::kernel_file;
 use std::fs;
 use std::io;
 
@@ -142,7 +143,7 @@ fn inherited_fds_are_cloexec() -> Result<(), String> {
             continue;
         }
         // The directory being read is gone by the time fdinfo is asked.
-        let Ok(info) = fs::read(format!("/proc/self/fdinfo/{fd}")) else {
+        let Ok(info) = kernel_file::read(format!("/proc/self/fdinfo/{fd}")) else {
             continue;
         };
         let info = String::from_utf8_lossy(&info);

@@ -12,6 +12,7 @@
 //! lowered hard limit, a higher nice value, `SCHED_IDLE`) makes the
 //! container dirty.
 
+use crate::kernel_file;
 use std::fs;
 use std::path::PathBuf;
 
@@ -41,13 +42,12 @@ const RESOURCES: [(Resource, &str); 16] = [
 const OOM_SCORE_ADJ: &str = "/proc/self/oom_score_adj";
 const TIMER_SLACK: &str = "/proc/self/timerslack_ns";
 
-/// One thread's scheduling, as `/proc/self/task/TID/{stat,status}` show it.
+/// One thread's scheduling: its nice value, rt priority and policy (fields
+/// 19, 40 and 41 of `/proc/self/task/TID/stat`) and its CPU affinity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Sched {
-    /// nice, rt_priority and policy (fields 19, 40 and 41 of `stat`).
     stat: [String; 3],
-    /// `Cpus_allowed_list` of `status`.
-    cpus: String,
+    cpus: CpuSet,
 }
 
 impl Sched {
@@ -56,12 +56,7 @@ impl Sched {
         // Fields after the command name, which may hold spaces: field 3 on.
         let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
         let field = |n: usize| fields.get(n - 3).map(|s| s.to_string());
-        let status = read_text(&format!("/proc/self/task/{tid}/status"))?;
-        let cpus = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?
-            .trim()
-            .to_string();
+        let cpus = sched_getaffinity(Some(Pid::from_raw(tid)?)).ok()?;
         Some(Sched {
             stat: [field(19)?, field(40)?, field(41)?],
             cpus,
@@ -75,7 +70,7 @@ pub(crate) struct Posture {
     limits: Vec<(Resource, &'static str, Rlimit)>,
     oom_score_adj: Option<String>,
     timer_slack: Option<String>,
-    threads: Vec<(i32, Option<Sched>, Option<CpuSet>)>,
+    threads: Vec<(i32, Option<Sched>)>,
 }
 
 fn tids() -> Vec<i32> {
@@ -91,7 +86,7 @@ fn tids() -> Vec<i32> {
 
 /// A `/proc` file as text, read as bytes (a name in it may be any bytes).
 fn read_text(path: &str) -> Option<String> {
-    fs::read(path)
+    kernel_file::read(path)
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
@@ -113,20 +108,21 @@ impl Posture {
             timer_slack: read_trimmed(TIMER_SLACK),
             threads: tids()
                 .into_iter()
-                .map(|tid| {
-                    let affinity = Pid::from_raw(tid).and_then(|p| sched_getaffinity(Some(p)).ok());
-                    (tid, Sched::of(tid), affinity)
-                })
+                .map(|tid| (tid, Sched::of(tid)))
                 .collect(),
         }
     }
 
     /// Puts back what may be put back, then lists what still differs.
+    /// Everything is read once; only after something was put back is it
+    /// all read again.
     pub(crate) fn restore(&self) -> Result<(), String> {
+        let mut put_back = false;
         for (resource, _, was) in &self.limits {
             if getrlimit(*resource) != *was {
                 // EPERM when the hard limit was lowered: reported below.
                 let _ = setrlimit(*resource, *was);
+                put_back = true;
             }
         }
         for (path, was) in [
@@ -136,19 +132,29 @@ impl Posture {
             if let Some(was) = was {
                 if read_trimmed(path).as_ref() != Some(was) {
                     let _ = fs::write(PathBuf::from(path), was);
+                    put_back = true;
                 }
             }
         }
-        for (tid, was, affinity) in &self.threads {
-            let (Some(was), Some(affinity), Some(pid)) = (was, affinity, Pid::from_raw(*tid))
-            else {
+        let mut threads_differ = false;
+        for (tid, was) in &self.threads {
+            let Some(was) = was else { continue };
+            let now = Sched::of(*tid);
+            if now.as_ref() == Some(was) {
                 continue;
-            };
-            if Sched::of(*tid).is_some_and(|now| now.cpus != was.cpus) {
-                let _ = sched_setaffinity(Some(pid), affinity);
+            }
+            threads_differ = true;
+            if let (Some(now), Some(pid)) = (now, Pid::from_raw(*tid)) {
+                if now.cpus != was.cpus {
+                    let _ = sched_setaffinity(Some(pid), &was.cpus);
+                }
             }
         }
-        self.verify()
+        if put_back || threads_differ {
+            self.verify()
+        } else {
+            Ok(())
+        }
     }
 
     /// What differs from the record.
@@ -173,11 +179,11 @@ impl Posture {
                 problems.push(format!("the runner's {path} is {now:?}, not {was:?}"));
             }
         }
-        for (tid, was, _) in &self.threads {
+        for (tid, was) in &self.threads {
             let now = Sched::of(*tid);
             if was.is_some() && now != *was {
                 problems.push(format!(
-                    "the runner's thread {tid} has nice, rt priority, policy and cpus {now:?}, not {was:?}"
+                    "the runner's thread {tid} has nice, rt priority, policy and cpu set {now:?}, not {was:?}"
                 ));
             }
         }

@@ -3,6 +3,7 @@
 //! directories, then verify that nothing is left. A reset that cannot
 //! verify its work reports the container dirty; the host discards it.
 
+use crate::kernel_file;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -123,9 +124,13 @@ fn put_back_times(path: &Path, was: Times) {
     let Ok(meta) = fs::symlink_metadata(path) else {
         return;
     };
-    if times_of(&meta) == was {
-        return;
+    if times_of(&meta) != was {
+        set_times(path, was);
     }
+}
+
+/// Sets `path`'s (not a symlink's target's) times to `was`.
+fn set_times(path: &Path, was: Times) {
     let at = |tv_sec, tv_nsec| Timespec { tv_sec, tv_nsec };
     let times = Timestamps {
         last_access: at(was.0, was.1),
@@ -158,7 +163,11 @@ impl Ident {
     }
 
     fn of(path: &Path) -> io::Result<Ident> {
-        let meta = fs::symlink_metadata(path)?;
+        Ident::with(path, &fs::symlink_metadata(path)?)
+    }
+
+    /// `path`'s identity, its metadata already read.
+    fn with(path: &Path, meta: &fs::Metadata) -> io::Result<Ident> {
         let link = if meta.file_type().is_symlink() {
             Some(fs::read_link(path)?)
         } else {
@@ -211,6 +220,17 @@ const XATTR_MAX: usize = 64 << 10;
 /// The extended attributes of `path` (itself, not a symlink's target); none
 /// where the file system has none.
 pub(crate) fn xattrs(path: &Path) -> io::Result<Xattrs> {
+    // The list's size first: almost always 0, and then no buffer is needed
+    // (zeroing 64 KiB for each of the reset's ten lists cost more than the
+    // calls).
+    let size = match rustix::fs::llistxattr_query(path) {
+        Ok(n) => n,
+        Err(e) if e == rustix::io::Errno::OPNOTSUPP => return Ok(Xattrs::new()),
+        Err(e) => return Err(e.into()),
+    };
+    if size == 0 {
+        return Ok(Xattrs::new());
+    }
     let mut list = vec![0u8; XATTR_MAX];
     let n = match llistxattr(path, &mut list[..]) {
         Ok(n) => n,
@@ -251,6 +271,14 @@ impl Dirs {
     /// Records the writable directories that exist (`/dev/shm` is absent
     /// with `--ipc none`), `/dev`'s entries and their extended attributes.
     pub(crate) fn record() -> Dirs {
+        // Reading a directory or a symlink moves its access time while that
+        // time is not after its change and modification times (relatime).
+        // The reset reads all of them: read once first, so that the times
+        // recorded are the ones the reset's own reads leave alone, and the
+        // reset does not set them again after every case.
+        for dir in WRITABLE.iter().chain(DEV.iter()) {
+            let _ = Baseline::record(Path::new(dir));
+        }
         let xattrs = WRITABLE
             .iter()
             .chain(DEV.iter())
@@ -411,7 +439,7 @@ pub(crate) fn other_pids(spare: Option<Spare>) -> Vec<u32> {
 /// of the name (no raw newline), and no candidate can write a root
 /// process's name anyway.
 fn roots(pid: u32) -> bool {
-    fs::read(format!("/proc/{pid}/status")).is_ok_and(|status| {
+    kernel_file::read(format!("/proc/{pid}/status")).is_ok_and(|status| {
         status
             .split(|&b| b == b'\n')
             .find_map(|l| l.strip_prefix(b"Uid:"))
@@ -560,7 +588,8 @@ pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper, spare: Option<Spare>) -> Res
     // The helper's findings are not the verdict on the reset: `verify`'s
     // are. Its failure to start, or to end, is. Most candidates write
     // nothing there: the helper (a process start) is then skipped.
-    if !untouched(dirs) {
+    let touched = !untouched(dirs);
+    if touched {
         match wiper.run(dirs, deadline) {
             Ok(()) => {}
             Err(e) if e.starts_with("the wipe helper ended") => {}
@@ -577,9 +606,12 @@ pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper, spare: Option<Spare>) -> Res
             problems.push(format!("{} extended attributes: {e}", dir.display()));
         }
     }
-    for (dir, mode) in &dirs.empty {
-        if let Err(e) = empty(dir, *mode, deadline) {
-            problems.push(format!("{}: {e}", dir.display()));
+    // Untouched directories hold nothing to empty (`verify` still looks).
+    if touched {
+        for (dir, mode) in &dirs.empty {
+            if let Err(e) = empty(dir, *mode, deadline) {
+                problems.push(format!("{}: {e}", dir.display()));
+            }
         }
     }
     for dev in &dirs.dev {
@@ -680,19 +712,28 @@ fn restore(base: &Baseline, deadline: Instant) -> io::Result<()> {
             first_error.get_or_insert(e);
         }
     };
+    // The entries the steps below changed, whose times are read again at
+    // the end; any other entry's times are put back from the one read here.
+    let mut changed: Vec<OsString> = Vec::new();
     for entry in fs::read_dir(&base.dir)? {
         let entry = entry?;
         let path = entry.path();
-        let now = Ident::of(&path)?;
-        match base.entries.get(&entry.file_name()) {
+        let meta = fs::symlink_metadata(&path)?;
+        let now = Ident::with(&path, &meta)?;
+        let name = entry.file_name();
+        let acted = match base.entries.get(&name) {
             None if now.mode & 0o170000 == 0o040000 => {
                 note(
                     fs::set_permissions(&path, fs::Permissions::from_mode(0o700))
                         .and_then(|()| empty(&path, 0o700, deadline))
                         .and_then(|()| fs::remove_dir(&path)),
                 );
+                true
             }
-            None => note(fs::remove_file(&path)),
+            None => {
+                note(fs::remove_file(&path));
+                true
+            }
             Some(was) if was.link.is_some() && !was.same(&now) => {
                 // A symlink changed or replaced: make it again.
                 if now.mode & 0o170000 == 0o040000 {
@@ -700,25 +741,41 @@ fn restore(base: &Baseline, deadline: Instant) -> io::Result<()> {
                 } else {
                     note(fs::remove_file(&path));
                 }
+                true
             }
             Some(was) if was.ino == now.ino && was.mode != now.mode && was.link.is_none() => {
                 note(fs::set_permissions(
                     &path,
                     fs::Permissions::from_mode(was.mode & 0o7777),
                 ));
+                true
             }
-            Some(_) => {}
+            Some(_) => false,
+        };
+        if acted {
+            changed.push(name);
+        } else if let Some(&times) = base.times.get(&name) {
+            if times_of(&meta) != times {
+                set_times(&path, times);
+            }
         }
     }
     for (name, was) in &base.entries {
         let path = base.dir.join(name);
         if let (Some(target), Err(_)) = (&was.link, fs::symlink_metadata(&path)) {
             note(std::os::unix::fs::symlink(target, &path));
+            changed.push(name.clone());
         }
     }
-    // Last: every change above touched the directory's own times.
-    for (name, was) in &base.times {
-        put_back_times(&base.dir.join(name), *was);
+    // Last: every change above touched the directory's own times, and
+    // those of what it changed or made again.
+    for name in &changed {
+        if let Some(&was) = base.times.get(name) {
+            put_back_times(&base.dir.join(name), was);
+        }
+    }
+    if let Some(&was) = base.times.get(OsStr::new("")) {
+        put_back_times(&base.dir, was);
     }
     match first_error {
         Some(e) => Err(e),
@@ -811,7 +868,8 @@ pub(crate) fn verify(dirs: &Dirs, spare: Option<Spare>) -> Result<(), String> {
     }
     for table in SYSVIPC {
         // The first line is the header; a missing table has no objects.
-        if let Ok(text) = fs::read(table).map(|b| String::from_utf8_lossy(&b).into_owned()) {
+        if let Ok(text) = kernel_file::read(table).map(|b| String::from_utf8_lossy(&b).into_owned())
+        {
             let objects = text
                 .lines()
                 .skip(1)
