@@ -11,6 +11,7 @@ use std::fmt;
 use std::fs;
 use std::io::{self, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
@@ -158,6 +159,97 @@ struct Owned {
     name: String,
     client: Option<Duplex>,
     removed: bool,
+    /// The control socket's directory, bound into the container; removed
+    /// after the container.
+    _control: Option<tempfile::TempDir>,
+}
+
+/// What carries the protocol: the docker client's stdin and stdout, or the
+/// control socket (no docker process on the way: see `Control`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Stdio,
+    Socket,
+}
+
+/// A control socket offered to one runner: a listening Unix socket in a
+/// fresh directory that the container binds read-only at
+/// `argv::CONTROL_DIR`. The runner connects to it before it says hello;
+/// sbx takes the first connection whose peer is root (or sbx's own uid,
+/// for a rootless engine), answers it with one byte, and then removes the
+/// socket: nothing else can connect after that, and nothing that is not
+/// the runner could connect before (no candidate runs yet; another local
+/// user's connection is closed). A runner that cannot connect, or is
+/// refused, speaks on stdout as before.
+#[derive(Debug)]
+struct Control {
+    listener: UnixListener,
+    socket: PathBuf,
+}
+
+/// The one byte that tells the runner its connection is taken.
+const CONTROL_TAKEN: u8 = b'1';
+
+impl Control {
+    /// The directory to bind, and the socket listening in it.
+    fn open() -> io::Result<(tempfile::TempDir, Control)> {
+        let dir = tempfile::Builder::new().prefix("sbx-control-").tempdir()?;
+        // The runner is root without CAP_DAC_OVERRIDE: it may pass through
+        // (not list) the directory and write the socket, whoever runs sbx.
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o711))?;
+        let path = dir.path().join(docker::argv::CONTROL_NAME);
+        let listener = UnixListener::bind(&path)?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o777))?;
+        listener.set_nonblocking(true)?;
+        Ok((
+            dir,
+            Control {
+                listener,
+                socket: path,
+            },
+        ))
+    }
+
+    /// The next connection if one is waiting: taken when its peer is root
+    /// or this uid, closed otherwise.
+    fn take(&self) -> io::Result<Option<UnixStream>> {
+        loop {
+            let stream = match self.listener.accept() {
+                Ok((stream, _)) => stream,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            let peer = rustix::net::sockopt::socket_peercred(&stream)?;
+            let me = rustix::process::geteuid();
+            if !(peer.uid.is_root() || peer.uid == me) {
+                continue;
+            }
+            stream.set_nonblocking(false)?;
+            (&stream).write_all(&[CONTROL_TAKEN])?;
+            return Ok(Some(stream));
+        }
+    }
+}
+
+/// The write half of the control socket: shut down when dropped, so that
+/// the runner reads its end of stream (the reader holds a clone).
+#[derive(Debug)]
+struct SocketWriter(UnixStream);
+
+impl Write for SocketWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl Drop for SocketWriter {
+    fn drop(&mut self) {
+        let _ = self.0.shutdown(std::net::Shutdown::Write);
+    }
 }
 
 /// One runner container and the protocol with it.
@@ -173,6 +265,10 @@ pub struct RunnerSession {
     /// Bytes read from the runner's stream, and how many of them made whole
     /// messages: more read than framed means a frame started and stopped.
     bytes: Arc<Bytes>,
+    /// What the runner said on stdout while sbx waited for it on the
+    /// control socket: its first message, read again by `receive`.
+    pending: Option<Received>,
+    transport: Transport,
 }
 
 #[derive(Debug, Default)]
@@ -209,17 +305,39 @@ impl RunnerSession {
         create: &[OsString],
         name: &str,
     ) -> Result<RunnerSession, RunnerError> {
+        RunnerSession::start_with(docker, create, name, Transport::Stdio)
+    }
+
+    /// `start`, the protocol over a control socket when `wanted` is
+    /// `Socket` and the socket can be made and reached (`Control`); over
+    /// the client's stdin and stdout otherwise. `create` is
+    /// `runner_create_args`' vector.
+    pub fn start_with(
+        docker: &Docker,
+        create: &[OsString],
+        name: &str,
+        wanted: Transport,
+    ) -> Result<RunnerSession, RunnerError> {
         if let Some(signal) = signals::received() {
             return Err(RunnerError::Interrupted(signal));
         }
+        let (dir, control) = match wanted {
+            Transport::Socket => Control::open().ok().unzip(),
+            Transport::Stdio => (None, None),
+        };
+        let create = match &dir {
+            Some(dir) => docker::argv::with_control(create, dir.path()),
+            None => create.to_vec(),
+        };
         let mut owned = Owned {
             docker: docker.clone(),
             name: name.to_string(),
             client: None,
             removed: false,
+            _control: dir,
         };
         let created =
-            process::control(docker, create, CONTROL_TIMEOUT).map_err(RunnerError::Engine)?;
+            process::control(docker, &create, CONTROL_TIMEOUT).map_err(RunnerError::Engine)?;
         if !created.success() {
             // Nothing to remove if docker refused, but a timeout may have
             // left it half-made: `owned` drops and removes it by name.
@@ -234,8 +352,16 @@ impl RunnerSession {
         owned.client = Some(client);
         let mut session = RunnerSession::over(stdout, stdin);
         session.owned = Some(owned);
+        if let Some(control) = control {
+            session.take_control(control)?;
+        }
         session.hello()?;
         Ok(session)
+    }
+
+    /// What carries this session's protocol.
+    pub fn transport(&self) -> Transport {
+        self.transport
     }
 
     /// A session over any pair of streams, without a container (the fake
@@ -244,6 +370,36 @@ impl RunnerSession {
         from: impl Read + Send + 'static,
         to: impl Write + Send + fmt::Debug + 'static,
     ) -> RunnerSession {
+        let (from_runner, bytes) = RunnerSession::reader(from);
+        RunnerSession {
+            to_runner: Some(Box::new(to)),
+            from_runner,
+            owned: None,
+            sbx_version: String::new(),
+            oom_counter: false,
+            broken: false,
+            bytes,
+            pending: None,
+            transport: Transport::Stdio,
+        }
+    }
+
+    /// The protocol over `from` and `to` from now on; the streams before
+    /// them are let go (the writer dropped: a client's stdin closes).
+    fn attach(
+        &mut self,
+        from: impl Read + Send + 'static,
+        to: impl Write + Send + fmt::Debug + 'static,
+    ) {
+        let (from_runner, bytes) = RunnerSession::reader(from);
+        self.from_runner = from_runner;
+        self.bytes = bytes;
+        self.to_runner = Some(Box::new(to));
+    }
+
+    /// A thread reading messages from `from` into a channel, and its byte
+    /// counts.
+    fn reader(from: impl Read + Send + 'static) -> (mpsc::Receiver<Received>, Arc<Bytes>) {
         let (tx, rx) = mpsc::channel();
         let bytes = Arc::new(Bytes::default());
         let counted = Arc::clone(&bytes);
@@ -266,15 +422,7 @@ impl RunnerSession {
                 }
             }
         });
-        RunnerSession {
-            to_runner: Some(Box::new(to)),
-            from_runner: rx,
-            owned: None,
-            sbx_version: String::new(),
-            oom_counter: false,
-            broken: false,
-            bytes,
-        }
+        (rx, bytes)
     }
 
     /// Waits for the runner's first message, which must be `Hello` from
@@ -297,6 +445,55 @@ impl RunnerSession {
                 Ok(())
             }
             other => self.unexpected(&other),
+        }
+    }
+
+    /// Waits for the runner to connect to `control` (then the protocol runs
+    /// over the socket) or to speak on stdout (then it stays there),
+    /// whichever comes first, for at most `HELLO_TIMEOUT`. The socket is
+    /// removed either way.
+    fn take_control(&mut self, control: Control) -> Result<(), RunnerError> {
+        let deadline = Instant::now() + HELLO_TIMEOUT;
+        let taken = loop {
+            if let Some(signal) = signals::received() {
+                break Err(RunnerError::Interrupted(signal));
+            }
+            match control.take() {
+                Ok(Some(stream)) => break Ok(Some(stream)),
+                Ok(None) => {}
+                // The runner speaks on stdout if it was not answered.
+                Err(_) => break Ok(None),
+            }
+            match self.from_runner.try_recv() {
+                Ok(event) => {
+                    self.pending = Some(event);
+                    break Ok(None);
+                }
+                Err(mpsc::TryRecvError::Disconnected) => break Ok(None),
+                Err(mpsc::TryRecvError::Empty) => {}
+            }
+            if Instant::now() >= deadline {
+                // `hello` waits no more and says so.
+                break Ok(None);
+            }
+            thread::sleep(Duration::from_millis(1));
+        };
+        let _ = fs::remove_file(&control.socket);
+        drop(control);
+        match taken {
+            Ok(Some(stream)) => {
+                let reader = stream
+                    .try_clone()
+                    .map_err(|e| RunnerError::Request(format!("clone the control socket: {e}")))?;
+                self.attach(reader, SocketWriter(stream));
+                self.transport = Transport::Socket;
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => {
+                self.broken = true;
+                Err(e)
+            }
         }
     }
 
@@ -483,7 +680,11 @@ impl RunnerSession {
                 }
                 break Err(RunnerError::Timeout(what));
             }
-            match self.from_runner.recv_timeout(POLL.min(deadline - now)) {
+            let event = match self.pending.take() {
+                Some(event) => Ok(event),
+                None => self.from_runner.recv_timeout(POLL.min(deadline - now)),
+            };
+            match event {
                 Ok(Ok(Some(Message::Internal(message)))) => {
                     break Err(RunnerError::Internal(message))
                 }
@@ -634,8 +835,68 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_no_zygote_option_is_the_runners() {
+    fn the_control_socket_takes_root_or_this_uid_and_closes_other_users() {
+        use std::os::unix::process::CommandExt;
+        // A connection is taken after the peer check; as root, a
+        // connection from another uid is made first, and must be closed
+        // without the byte (it reads an end of stream) while the next one
+        // is taken. (Run as root, as CI runs every lane; said loudly
+        // otherwise.)
+        assert!(
+            rustix::process::geteuid().is_root(),
+            "this test connects as another uid, which needs root"
+        );
+        let (dir, control) = Control::open().unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(dir.path()), 0o711);
+        assert_eq!(mode(&control.socket), 0o777);
+        assert!(control.take().unwrap().is_none(), "nobody connected yet");
+        let connect = "import socket,sys\n\
+            s=socket.socket(socket.AF_UNIX)\n\
+            s.connect(sys.argv[1])\n\
+            sys.stdout.write(repr(s.recv(1)))";
+        let mut other = std::process::Command::new("python3")
+            .args(["-c", connect])
+            .arg(&control.socket)
+            .uid(65534)
+            .gid(65534)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let own = std::process::Command::new("python3")
+            .args(["-c", connect])
+            .arg(&control.socket)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Whichever connects first: take until our own is taken and the
+        // other user's client has ended (closed by a later `take`).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut taken = None;
+        while taken.is_none() || other.try_wait().unwrap().is_none() {
+            if let Some(stream) = control.take().unwrap() {
+                assert!(taken.is_none(), "only one connection is ours");
+                taken = Some(stream);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the connections were not handled"
+            );
+            thread::sleep(Duration::from_millis(5));
+        }
+        let taken = taken.unwrap();
+        let own = own.wait_with_output().unwrap();
+        let other = other.wait_with_output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&own.stdout), "b'1'");
+        assert_eq!(String::from_utf8_lossy(&other.stdout), "b''");
+        let peer = rustix::net::sockopt::socket_peercred(&taken).unwrap();
+        assert!(peer.uid.is_root());
+    }
+
+    #[test]
+    fn the_no_zygote_and_control_options_are_the_runners() {
         assert_eq!(crate::docker::argv::RUNNER_NO_ZYGOTE, sbx_runner::NO_ZYGOTE);
+        assert_eq!(crate::docker::argv::RUNNER_CONTROL, sbx_runner::CONTROL);
     }
     use crate::docker::argv::{runner_create_args, seed_create, strings, Container, Mount};
     use crate::spec::{Hardening, Limits};

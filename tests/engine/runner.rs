@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use sbx::docker::argv::{runner_create_args, Container, Mount};
 use sbx::docker::Docker;
-use sbx::runner::host::{LoadOutcome, ResetOutcome, RunnerSession};
+use sbx::runner::host::{LoadOutcome, ResetOutcome, RunnerSession, Transport};
 use sbx::spec::{Hardening, Limits};
 use sbx_runner::protocol::{BuildFile, Candidate, Case, CaseResult, CaseStatus, TimeRule};
 use sbx_runner::SUBCOMMAND;
@@ -79,13 +79,18 @@ fn open(test: &str, image: &str) -> Box_ {
 }
 
 fn open_with(test: &str, image: &str, hardening: &Hardening) -> Box_ {
+    open_over(test, image, hardening, Transport::Stdio)
+}
+
+fn open_over(test: &str, image: &str, hardening: &Hardening, transport: Transport) -> Box_ {
     let run_id = common::run_id("rn", test);
     let name = format!("sbx-{run_id}");
     let cleanup = Cleanup::new(&[&run_id]);
     let (stage, runner) = stage();
     let args = create_args(&name, &run_id, image, &runner, hardening);
-    let session = RunnerSession::start(&Docker::new("docker"), &args, &name)
+    let session = RunnerSession::start_with(&Docker::new("docker"), &args, &name, transport)
         .unwrap_or_else(|e| panic!("runner did not start: {e}"));
+    assert_eq!(session.transport(), transport);
     assert_eq!(session.sbx_version, env!("CARGO_PKG_VERSION"));
     assert!(session.oom_counter, "the OOM counter is readable here");
     Box_ {
@@ -234,6 +239,40 @@ print('CLEAN', sys.stdin.read())
 // ---------------------------------------------------------------------------
 // Hostile candidates, each followed by the checker in the same container
 // ---------------------------------------------------------------------------
+
+/// The control socket (eval's transport under runc): the protocol runs
+/// over it, the socket is gone before any candidate runs, and a candidate
+/// can neither list the directory nor reach the runner's end.
+#[test]
+fn over_the_control_socket_no_candidate_reaches_the_runners_channel() {
+    let mut b = open_over("control", PYTHON, &Hardening::default(), Transport::Socket);
+    let probe = concat!(
+        "import errno, os, socket\n",
+        "def t(name, f):\n",
+        "    try:\n",
+        "        r = f()\n",
+        "        print(name, 'ok', r)\n",
+        "    except OSError as e:\n",
+        "        print(name, errno.errorcode[e.errno])\n",
+        "def connect():\n",
+        "    s = socket.socket(socket.AF_UNIX)\n",
+        "    s.connect('/.sbx-control/s')\n",
+        "t('list', lambda: os.listdir('/.sbx-control'))\n",
+        "t('connect', connect)\n",
+        "t('fd', lambda: os.readlink('/proc/1/fd/3'))\n",
+        "t('stat', lambda: oct(os.stat('/.sbx-control').st_mode & 0o777))\n",
+    );
+    for round in 0..3 {
+        let r = b.py("control.py", probe, case(b"", 30_000));
+        assert_ended(
+            &r,
+            CaseStatus::Ok,
+            "list EACCES\nconnect ENOENT\nfd EACCES\nstat ok 0o711\n",
+        );
+        assert_eq!(b.s().transport(), Transport::Socket, "round {round}");
+    }
+    b.check_clean("control");
+}
 
 #[test]
 fn double_forked_daemon_ignoring_sigterm_and_sighup_is_gone() {

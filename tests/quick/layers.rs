@@ -114,6 +114,7 @@ const RUNNER_FACE: &[&str] = &[
     "PROBE",
     "MAX_OUTPUT",
     "NO_ZYGOTE",
+    "CONTROL",
     "VERSION",
 ];
 

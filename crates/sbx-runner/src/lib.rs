@@ -55,7 +55,7 @@ pub mod supervise;
 mod zygote;
 
 pub use lifecycle::MAX_OUTPUT;
-pub use pid1::{main, NO_ZYGOTE, SUBCOMMAND};
+pub use pid1::{main, CONTROL, NO_ZYGOTE, SUBCOMMAND};
 pub use probe::PROBE;
 pub use zygote::LIVECODEBENCH_BLOCK;
 

@@ -1,6 +1,7 @@
 //! The runner: `sbx __runner`, run as the container's PID 1 (never on a
 //! host: it kills every other process of its pid namespace). It speaks the
-//! protocol of `protocol` on its stdin and stdout and runs each case as a
+//! protocol of `protocol` on its stdin and stdout (or on the host's
+//! control socket, see `CONTROL`) and runs each case as a
 //! fresh process. This file reads its arguments, puts its own safety in
 //! place and passes each message to the `Runner` (`lifecycle`), which owns
 //! every state between messages.
@@ -17,14 +18,18 @@
 //! - children get fresh pipes as fds 0, 1 and 2, and every other fd of the
 //!   runner is close-on-exec (checked at start).
 
-use crate::kernel_file;
+use std::ffi::OsString;
 use std::fs;
-use std::io;
+use std::io::{self, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use rustix::process::{set_dumpable_behavior, DumpableBehavior, Pid};
 
 use super::filter;
 use super::identity::Identity;
+use super::kernel_file;
 use super::lifecycle::Runner;
 use super::probe::{probe, PROBE};
 use super::protocol::{read_message, write_message, Message};
@@ -36,12 +41,15 @@ pub const SUBCOMMAND: &str = "__runner";
 /// The runner's option (after `UID:GID`) that keeps the zygote off: every
 /// case is then spawned directly.
 pub const NO_ZYGOTE: &str = "--no-zygote";
+/// The runner's option (after `UID:GID`) that names the host's control
+/// socket: the protocol then runs over it, not over stdin and stdout.
+pub const CONTROL: &str = "--control";
 /// O_CLOEXEC as `/proc/self/fdinfo` prints it (octal flags).
 const O_CLOEXEC: u32 = 0o2000000;
 
 /// Runs the runner; returns the process's exit code.
 pub fn main() -> i32 {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
+    let args: Vec<OsString> = std::env::args_os().skip(2).collect();
     if args.first().is_some_and(|a| a == reset::WIPE) {
         return reset::wipe_main(&args[1..]);
     }
@@ -68,11 +76,10 @@ pub fn main() -> i32 {
             return crate::exit::USAGE;
         }
     };
-    let zygote = match args.get(1..).unwrap_or_default() {
-        [] => Slot::Idle,
-        [flag] if flag == NO_ZYGOTE => Slot::Unavailable,
-        other => {
-            eprintln!("sbx runner: unexpected arguments {other:?}");
+    let (zygote, control) = match options(args.get(1..).unwrap_or_default()) {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("sbx runner: {e}");
             return crate::exit::USAGE;
         }
     };
@@ -85,12 +92,18 @@ pub fn main() -> i32 {
         eprintln!("sbx runner: prctl(PR_SET_DUMPABLE, 0) failed: {e}");
         return crate::exit::ENGINE;
     }
-    let mut input = io::stdin().lock();
-    let mut output = io::stdout().lock();
     if let Err(e) = inherited_fds_are_cloexec() {
-        let _ = write_message(&mut output, &Message::Internal(e));
+        let _ = write_message(&mut io::stdout().lock(), &Message::Internal(e));
         return crate::exit::ENGINE;
     }
+    // The control socket when the host offers one and takes this
+    // connection (close-on-exec, as every fd Rust opens); stdin and stdout
+    // otherwise, which the host reads meanwhile.
+    let (mut input, mut output): (Box<dyn Read>, Box<dyn Write>) =
+        match control.and_then(|path| connect(&path)) {
+            Some((reader, writer)) => (Box::new(BufReader::new(reader)), Box::new(writer)),
+            None => (Box::new(io::stdin().lock()), Box::new(io::stdout().lock())),
+        };
     let mut runner = match Runner::start(identity, zygote, SUBCOMMAND) {
         Ok(runner) => runner,
         Err(e) => {
@@ -124,6 +137,42 @@ pub fn main() -> i32 {
             return crate::exit::ENGINE;
         }
     }
+}
+
+/// The host's answer that takes a connection to its control socket.
+const TAKEN: u8 = b'1';
+/// How long the runner waits for that answer.
+const TAKEN_WAIT: Duration = Duration::from_secs(10);
+
+/// The control socket at `path`, once the host took the connection (its
+/// one byte); `None` when it cannot be reached or the host closed it.
+fn connect(path: &Path) -> Option<(UnixStream, UnixStream)> {
+    let stream = UnixStream::connect(path).ok()?;
+    stream.set_read_timeout(Some(TAKEN_WAIT)).ok()?;
+    let mut answer = [0u8; 1];
+    (&stream).read_exact(&mut answer).ok()?;
+    stream.set_read_timeout(None).ok()?;
+    let reader = stream.try_clone().ok()?;
+    (answer[0] == TAKEN).then_some((reader, stream))
+}
+
+/// The runner's options after `UID:GID`, each at most once: `--no-zygote`,
+/// and `--control PATH`, the host's control socket.
+fn options(args: &[OsString]) -> Result<(Slot, Option<PathBuf>), String> {
+    let mut zygote = Slot::Idle;
+    let mut control = None;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == NO_ZYGOTE && matches!(zygote, Slot::Idle) {
+            zygote = Slot::Unavailable;
+        } else if arg == CONTROL && control.is_none() {
+            let path = rest.next().ok_or("--control needs a path")?;
+            control = Some(PathBuf::from(path));
+        } else {
+            return Err(format!("unexpected arguments {args:?}"));
+        }
+    }
+    Ok((zygote, control))
 }
 
 /// Every fd above 2 must be close-on-exec, so that no child inherits the
@@ -169,5 +218,23 @@ mod tests {
     fn refuses_to_run_unless_pid_1() {
         assert_ne!(rustix::process::getpid(), Pid::INIT);
         assert_eq!(main(), crate::exit::USAGE);
+    }
+
+    #[test]
+    fn options_are_no_zygote_and_one_control_path() {
+        let os = |words: &[&str]| words.iter().map(OsString::from).collect::<Vec<_>>();
+        let (zygote, control) = options(&[]).unwrap();
+        assert!(matches!(zygote, Slot::Idle) && control.is_none());
+        let (zygote, control) = options(&os(&[CONTROL, "/c/s", NO_ZYGOTE])).unwrap();
+        assert!(matches!(zygote, Slot::Unavailable));
+        assert_eq!(control, Some(PathBuf::from("/c/s")));
+        for bad in [
+            &[CONTROL][..],
+            &[CONTROL, "/a", CONTROL, "/b"],
+            &[NO_ZYGOTE, NO_ZYGOTE],
+            &["--other"],
+        ] {
+            assert!(options(&os(bad)).is_err(), "{bad:?}");
+        }
     }
 }

@@ -58,7 +58,9 @@ fn sysv_said(left: &str) -> String {
 /// `--isolate`: which modes work here, and the runner's reset and safety,
 /// proven through a runner session the way eval uses one.
 pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
-    use crate::runner::host::{runner_unsupported, LoadOutcome, ResetOutcome, RunnerSession};
+    use crate::runner::host::{
+        runner_unsupported, LoadOutcome, ResetOutcome, RunnerSession, Transport,
+    };
     use sbx_runner::protocol::{Candidate as Program, Case, CaseStatus};
 
     let (modes, reset, ptrace) = ("isolate modes", "runner reset", "runner ptrace");
@@ -99,7 +101,13 @@ pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                 },
                 sbx_runner::SUBCOMMAND,
             );
-            RunnerSession::start(docker, &args, &name).map_err(|e| e.to_string())
+            let transport =
+                if argv::control_socket_offered(session.sandbox.hardening.runtime.as_deref()) {
+                    Transport::Socket
+                } else {
+                    Transport::Stdio
+                };
+            RunnerSession::start_with(docker, &args, &name, transport).map_err(|e| e.to_string())
         });
     let mut runner = match started {
         Ok(runner) => runner,

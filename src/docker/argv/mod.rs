@@ -42,7 +42,8 @@ pub use query::{
     list_run_args, log_driver_args, ping_args, version_args,
 };
 pub use runner::{
-    runner_create_args, with_supervisor, zygote_runs, BUILD_TMPFS, RUNNER_CAPS, RUNNER_NET_SYSCTL,
+    control_socket_offered, runner_create_args, with_control, with_supervisor, zygote_runs,
+    BUILD_TMPFS, CONTROL_DIR, CONTROL_NAME, RUNNER_CAPS, RUNNER_CONTROL, RUNNER_NET_SYSCTL,
     RUNNER_NO_ZYGOTE, RUNNER_PATH, RUNNER_SYSCTLS, RUNNER_USER, WORK_TMPFS,
 };
 pub use volume::{

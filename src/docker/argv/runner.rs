@@ -103,6 +103,41 @@ pub fn runner_create_args(c: &Container<'_>, subcommand: &str) -> Vec<OsString> 
     args
 }
 
+/// Where a runner container sees the control socket's directory (see
+/// `with_control`), and the socket's name in it.
+pub const CONTROL_DIR: &str = "/.sbx-control";
+pub const CONTROL_NAME: &str = "s";
+
+/// Whether a runner container of `runtime` is offered a control socket:
+/// every runtime but gVisor, whose sandbox reaches no host socket unless
+/// its own configuration allows it.
+pub fn control_socket_offered(runtime: Option<&str>) -> bool {
+    !is_gvisor(runtime)
+}
+
+/// `create`, a vector of `runner_create_args`, with the host directory
+/// `host_dir` bound read-only at `CONTROL_DIR` (before `--entrypoint`) and
+/// the runner's `--control` option naming the socket in it (last). A
+/// vector without `--entrypoint` is returned as it is.
+pub fn with_control(create: &[OsString], host_dir: &Path) -> Vec<OsString> {
+    let Some(at) = create.iter().position(|a| a == "--entrypoint") else {
+        return create.to_vec();
+    };
+    let mut volume = host_dir.as_os_str().to_os_string();
+    volume.push(format!(":{CONTROL_DIR}:ro"));
+    let mut args = create[..at].to_vec();
+    args.push("-v".into());
+    args.push(volume);
+    args.extend_from_slice(&create[at..]);
+    args.push(RUNNER_CONTROL.into());
+    args.push(format!("{CONTROL_DIR}/{CONTROL_NAME}").into());
+    args
+}
+
+/// The runner's option that names its control socket (the runner crate's
+/// `CONTROL`; the runner layer checks that they agree).
+pub const RUNNER_CONTROL: &str = "--control";
+
 /// Whether a runner container of `runtime` forks Python cases from its
 /// zygote (every runtime but gVisor, see `runner_create_args`).
 pub fn zygote_runs(runtime: Option<&str>) -> bool {
@@ -261,6 +296,40 @@ mod tests {
             let args = strings(&runner_create_args(&c, "__runner"));
             assert_eq!(args[args.len() - tail.len()..], *tail, "{runtime:?}");
         }
+    }
+
+    #[test]
+    fn the_control_directory_is_bound_read_only_and_named_to_the_runner() {
+        let limits = Limits::default();
+        let hardening = Hardening::default();
+        let runner = Path::new("/stage/sbx-runner");
+        let c = Container {
+            mount: Mount::Bind(runner),
+            ..container(&limits, &hardening)
+        };
+        let create = runner_create_args(&c, "__runner");
+        let args = strings(&with_control(&create, Path::new("/tmp/sbx-control-x")));
+        let plain = strings(&create);
+        let at = plain.iter().position(|a| a == "--entrypoint").unwrap();
+        // Everything as before, the bind mount just before `--entrypoint`
+        // (after the runner's own), the option last.
+        assert_eq!(args[..at], plain[..at]);
+        assert_eq!(
+            args[at..at + 2],
+            ["-v", "/tmp/sbx-control-x:/.sbx-control:ro"]
+        );
+        assert_eq!(args[at + 2..args.len() - 2], plain[at..]);
+        assert_eq!(
+            args[args.len() - 4..],
+            ["__runner", "65534:65534", "--control", "/.sbx-control/s"]
+        );
+        // A vector that is not a runner's is left alone.
+        let other = to_os(&["create", "--", "img"]);
+        assert_eq!(with_control(&other, Path::new("/x")), other);
+        assert!(control_socket_offered(None));
+        assert!(control_socket_offered(Some("runc")));
+        assert!(!control_socket_offered(Some("runsc")));
+        assert!(!control_socket_offered(Some("runsc-kvm")));
     }
 
     #[test]

@@ -30,7 +30,7 @@ use sbx_runner::SUBCOMMAND;
 
 use super::cases::{save_output, Judging};
 use super::compile::Build;
-use crate::docker::argv::{runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH};
+use crate::docker::argv::{self, runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH};
 use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
 use crate::eval::humaneval::in_process;
@@ -41,7 +41,7 @@ use crate::eval::sealed;
 use crate::eval::sealed::harness::Sealed;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::runner::host::{case_wait, Before, RunnerError, RunnerSession, Stepped};
+use crate::runner::host::{case_wait, Before, RunnerError, RunnerSession, Stepped, Transport};
 use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
@@ -489,7 +489,12 @@ fn start(session: &Session, member: &Member, image: &str) -> Result<RunnerSessio
         },
         SUBCOMMAND,
     );
-    RunnerSession::start(&member.docker, &args, &name)
+    let transport = if argv::control_socket_offered(session.sandbox.hardening.runtime.as_deref()) {
+        Transport::Socket
+    } else {
+        Transport::Stdio
+    };
+    RunnerSession::start_with(&member.docker, &args, &name, transport)
 }
 
 /// A case whose runner did not answer within `case_wait`: the
