@@ -61,6 +61,22 @@ pub mod jsonl;
 pub mod scratch;
 pub mod second;
 
+/// The first lines of a docker wrapper (sh) that must see the runner's
+/// frames: `create` without the runner's `--control` option, so that the
+/// runner speaks on stdin and stdout, which sbx reads while it waits on the
+/// control socket.
+pub const WRAPPER_KEEPS_STDIO: &str = r#"if [ "$1" = create ]; then
+  skip=0
+  for a in "$@"; do
+    shift
+    if [ "$skip" = 1 ]; then skip=0; continue; fi
+    if [ "$a" = --control ]; then skip=1; continue; fi
+    set -- "$@" "$a"
+  done
+  exec docker "$@"
+fi
+"#;
+
 pub const BUSYBOX: &str = "sbx-busybox:latest";
 pub const PYTHON: &str = "sbx-python:bookworm";
 

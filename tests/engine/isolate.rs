@@ -173,8 +173,11 @@ fn hostile_candidates_in_one_worker_leave_nothing_for_the_next() {
 /// runner's stdout goes through a filter that cuts its first `Result` frame
 /// in half and ends the stream (a runner killed mid-frame): on every start
 /// (`always`), or on the first start only (`once`).
+/// A docker that keeps the runner on stdin and stdout
+/// (`common::WRAPPER_KEEPS_STDIO`) and cuts the stream of `start` mid-frame
+/// through `cut.py`.
 const WRAPPER: &str = r#"#!/bin/sh
-if [ "$1" = start ]; then
+@KEEP_STDIO@if [ "$1" = start ]; then
   if [ "$CUT" = always ] || mkdir "@DIR@/cut" 2>/dev/null; then
     docker "$@" | python3 "@DIR@/cut.py"
     exit 1
@@ -206,6 +209,7 @@ fn a_runner_cut_mid_frame_is_rerun_then_an_error_never_a_failure() {
     let wrapper = s.file(
         "docker",
         WRAPPER
+            .replace("@KEEP_STDIO@", common::WRAPPER_KEEPS_STDIO)
             .replace("@DIR@", &s.dir.path().display().to_string())
             .as_bytes(),
     );

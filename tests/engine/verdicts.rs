@@ -68,11 +68,12 @@ fn a_65_mib_candidate_fails_alike_in_every_mode() {
     }
 }
 
-/// Passes the runner's frames through, but cuts every `Result` frame after
-/// the first one of the whole eval in half and kills the client's process
+/// Keeps the runner on stdin and stdout (`common::WRAPPER_KEEPS_STDIO`)
+/// and passes its frames through, but cuts every `Result` frame after the
+/// first one of the whole eval in half and kills the client's process
 /// group: a runner lost while a candidate runs, on every run but the first.
 const WRAPPER: &str = r#"#!/bin/sh
-if [ "$1" = start ]; then
+@KEEP_STDIO@if [ "$1" = start ]; then
   docker "$@" | python3 "@DIR@/cut.py"
   exit 1
 fi
@@ -110,7 +111,12 @@ while True:
 fn one_good_and_nine_lost_samples_give_no_pass_and_no_green_diff() {
     let s = scratch("lost");
     let dir = s.dir.path().display().to_string();
-    let wrapper = s.executable("docker", &WRAPPER.replace("@DIR@", &dir));
+    let wrapper = s.executable(
+        "docker",
+        &WRAPPER
+            .replace("@KEEP_STDIO@", common::WRAPPER_KEEPS_STDIO)
+            .replace("@DIR@", &dir),
+    );
     s.file("cut.py", CUT.replace("@DIR@", &dir).as_bytes());
     s.file("gen/t/0.py", b"print(int(input()) * 2)\n");
     for i in 1..10 {
