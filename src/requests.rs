@@ -273,8 +273,10 @@ impl EvalRequest {
                 crate::eval::input::select::unmatched_note(&args.gen, &ids)
             }
         };
-        let (tasks, human_eval) = crate::eval::input::select::only(tasks, human_eval, &args.only)
-            .map_err(Error::Usage)?;
+        let problems = lcb_files.is_some();
+        let (tasks, human_eval) =
+            crate::eval::input::select::only(tasks, human_eval, &args.only, problems)
+                .map_err(Error::Usage)?;
         let lcb_files = lcb_files.map(|mut files| {
             crate::eval::input::select::only_livecodebench(&mut files, &args.only);
             std::sync::Arc::new(files)

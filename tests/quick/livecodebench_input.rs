@@ -115,6 +115,9 @@ fn list_and_only_read_livecodebenchs_files_without_an_engine() {
     assert_eq!(list.stdout, "abc\t0\nabd\t2\n", "{list:?}");
     let unknown = run(&["--only", "abe"]);
     assert_eq!(unknown.code(), 2, "{unknown:?}");
-    assert!(unknown.stderr.contains("--only `abe`"), "{unknown:?}");
+    assert!(
+        unknown.stderr.contains("--only `abe`: no such problem"),
+        "{unknown:?}"
+    );
     assert_eq!(unknown.stderr.trim_end().lines().count(), 1, "{unknown:?}");
 }

