@@ -172,15 +172,24 @@ pub enum Transport {
     Socket,
 }
 
+/// The transport a runner is offered: `Socket` with a private directory
+/// (mode 0700, sbx's) to make its socket in, or `Stdio`.
+#[derive(Debug, Clone, Copy)]
+pub enum Offer<'a> {
+    Stdio,
+    Socket(&'a Path),
+}
+
 /// A control socket offered to one runner: a listening Unix socket in a
 /// fresh directory that the container binds read-only at
-/// `argv::CONTROL_DIR`. The runner connects to it before it says hello;
-/// sbx takes the first connection whose peer is root (or sbx's own uid,
-/// for a rootless engine), answers it with one byte, and then removes the
-/// socket: nothing else can connect after that, and nothing that is not
-/// the runner could connect before (no candidate runs yet; another local
-/// user's connection is closed). A runner that cannot connect, or is
-/// refused, speaks on stdout as before.
+/// `argv::CONTROL_DIR`. That directory is inside a private one (mode 0700,
+/// sbx's): on the host only sbx's uid and root can reach the socket; the
+/// engine binds its directory directly. The runner connects to it before
+/// it says hello; sbx takes the first connection whose peer is root (or
+/// sbx's own uid, for a rootless engine), answers it with one byte, and
+/// then removes the socket: nothing can connect after that, and no
+/// candidate runs before it. A runner that cannot connect, or is refused,
+/// speaks on stdout as before.
 #[derive(Debug)]
 struct Control {
     listener: UnixListener,
@@ -191,9 +200,10 @@ struct Control {
 const CONTROL_TAKEN: u8 = b'1';
 
 impl Control {
-    /// The directory to bind, and the socket listening in it.
-    fn open() -> io::Result<(tempfile::TempDir, Control)> {
-        let dir = tempfile::Builder::new().prefix("sbx-control-").tempdir()?;
+    /// The directory to bind (a fresh one in `private`), and the socket
+    /// listening in it.
+    fn open(private: &Path) -> io::Result<(tempfile::TempDir, Control)> {
+        let dir = tempfile::Builder::new().prefix("c").tempdir_in(private)?;
         // The runner is root without CAP_DAC_OVERRIDE: it may pass through
         // (not list) the directory and write the socket, whoever runs sbx.
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o711))?;
@@ -305,10 +315,10 @@ impl RunnerSession {
         create: &[OsString],
         name: &str,
     ) -> Result<RunnerSession, RunnerError> {
-        RunnerSession::start_with(docker, create, name, Transport::Stdio)
+        RunnerSession::start_with(docker, create, name, Offer::Stdio)
     }
 
-    /// `start`, the protocol over a control socket when `wanted` is
+    /// `start`, the protocol over a control socket when `offer` is
     /// `Socket` and the socket can be made and reached (`Control`); over
     /// the client's stdin and stdout otherwise. `create` is
     /// `runner_create_args`' vector.
@@ -316,14 +326,14 @@ impl RunnerSession {
         docker: &Docker,
         create: &[OsString],
         name: &str,
-        wanted: Transport,
+        offer: Offer<'_>,
     ) -> Result<RunnerSession, RunnerError> {
         if let Some(signal) = signals::received() {
             return Err(RunnerError::Interrupted(signal));
         }
-        let (dir, control) = match wanted {
-            Transport::Socket => Control::open().ok().unzip(),
-            Transport::Stdio => (None, None),
+        let (dir, control) = match offer {
+            Offer::Socket(private) => Control::open(private).ok().unzip(),
+            Offer::Stdio => (None, None),
         };
         let create = match &dir {
             Some(dir) => docker::argv::with_control(create, dir.path()),
@@ -352,10 +362,12 @@ impl RunnerSession {
         owned.client = Some(client);
         let mut session = RunnerSession::over(stdout, stdin);
         session.owned = Some(owned);
+        // One wait for the hello, the socket's included.
+        let deadline = Instant::now() + HELLO_TIMEOUT;
         if let Some(control) = control {
-            session.take_control(control)?;
+            session.take_control(control, deadline)?;
         }
-        session.hello()?;
+        session.hello_by(deadline)?;
         Ok(session)
     }
 
@@ -425,10 +437,17 @@ impl RunnerSession {
         (rx, bytes)
     }
 
-    /// Waits for the runner's first message, which must be `Hello` from
-    /// this very version of sbx.
+    /// `hello_by` within `HELLO_TIMEOUT` (the fake runner's tests).
+    #[cfg(test)]
     pub(crate) fn hello(&mut self) -> Result<(), RunnerError> {
-        match self.receive(HELLO_TIMEOUT, "hello")? {
+        self.hello_by(Instant::now() + HELLO_TIMEOUT)
+    }
+
+    /// Waits until `deadline` for the runner's first message, which must
+    /// be `Hello` from this very version of sbx.
+    fn hello_by(&mut self, deadline: Instant) -> Result<(), RunnerError> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.receive(left, "hello")? {
             Message::Hello {
                 sbx_version,
                 oom_counter,
@@ -450,10 +469,9 @@ impl RunnerSession {
 
     /// Waits for the runner to connect to `control` (then the protocol runs
     /// over the socket) or to speak on stdout (then it stays there),
-    /// whichever comes first, for at most `HELLO_TIMEOUT`. The socket is
-    /// removed either way.
-    fn take_control(&mut self, control: Control) -> Result<(), RunnerError> {
-        let deadline = Instant::now() + HELLO_TIMEOUT;
+    /// whichever comes first, until `deadline`. The socket is removed
+    /// either way.
+    fn take_control(&mut self, control: Control, deadline: Instant) -> Result<(), RunnerError> {
         let taken = loop {
             if let Some(signal) = signals::received() {
                 break Err(RunnerError::Interrupted(signal));
@@ -482,9 +500,10 @@ impl RunnerSession {
         drop(control);
         match taken {
             Ok(Some(stream)) => {
-                let reader = stream
-                    .try_clone()
-                    .map_err(|e| RunnerError::Request(format!("clone the control socket: {e}")))?;
+                let reader = stream.try_clone().map_err(|e| {
+                    self.broken = true;
+                    RunnerError::Closed(format!("clone the control socket: {e}"))
+                })?;
                 self.attach(reader, SocketWriter(stream));
                 self.transport = Transport::Socket;
                 Ok(())
@@ -846,8 +865,10 @@ mod tests {
             rustix::process::geteuid().is_root(),
             "this test connects as another uid, which needs root"
         );
-        let (dir, control) = Control::open().unwrap();
+        let private = tempfile::tempdir().unwrap();
+        let (dir, control) = Control::open(private.path()).unwrap();
         let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(dir.path().parent(), Some(private.path()));
         assert_eq!(mode(dir.path()), 0o711);
         assert_eq!(mode(&control.socket), 0o777);
         assert!(control.take().unwrap().is_none(), "nobody connected yet");

@@ -62,6 +62,8 @@ impl Staged {
 /// What separates the run id from the random part in a staging
 /// directory's name: `sbx-<run>-stage-XXXXXXXX`.
 const STAGE_MARK: &str = "-stage-";
+/// The staging directory's private folder of control sockets.
+const CONTROL_DIR: &str = "control";
 /// The random part's length (letters and digits).
 const STAGE_RANDOM: usize = 8;
 
@@ -105,10 +107,13 @@ impl Session {
             })?;
         // Readable by any uid (a `--user` in the container), writable only by us.
         let tasks = stage.path().join("tasks");
+        let control = stage.path().join(CONTROL_DIR);
         let setup = || -> std::io::Result<()> {
             fs::set_permissions(stage.path(), fs::Permissions::from_mode(0o755))?;
             fs::create_dir(&tasks)?;
-            fs::set_permissions(&tasks, fs::Permissions::from_mode(0o755))
+            fs::set_permissions(&tasks, fs::Permissions::from_mode(0o755))?;
+            fs::create_dir(&control)?;
+            fs::set_permissions(&control, fs::Permissions::from_mode(0o700))
         };
         setup().map_err(|source| Error::Setup {
             what: format!("prepare the staging directory `{}`", stage.path().display()),
@@ -245,6 +250,14 @@ impl Session {
 
     pub(crate) fn stage_dir(&self) -> &Path {
         self.stage.path()
+    }
+
+    /// Where runner containers' control sockets are made, each in a
+    /// directory of its own: mode 0700, so that no other user (nor a
+    /// container of another user's) can reach a socket through the host's
+    /// file system; the engine binds each socket's directory directly.
+    pub(crate) fn control_dir(&self) -> PathBuf {
+        self.stage.path().join(CONTROL_DIR)
     }
 
     /// The number of the session's next container.

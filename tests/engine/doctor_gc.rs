@@ -266,6 +266,9 @@ fn doctor_python_every_check_holds() {
         "a background process, a /tmp file, a /dev/shm file",
     );
     d.assert_detail_has("runner reset", "the next saw none");
+    // The runner speaks over its control socket here (a local engine,
+    // runc), as eval's runners do: made in the session's private folder.
+    d.assert_detail_has("isolate modes", "over its control socket");
     d.assert_detail_has("runner ptrace", "refused (EPERM)");
     d.assert_detail_has("candidate identity", "uid:gid 65534:65534, no capability");
     d.assert_detail_has("memory cap", "reported as oom");

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use sbx::docker::argv::{runner_create_args, Container, Mount};
 use sbx::docker::Docker;
-use sbx::runner::host::{LoadOutcome, ResetOutcome, RunnerSession, Transport};
+use sbx::runner::host::{LoadOutcome, Offer, ResetOutcome, RunnerSession, Transport};
 use sbx::spec::{Hardening, Limits};
 use sbx_runner::protocol::{BuildFile, Candidate, Case, CaseResult, CaseStatus, TimeRule};
 use sbx_runner::SUBCOMMAND;
@@ -79,16 +79,26 @@ fn open(test: &str, image: &str) -> Box_ {
 }
 
 fn open_with(test: &str, image: &str, hardening: &Hardening) -> Box_ {
-    open_over(test, image, hardening, Transport::Stdio)
+    open_over(test, image, hardening, false)
 }
 
-fn open_over(test: &str, image: &str, hardening: &Hardening, transport: Transport) -> Box_ {
+/// A runner offered a control socket (`socket`), made in a private
+/// directory of the staging one, or kept on stdin and stdout.
+fn open_over(test: &str, image: &str, hardening: &Hardening, socket: bool) -> Box_ {
     let run_id = common::run_id("rn", test);
     let name = format!("sbx-{run_id}");
     let cleanup = Cleanup::new(&[&run_id]);
     let (stage, runner) = stage();
+    let private = stage.path().join("control");
+    fs::create_dir(&private).expect("a private control directory");
+    fs::set_permissions(&private, fs::Permissions::from_mode(0o700)).expect("chmod it");
     let args = create_args(&name, &run_id, image, &runner, hardening);
-    let session = RunnerSession::start_with(&Docker::new("docker"), &args, &name, transport)
+    let (offer, transport) = if socket {
+        (Offer::Socket(&private), Transport::Socket)
+    } else {
+        (Offer::Stdio, Transport::Stdio)
+    };
+    let session = RunnerSession::start_with(&Docker::new("docker"), &args, &name, offer)
         .unwrap_or_else(|e| panic!("runner did not start: {e}"));
     assert_eq!(session.transport(), transport);
     assert_eq!(session.sbx_version, env!("CARGO_PKG_VERSION"));
@@ -245,7 +255,7 @@ print('CLEAN', sys.stdin.read())
 /// can neither list the directory nor reach the runner's end.
 #[test]
 fn over_the_control_socket_no_candidate_reaches_the_runners_channel() {
-    let mut b = open_over("control", PYTHON, &Hardening::default(), Transport::Socket);
+    let mut b = open_over("control", PYTHON, &Hardening::default(), true);
     let probe = concat!(
         "import errno, os, socket\n",
         "def t(name, f):\n",

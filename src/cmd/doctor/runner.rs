@@ -59,7 +59,7 @@ fn sysv_said(left: &str) -> String {
 /// proven through a runner session the way eval uses one.
 pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
     use crate::runner::host::{
-        runner_unsupported, LoadOutcome, ResetOutcome, RunnerSession, Transport,
+        runner_unsupported, LoadOutcome, Offer, ResetOutcome, RunnerSession, Transport,
     };
     use sbx_runner::protocol::{Candidate as Program, Case, CaseStatus};
 
@@ -101,13 +101,14 @@ pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                 },
                 sbx_runner::SUBCOMMAND,
             );
-            let transport =
+            let control = session.control_dir();
+            let offer =
                 if argv::control_socket_offered(session.sandbox.hardening.runtime.as_deref()) {
-                    Transport::Socket
+                    Offer::Socket(&control)
                 } else {
-                    Transport::Stdio
+                    Offer::Stdio
                 };
-            RunnerSession::start_with(docker, &args, &name, transport).map_err(|e| e.to_string())
+            RunnerSession::start_with(docker, &args, &name, offer).map_err(|e| e.to_string())
         });
     let mut runner = match started {
         Ok(runner) => runner,
@@ -164,6 +165,10 @@ pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
     // shell or Python.
     let probe_words = [argv::RUNNER_PATH, sbx_runner::SUBCOMMAND, sbx_runner::PROBE];
     let probed = run_as("", probe_words.map(String::from).to_vec());
+    let over = match runner.transport() {
+        Transport::Socket => "over its control socket",
+        Transport::Stdio => "over the client's stdin and stdout",
+    };
     runner.close();
     let (left, found) = match (first, second) {
         (Ok(left), Ok(found)) => (left, found),
@@ -173,7 +178,7 @@ pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                 Check::new(
                     modes,
                     State::Ok,
-                    "case, candidate, worker (the runner starts here)",
+                    format!("case, candidate, worker (the runner starts here, {over})"),
                 ),
                 failed(reset),
                 failed(ptrace),
@@ -211,7 +216,7 @@ pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
         Check::new(
             modes,
             State::Ok,
-            "case, candidate, worker (the runner starts and resets here)",
+            format!("case, candidate, worker (the runner starts and resets here, {over})"),
         ),
         reset_check,
         ptrace_check,

@@ -41,7 +41,7 @@ use crate::eval::sealed;
 use crate::eval::sealed::harness::Sealed;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::runner::host::{case_wait, Before, RunnerError, RunnerSession, Stepped, Transport};
+use crate::runner::host::{case_wait, Before, Offer, RunnerError, RunnerSession, Stepped};
 use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
@@ -489,12 +489,15 @@ fn start(session: &Session, member: &Member, image: &str) -> Result<RunnerSessio
         },
         SUBCOMMAND,
     );
-    let transport = if argv::control_socket_offered(session.sandbox.hardening.runtime.as_deref()) {
-        Transport::Socket
-    } else {
-        Transport::Stdio
+    // The control socket is a host path, as the bound runner is: only an
+    // engine that sees sbx's files (bind delivery) is offered one.
+    let runtime = session.sandbox.hardening.runtime.as_deref();
+    let control = session.control_dir();
+    let offer = match member.delivery {
+        Delivery::Bind if argv::control_socket_offered(runtime) => Offer::Socket(&control),
+        _ => Offer::Stdio,
     };
-    RunnerSession::start_with(&member.docker, &args, &name, transport)
+    RunnerSession::start_with(&member.docker, &args, &name, offer)
 }
 
 /// A case whose runner did not answer within `case_wait`: the
