@@ -12,8 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tempfile::TempDir;
 
 use super::run_id::{validate_run_id, RunLock, RUN_ID_ENV};
+use crate::docker::argv::control_socket_offered;
 use crate::docker::Docker;
 use crate::error::{Error, Result};
+use crate::runner::host::Offer;
 use crate::spec::{Hardening, Limits, Pull};
 
 /// How sbx reaches the engine and what every container of a request shares.
@@ -33,6 +35,9 @@ pub(crate) struct Session {
     /// The value of the `sbx.run` label on every container of this session.
     pub run_id: String,
     stage: TempDir,
+    /// The staging directory's private folder of control sockets (mode
+    /// 0700): see `runner_offer`.
+    control: PathBuf,
     /// Numbers the containers.
     counter: AtomicUsize,
     /// Numbers the staged candidates.
@@ -136,6 +141,7 @@ impl Session {
             _lock: lock,
             run_id,
             stage,
+            control,
             counter: AtomicUsize::new(0),
             staged: AtomicUsize::new(0),
             bakes: AtomicUsize::new(0),
@@ -252,12 +258,21 @@ impl Session {
         self.stage.path()
     }
 
-    /// Where runner containers' control sockets are made, each in a
-    /// directory of its own: mode 0700, so that no other user (nor a
-    /// container of another user's) can reach a socket through the host's
-    /// file system; the engine binds each socket's directory directly.
-    pub(crate) fn control_dir(&self) -> PathBuf {
-        self.stage.path().join(CONTROL_DIR)
+    /// What a runner container of this session is offered: a control
+    /// socket when the engine sees sbx's files (`bind`: the runner is bound
+    /// from the host, not baked into an image) and the runtime is not
+    /// gVisor; stdin and stdout otherwise. Each socket is made in a
+    /// directory of its own in the private folder (mode 0700), so that no
+    /// other user (nor a container of another user's) can reach it through
+    /// the host's file system; the engine binds each socket's directory
+    /// directly.
+    pub(crate) fn runner_offer(&self, bind: bool) -> Offer<'_> {
+        let runtime = self.sandbox.hardening.runtime.as_deref();
+        if bind && control_socket_offered(runtime) {
+            Offer::Socket(&self.control)
+        } else {
+            Offer::Stdio
+        }
     }
 
     /// The number of the session's next container.

@@ -64,11 +64,12 @@
 //! Sampling starts one `SAMPLE` after the program's start, so a short case
 //! costs two cgroup reads and two walks of the runner's few tasks.
 
-use crate::kernel_file;
 use std::collections::HashMap;
 use std::fs;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+use super::kernel_file;
 
 /// How often the case loop samples the candidate's tasks.
 pub(crate) const SAMPLE: Duration = Duration::from_millis(20);

@@ -2,7 +2,6 @@
 //! pipes, its stdin written and its output drained on the runner's worker
 //! threads, its limits applied and watched, and its record decided.
 
-use crate::kernel_file;
 use std::fs;
 use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -19,6 +18,7 @@ use wait4::Wait4;
 use super::account::{self, Meter, Over, Usage};
 use super::candidate::Loaded;
 use super::identity::{as_real_identity, Identity};
+use super::kernel_file;
 use super::protocol::{Case, CaseResult, CaseStatus, TimeRule, STDERR_TAIL};
 use super::reset::{self, Spare};
 use super::zygote::{self, Reaped, Slot};

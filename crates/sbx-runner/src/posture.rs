@@ -12,12 +12,13 @@
 //! lowered hard limit, a higher nice value, `SCHED_IDLE`) makes the
 //! container dirty.
 
-use crate::kernel_file;
 use std::fs;
 use std::path::PathBuf;
 
 use rustix::process::{getrlimit, setrlimit, Pid, Resource, Rlimit};
 use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
+
+use super::kernel_file;
 
 /// Every resource limit Linux has.
 const RESOURCES: [(Resource, &str); 16] = [

@@ -3,7 +3,6 @@
 //! directories, then verify that nothing is left. A reset that cannot
 //! verify its work reports the container dirty; the host discards it.
 
-use crate::kernel_file;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -21,6 +20,8 @@ use rustix::fs::{
     XattrFlags, CWD,
 };
 use rustix::process::{wait, WaitOptions};
+
+use super::kernel_file;
 
 /// The directories a candidate can write, even with `--read-only`.
 pub(crate) const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
@@ -275,7 +276,9 @@ impl Dirs {
         // time is not after its change and modification times (relatime).
         // The reset reads all of them: read once first, so that the times
         // recorded are the ones the reset's own reads leave alone, and the
-        // reset does not set them again after every case.
+        // reset does not set them again after every case. (The engine
+        // mounts `/dev` strictatime: every read there moves the time, so
+        // `/dev`'s are still put back after each case.)
         for dir in WRITABLE.iter().chain(DEV.iter()) {
             let _ = Baseline::record(Path::new(dir));
         }

@@ -59,7 +59,7 @@ fn sysv_said(left: &str) -> String {
 /// proven through a runner session the way eval uses one.
 pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
     use crate::runner::host::{
-        runner_unsupported, LoadOutcome, Offer, ResetOutcome, RunnerSession, Transport,
+        runner_unsupported, LoadOutcome, ResetOutcome, RunnerSession, Transport,
     };
     use sbx_runner::protocol::{Candidate as Program, Case, CaseStatus};
 
@@ -101,13 +101,8 @@ pub(crate) fn runner_checks(session: &Session, image: &str) -> Vec<Check> {
                 },
                 sbx_runner::SUBCOMMAND,
             );
-            let control = session.control_dir();
-            let offer =
-                if argv::control_socket_offered(session.sandbox.hardening.runtime.as_deref()) {
-                    Offer::Socket(&control)
-                } else {
-                    Offer::Stdio
-                };
+            // The runner is bound from the host here, as eval's are.
+            let offer = session.runner_offer(true);
             RunnerSession::start_with(docker, &args, &name, offer).map_err(|e| e.to_string())
         });
     let mut runner = match started {

@@ -30,7 +30,7 @@ use sbx_runner::SUBCOMMAND;
 
 use super::cases::{save_output, Judging};
 use super::compile::Build;
-use crate::docker::argv::{self, runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH};
+use crate::docker::argv::{runner_create_args, Container, Mount, NAME_PREFIX, RUNNER_PATH};
 use crate::docker::events::ContainerRecord;
 use crate::engines::pool::Member;
 use crate::eval::humaneval::in_process;
@@ -41,7 +41,7 @@ use crate::eval::sealed;
 use crate::eval::sealed::harness::Sealed;
 use crate::report::result::{tail, STDERR_TAIL_CHARS};
 use crate::report::{Status, TaskResult};
-use crate::runner::host::{case_wait, Before, Offer, RunnerError, RunnerSession, Stepped};
+use crate::runner::host::{case_wait, Before, RunnerError, RunnerSession, Stepped};
 use crate::session::{Delivery, Session};
 use crate::signals;
 use crate::spec::IsolateMode;
@@ -489,14 +489,8 @@ fn start(session: &Session, member: &Member, image: &str) -> Result<RunnerSessio
         },
         SUBCOMMAND,
     );
-    // The control socket is a host path, as the bound runner is: only an
-    // engine that sees sbx's files (bind delivery) is offered one.
-    let runtime = session.sandbox.hardening.runtime.as_deref();
-    let control = session.control_dir();
-    let offer = match member.delivery {
-        Delivery::Bind if argv::control_socket_offered(runtime) => Offer::Socket(&control),
-        _ => Offer::Stdio,
-    };
+    // The control socket is a host path, as the bound runner is.
+    let offer = session.runner_offer(matches!(member.delivery, Delivery::Bind));
     RunnerSession::start_with(&member.docker, &args, &name, offer)
 }
 
