@@ -338,6 +338,50 @@ fn a_sysv_segment_never_reaches_the_next_candidate_in_worker_mode() {
     );
 }
 
+/// Reads `/tmp`'s access time, and with `read` lists `/tmp` between two
+/// reads of it; prints the times and its container's host on stderr and
+/// fails (so that `stderr_tail` carries them).
+fn atime_probe(read: bool) -> String {
+    format!(
+        "import os, socket, sys\na = os.stat('/tmp').st_atime_ns\n{}print(socket.gethostname(), a, os.stat('/tmp').st_atime_ns, file=sys.stderr)\nsys.exit(3)\n",
+        if read { "os.listdir('/tmp')\n" } else { "" }
+    )
+}
+
+/// gVisor moves a directory's access time at every read: a candidate that
+/// merely lists its /tmp must not leave the next one a time of its
+/// choosing (when it read), and must not cost the wipe helper's start
+/// either (the reset puts the time back as /tmp's owner).
+#[test]
+fn a_read_of_tmp_leaves_the_next_candidate_its_access_time_as_it_was() {
+    let dir = one_task("p1", "", "", "p1.py", &atime_probe(false));
+    let tasks = serde_json::json!([
+        {"id": "p1", "prompt": "probe", "stdin": "", "expect": "", "compare": "trim"},
+        {"id": "read", "prompt": "hostile", "stdin": "", "expect": "", "compare": "trim"},
+        {"id": "p2", "prompt": "probe", "stdin": "", "expect": "", "compare": "trim"},
+    ]);
+    fs::write(dir.path().join("tasks.json"), tasks.to_string()).expect("write tasks.json");
+    fs::write(dir.path().join("gen").join("read.py"), atime_probe(true)).expect("write read.py");
+    fs::write(dir.path().join("gen").join("p2.py"), atime_probe(false)).expect("write p2.py");
+    let run = common::run_id("gvisor", "atime");
+    let _cleanup = Cleanup::new(&run);
+    let mut args = SUITE.to_vec();
+    args.extend(["--jobs", "1"]);
+    let out = eval(dir.path(), &run, "runsc", "worker", &args);
+    let results = by_id(&report(&out));
+    let words = |id: &str| -> Vec<String> {
+        assert_eq!(results[id]["exit_code"], 3, "{out:?}");
+        let tail = results[id]["stderr_tail"].as_str().unwrap_or_default();
+        let words: Vec<String> = tail.split_whitespace().map(String::from).collect();
+        assert_eq!(words.len(), 3, "{out:?}");
+        words
+    };
+    let (p1, read, p2) = (words("p1"), words("read"), words("p2"));
+    assert!(p1[0] == read[0] && read[0] == p2[0], "one worker: {out:?}");
+    assert_ne!(read[1], read[2], "the read moved no access time: {out:?}");
+    assert_eq!(p1[1], p2[1], "the access time the read left: {out:?}");
+}
+
 #[test]
 fn doctor_finds_only_lo_under_gvisor() {
     // gVisor has no /sys/class/net; the probe reads /proc/net/dev there.

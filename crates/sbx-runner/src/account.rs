@@ -231,6 +231,15 @@ pub(crate) fn over(
     }
 }
 
+/// Whether this kernel keeps `schedstat` (gVisor's does not): asked once,
+/// so that a sample under gVisor reads each process's `stat` alone, not
+/// its task list and a `schedstat` per task first (every system call is
+/// dear there).
+fn schedstat_kept() -> bool {
+    static KEPT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEPT.get_or_init(|| fs::symlink_metadata("/proc/self/schedstat").is_ok())
+}
+
 /// Sums `schedstat` over the tasks of one process (`/proc/PID/task/*`).
 fn process_schedstat(pid: &str) -> (u64, u64) {
     let mut sum = (0u64, 0u64);
@@ -360,7 +369,11 @@ impl Meter {
     /// case).
     fn sample_process(&mut self, pid: u32) -> u64 {
         let mut longest = 0u64;
-        if let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) {
+        let tasks = match schedstat_kept() {
+            true => fs::read_dir(format!("/proc/{pid}/task")).ok(),
+            false => None,
+        };
+        if let Some(tasks) = tasks {
             for task in tasks.flatten() {
                 let Some(tid) = task
                     .file_name()

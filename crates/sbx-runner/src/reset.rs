@@ -57,15 +57,16 @@ pub(crate) struct Dirs {
     seen: Vec<Stamp>,
 }
 
-/// A directory's access, modification and change times (seconds,
-/// nanoseconds): any entry made or removed in it, any chmod, chown,
-/// extended attribute or time set on it, moves its change time.
-type Stamp = [(i64, i64); 3];
+/// A directory's modification and change times (seconds, nanoseconds):
+/// any entry made or removed in it, any chmod, chown, extended attribute
+/// or time set on it, moves its change time. Not its access time, which a
+/// mere read moves (under gVisor, every read: a Python started in `/tmp`
+/// lists it), and which the reset puts back whatever this says.
+type Stamp = [(i64, i64); 2];
 
 fn stamp(path: &Path) -> Option<Stamp> {
     let meta = fs::symlink_metadata(path).ok()?;
     Some([
-        (meta.atime(), meta.atime_nsec()),
         (meta.mtime(), meta.mtime_nsec()),
         (meta.ctime(), meta.ctime_nsec()),
     ])
@@ -76,7 +77,7 @@ fn stamp(path: &Path) -> Option<Stamp> {
 fn stamps(dirs: &Dirs) -> Vec<Stamp> {
     dirs.empty
         .iter()
-        .map(|(dir, _)| stamp(dir).unwrap_or([(i64::MIN, -1); 3]))
+        .map(|(dir, _)| stamp(dir).unwrap_or([(i64::MIN, -1); 2]))
         .collect()
 }
 
@@ -102,6 +103,9 @@ struct Baseline {
     /// The access and modification times of the directory (key: empty
     /// name) and of each entry.
     times: BTreeMap<OsString, Times>,
+    /// The symlinks whose target is known to be the recorded one while
+    /// their inode and change time stay these (see `Ident::with`).
+    checked: BTreeMap<OsString, Checked>,
 }
 
 /// Access and modification times (seconds, nanoseconds). A root candidate
@@ -126,6 +130,39 @@ fn put_back_times(path: &Path, was: Times) {
         return;
     };
     if times_of(&meta) != was {
+        set_times(path, was);
+    }
+}
+
+/// The writable directories' times, and `/dev`'s and `/dev/pts`'s own,
+/// put back as recorded (the entries' are put back by `restore`, and
+/// nothing reads them after).
+fn put_back_dir_times(dirs: &Dirs, uid: u32) {
+    for (dir, was) in &dirs.times {
+        put_back_times_as_owner(dir, *was, uid);
+    }
+    for dev in &dirs.dev {
+        if let Some(&was) = dev.times.get(OsStr::new("")) {
+            put_back_times(&dev.dir, was);
+        }
+    }
+}
+
+/// `put_back_times`, as the candidates' uid `uid` where the directory is
+/// theirs (their `/tmp`: the runner has no `CAP_FOWNER`), as the kill
+/// borrows it (see `as_candidate`; the posture is put back after both).
+/// Only the access time moved when the candidate merely read it: then this
+/// saves the wipe helper's start.
+fn put_back_times_as_owner(path: &Path, was: Times, uid: u32) {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return;
+    };
+    if times_of(&meta) == was {
+        return;
+    }
+    if meta.uid() == uid {
+        let _ = as_candidate(uid, || set_times(path, was));
+    } else {
         set_times(path, was);
     }
 }
@@ -163,14 +200,28 @@ impl Ident {
         }
     }
 
-    fn of(path: &Path) -> io::Result<Ident> {
-        Ident::with(path, &fs::symlink_metadata(path)?)
-    }
-
-    /// `path`'s identity, its metadata already read.
-    fn with(path: &Path, meta: &fs::Metadata) -> io::Result<Ident> {
+    /// `path`'s identity, its metadata already read. A symlink's target is
+    /// read unless `was` is the symlink recorded there and `checked` says
+    /// that its target was read when it had this very inode and change
+    /// time: a symlink's target never changes in place, and a new symlink
+    /// is a new inode made at a later time. (Reading a symlink moves its
+    /// access time on `/dev`, which is strictatime: the reset would
+    /// otherwise put back the times its own reads moved, every time.)
+    fn with(
+        path: &Path,
+        meta: &fs::Metadata,
+        was: Option<&Ident>,
+        checked: Option<&Checked>,
+    ) -> io::Result<Ident> {
         let link = if meta.file_type().is_symlink() {
-            Some(fs::read_link(path)?)
+            match (was, checked) {
+                (Some(was), Some(&checked))
+                    if was.link.is_some() && checked == Checked::of(meta) =>
+                {
+                    was.link.clone()
+                }
+                _ => Some(fs::read_link(path)?),
+            }
         } else {
             None
         };
@@ -183,26 +234,54 @@ impl Ident {
     }
 }
 
+/// A symlink's inode and change time when its target was last read and
+/// found as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Checked {
+    ino: u64,
+    ctime: (i64, i64),
+}
+
+impl Checked {
+    fn of(meta: &fs::Metadata) -> Checked {
+        Checked {
+            ino: meta.ino(),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
 impl Baseline {
     fn record(dir: &Path) -> io::Result<Baseline> {
         let meta = fs::symlink_metadata(dir)?;
         let mode = meta.permissions().mode() & 0o7777;
         let mut entries = BTreeMap::new();
         let mut times = BTreeMap::from([(OsString::new(), times_of(&meta))]);
+        let mut checked = BTreeMap::new();
         for entry in fs::read_dir(dir)? {
             let entry = entry?;
-            entries.insert(entry.file_name(), Ident::of(&entry.path())?);
-            times.insert(
-                entry.file_name(),
-                times_of(&fs::symlink_metadata(entry.path())?),
-            );
+            let path = entry.path();
+            let ident = Ident::with(&path, &fs::symlink_metadata(&path)?, None, None)?;
+            // After the target's read, which may move the access time.
+            let meta = fs::symlink_metadata(&path)?;
+            if ident.link.is_some() {
+                checked.insert(entry.file_name(), Checked::of(&meta));
+            }
+            entries.insert(entry.file_name(), ident);
+            times.insert(entry.file_name(), times_of(&meta));
         }
         Ok(Baseline {
             dir: dir.to_path_buf(),
             mode,
             entries,
             times,
+            checked,
         })
+    }
+
+    /// `name`'s identity now (see `Ident::with`).
+    fn now(&self, name: &OsStr, path: &Path, meta: &fs::Metadata) -> io::Result<Ident> {
+        Ident::with(path, meta, self.entries.get(name), self.checked.get(name))
     }
 }
 
@@ -617,15 +696,16 @@ pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper, spare: Option<Spare>) -> Res
             }
         }
     }
-    for dev in &dirs.dev {
+    for dev in &mut dirs.dev {
         if let Err(e) = restore(dev, deadline) {
             problems.push(format!("{}: {e}", dev.dir.display()));
         }
     }
-    for (dir, was) in &dirs.times {
-        put_back_times(dir, *was);
-    }
     problems.extend(verify(dirs, spare).err());
+    // Last, after `verify`'s reads: a read of a directory moves its access
+    // time (on `/dev`, strictatime, and under gVisor, every read), which
+    // would otherwise tell the next candidate when this reset ran.
+    put_back_dir_times(dirs, wiper.uid);
     if problems.is_empty() {
         dirs.seen = stamps(dirs);
         Ok(())
@@ -705,7 +785,7 @@ fn empty(root: &Path, mode: u32, deadline: Instant) -> io::Result<()> {
 /// permission bits and symlinks as they were. An entry that was removed or
 /// replaced by another inode (a device node: root without CAP_MKNOD cannot
 /// make one) is left for `verify` to report.
-fn restore(base: &Baseline, deadline: Instant) -> io::Result<()> {
+fn restore(base: &mut Baseline, deadline: Instant) -> io::Result<()> {
     if fs::symlink_metadata(&base.dir)?.permissions().mode() & 0o7777 != base.mode {
         fs::set_permissions(&base.dir, fs::Permissions::from_mode(base.mode))?;
     }
@@ -718,12 +798,16 @@ fn restore(base: &Baseline, deadline: Instant) -> io::Result<()> {
     // The entries the steps below changed, whose times are read again at
     // the end; any other entry's times are put back from the one read here.
     let mut changed: Vec<OsString> = Vec::new();
+    // The symlinks found as recorded whose change time is no longer the
+    // one `checked` holds (their times put back here, or their target
+    // read), by inode: `checked` takes their change time at the end.
+    let mut verified: Vec<(OsString, u64)> = Vec::new();
     for entry in fs::read_dir(&base.dir)? {
         let entry = entry?;
         let path = entry.path();
         let meta = fs::symlink_metadata(&path)?;
-        let now = Ident::with(&path, &meta)?;
         let name = entry.file_name();
+        let now = base.now(&name, &path, &meta)?;
         let acted = match base.entries.get(&name) {
             None if now.mode & 0o170000 == 0o040000 => {
                 note(
@@ -757,10 +841,22 @@ fn restore(base: &Baseline, deadline: Instant) -> io::Result<()> {
         };
         if acted {
             changed.push(name);
-        } else if let Some(&times) = base.times.get(&name) {
+            continue;
+        }
+        let mut moved = base.checked.get(&name) != Some(&Checked::of(&meta));
+        if let Some(&times) = base.times.get(&name) {
             if times_of(&meta) != times {
                 set_times(&path, times);
+                moved = true;
             }
+        }
+        // Not acted on, a recorded symlink is the same one.
+        let link = base
+            .entries
+            .get(&name)
+            .is_some_and(|was| was.link.is_some());
+        if link && moved {
+            verified.push((name, meta.ino()));
         }
     }
     for (name, was) in &base.entries {
@@ -779,6 +875,17 @@ fn restore(base: &Baseline, deadline: Instant) -> io::Result<()> {
     }
     if let Some(&was) = base.times.get(OsStr::new("")) {
         put_back_times(&base.dir, was);
+    }
+    // No process but the runner's runs now: these change times are ours.
+    for (name, ino) in verified {
+        match fs::symlink_metadata(base.dir.join(&name)) {
+            Ok(meta) if meta.file_type().is_symlink() && meta.ino() == ino => {
+                base.checked.insert(name, Checked::of(&meta));
+            }
+            _ => {
+                base.checked.remove(&name);
+            }
+        }
     }
     match first_error {
         Some(e) => Err(e),
@@ -809,7 +916,10 @@ fn compare(base: &Baseline, problems: &mut Vec<String>) {
             None => problems.push(format!("{dir}/{} was added", name.to_string_lossy())),
             Some(was) => {
                 seen += 1;
-                if !Ident::of(&entry.path()).is_ok_and(|now| was.same(&now)) {
+                let path = entry.path();
+                let now =
+                    fs::symlink_metadata(&path).and_then(|meta| base.now(&name, &path, &meta));
+                if !now.is_ok_and(|now| was.same(&now)) {
                     problems.push(format!("{dir}/{} was changed", name.to_string_lossy()));
                 }
             }
@@ -928,7 +1038,7 @@ mod tests {
         std::os::unix::fs::symlink("/proc/self/fd/1", r.join("stdout")).unwrap();
         std::os::unix::fs::symlink("/proc/self/fd/0", r.join("stdin")).unwrap();
         fs::create_dir(r.join("pts")).unwrap();
-        let base = Baseline::record(r).unwrap();
+        let mut base = Baseline::record(r).unwrap();
         let clean = |base: &Baseline| {
             let mut problems = Vec::new();
             compare(base, &mut problems);
@@ -948,7 +1058,7 @@ mod tests {
         fs::set_permissions(r, fs::Permissions::from_mode(0o700)).unwrap();
         assert_eq!(clean(&base).len(), 6, "{:?}", clean(&base));
 
-        restore(&base, Instant::now() + BUDGET).unwrap();
+        restore(&mut base, Instant::now() + BUDGET).unwrap();
         assert_eq!(clean(&base), Vec::<String>::new());
         assert_eq!(
             fs::read_link(r.join("stdout")).unwrap(),
@@ -959,11 +1069,56 @@ mod tests {
         // /dev, a device node: without CAP_MKNOD none can be made).
         fs::remove_file(r.join("null")).unwrap();
         fs::create_dir(r.join("null")).unwrap();
-        restore(&base, Instant::now() + BUDGET).unwrap();
+        restore(&mut base, Instant::now() + BUDGET).unwrap();
         assert_eq!(
             clean(&base),
             ["".to_string() + &r.display().to_string() + "/null was changed"]
         );
+    }
+
+    #[test]
+    fn a_symlink_is_read_again_only_when_its_inode_or_change_time_moved() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        std::os::unix::fs::symlink("/proc/self/fd/1", r.join("stdout")).unwrap();
+        let mut base = Baseline::record(r).unwrap();
+        let name = OsStr::new("stdout");
+        let meta = |p: &Path| fs::symlink_metadata(p).unwrap();
+        assert_eq!(
+            base.checked.get(name),
+            Some(&Checked::of(&meta(&r.join("stdout"))))
+        );
+        // Its times set (a change time of its own): put back, and the
+        // target read again and found as recorded, the new change time is
+        // the one known.
+        set_times(&r.join("stdout"), (1, 0, 2, 0));
+        restore(&mut base, Instant::now() + BUDGET).unwrap();
+        assert_eq!(
+            base.checked.get(name),
+            Some(&Checked::of(&meta(&r.join("stdout"))))
+        );
+        assert_eq!(
+            times_of(&meta(&r.join("stdout"))),
+            base.times[name],
+            "times not put back"
+        );
+        // The same name made again elsewhere, later: a new change time
+        // (ext4 even hands out the same inode number again at once), so
+        // its target is read again and found changed.
+        thread::sleep(Duration::from_millis(20));
+        fs::remove_file(r.join("stdout")).unwrap();
+        std::os::unix::fs::symlink("/tmp/elsewhere", r.join("stdout")).unwrap();
+        let mut problems = Vec::new();
+        compare(&base, &mut problems);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        restore(&mut base, Instant::now() + BUDGET).unwrap();
+        assert_eq!(
+            fs::read_link(r.join("stdout")).unwrap(),
+            Path::new("/proc/self/fd/1")
+        );
+        let mut problems = Vec::new();
+        compare(&base, &mut problems);
+        assert_eq!(problems, Vec::<String>::new());
     }
 
     #[test]
@@ -1039,5 +1194,18 @@ mod tests {
         put_back_times(root.path(), (0, 0, 0, 0));
         put_back_times(root.path(), times_of(&meta));
         assert!(!untouched(&dirs));
+        // A read moves only the access time (here, relatime, because it
+        // was before the modification time): still untouched.
+        set_times(root.path(), (1, 0, 2, 0));
+        settle();
+        dirs.seen = stamps(&dirs);
+        let _ = fs::read_dir(root.path()).unwrap().count();
+        let after = fs::symlink_metadata(root.path()).unwrap();
+        assert_ne!(
+            (after.atime(), after.atime_nsec()),
+            (1, 0),
+            "the read moved no access time"
+        );
+        assert!(untouched(&dirs));
     }
 }
