@@ -439,6 +439,49 @@ fn a_chmod_in_dev_pts_is_put_back() {
     b.check_clean("a chmod in /dev/pts");
 }
 
+/// `/tmp`'s inode flags as a list of the ones set, by `FS_IOC_GETFLAGS`;
+/// with `set`, `FS_NODUMP_FL` and `FS_NOATIME_FL` set first (an owner's
+/// to set on tmpfs, Linux 6.0 on).
+fn inode_flags_probe(set: bool) -> String {
+    format!(
+        r#"import array, fcntl, os
+fd = os.open('/tmp', os.O_RDONLY | os.O_DIRECTORY)
+flags = array.array('i', [0])
+fcntl.ioctl(fd, 0x80086601, flags, True)
+if {set}:
+    flags[0] |= 0x40 | 0x80
+    fcntl.ioctl(fd, 0x40086602, flags)
+    fcntl.ioctl(fd, 0x80086601, flags, True)
+print(hex(flags[0]))
+"#,
+        set = if set { "True" } else { "False" }
+    )
+}
+
+/// Two bits that outlived every file: a candidate, /tmp's owner, set
+/// `FS_NODUMP_FL` and `FS_NOATIME_FL` on it, and no reset put them back.
+#[test]
+fn inode_flags_a_candidate_set_on_tmp_are_put_back() {
+    let mut b = open("iflags", PYTHON);
+    let before = b.py("look.py", &inode_flags_probe(false), case(b"", 30_000));
+    assert_eq!(
+        before.status,
+        CaseStatus::Ok,
+        "{}",
+        text(&before.stderr_tail)
+    );
+    let set = b.py("set.py", &inode_flags_probe(true), case(b"", 30_000));
+    assert_eq!(set.status, CaseStatus::Ok, "{}", text(&set.stderr_tail));
+    assert_ne!(
+        text(&set.stdout),
+        text(&before.stdout),
+        "the flags were not set"
+    );
+    let after = b.py("look.py", &inode_flags_probe(false), case(b"", 30_000));
+    assert_eq!(text(&after.stdout), text(&before.stdout));
+    b.check_clean("inode flags");
+}
+
 #[test]
 fn extended_attributes_and_default_acls_on_writable_dirs_are_removed() {
     let mut b = open("xattr", PYTHON);

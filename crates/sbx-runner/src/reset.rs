@@ -55,6 +55,9 @@ pub(crate) struct Dirs {
     /// How the directories to empty looked when the last clean reset ended
     /// (or at the start): see [`untouched`].
     seen: Vec<Stamp>,
+    /// The inode flags (`FS_IOC_GETFLAGS`) of the directories to empty,
+    /// where their file system keeps them.
+    flags: Vec<(PathBuf, u32)>,
 }
 
 /// A directory's modification and change times (seconds, nanoseconds):
@@ -79,6 +82,15 @@ fn stamps(dirs: &Dirs) -> Vec<Stamp> {
         .iter()
         .map(|(dir, _)| stamp(dir).unwrap_or([(i64::MIN, -1); 2]))
         .collect()
+}
+
+/// Whether a writable directory's extended attributes differ from the
+/// recorded ones (or cannot be read).
+fn attributes_moved(dirs: &Dirs) -> bool {
+    dirs.xattrs
+        .iter()
+        .filter(|(dir, _)| dirs.empty.iter().any(|(d, _)| d == dir))
+        .any(|(dir, was)| xattrs(dir).map_or(true, |now| now != *was))
 }
 
 /// Whether the candidate left every directory to empty as the last clean
@@ -135,11 +147,16 @@ fn put_back_times(path: &Path, was: Times) {
 }
 
 /// The writable directories' times, and `/dev`'s and `/dev/pts`'s own,
-/// put back as recorded (the entries' are put back by `restore`, and
-/// nothing reads them after).
-fn put_back_dir_times(dirs: &Dirs, uid: u32) {
+/// put back as recorded (the entries' are put back by `restore`). `uid`:
+/// the candidates', to borrow for their own `/tmp`; `None` while a
+/// candidate process may be alive (the reset is dirty then anyway), so
+/// that none ever meets the runner's thread under its uid here.
+fn put_back_dir_times(dirs: &Dirs, uid: Option<u32>) {
     for (dir, was) in &dirs.times {
-        put_back_times_as_owner(dir, *was, uid);
+        match uid {
+            Some(uid) => put_back_times_as_owner(dir, *was, uid),
+            None => put_back_times(dir, *was),
+        }
     }
     for dev in &dirs.dev {
         if let Some(&was) = dev.times.get(OsStr::new("")) {
@@ -328,6 +345,35 @@ pub(crate) fn xattrs(path: &Path) -> io::Result<Xattrs> {
     Ok(out)
 }
 
+/// A directory's inode flags (`FS_IOC_GETFLAGS`). The owner of a
+/// directory on tmpfs (Linux 6.0 on) may set `FS_NODUMP_FL` and
+/// `FS_NOATIME_FL` without a capability, and they outlive every file: the
+/// candidate owns its `/tmp`, so two bits would reach the next candidate.
+/// The wipe helper puts them back as the owner; `verify` compares them.
+pub(crate) fn inode_flags(path: &Path) -> io::Result<u32> {
+    use rustix::fs::{ioctl_getflags, open, Mode, OFlags};
+    let dir = open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    )?;
+    Ok(ioctl_getflags(&dir)?.bits())
+}
+
+/// Sets a directory's inode flags to `flags` where they differ.
+fn set_inode_flags(path: &Path, flags: u32) -> io::Result<()> {
+    use rustix::fs::{ioctl_getflags, ioctl_setflags, open, IFlags, Mode, OFlags};
+    let dir = open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    )?;
+    if ioctl_getflags(&dir)?.bits() != flags {
+        ioctl_setflags(&dir, IFlags::from_bits_retain(flags))?;
+    }
+    Ok(())
+}
+
 /// Removes the extended attributes `path` did not have and puts back the
 /// ones that changed or went away.
 fn restore_xattrs(path: &Path, was: &Xattrs) -> io::Result<()> {
@@ -388,7 +434,13 @@ impl Dirs {
                 .filter_map(|d| Baseline::record(Path::new(d)).ok())
                 .collect(),
             seen: Vec::new(),
+            flags: Vec::new(),
         };
+        dirs.flags = dirs
+            .empty
+            .iter()
+            .filter_map(|(d, _)| Some((d.clone(), inode_flags(d).ok()?)))
+            .collect();
         dirs.seen = stamps(&dirs);
         dirs
     }
@@ -578,8 +630,13 @@ impl Wiper {
                 .find(|(d, _)| d == dir)
                 .map(|(_, t)| *t)
                 .unwrap_or((0, -1, 0, -1));
+            let flags = dirs
+                .flags
+                .iter()
+                .find(|(d, _)| d == dir)
+                .map_or(-1, |(_, f)| i64::from(*f));
             cmd.arg(dir).arg(format!(
-                "{mode:o}:{}:{}:{}:{}",
+                "{mode:o}:{}:{}:{}:{}:{flags}",
                 times.0, times.1, times.2, times.3
             ));
         }
@@ -607,10 +664,10 @@ impl Wiper {
     }
 }
 
-/// The wipe helper (`sbx __runner --wipe DIR MODE:AS:ANS:MS:MNS ...`), run
-/// by the runner as the candidate's uid: for each directory, its mode and
-/// times back as recorded and its extended attributes gone where the
-/// candidate owns it, then everything under it removed that this uid can
+/// The wipe helper (`sbx __runner --wipe DIR MODE:AS:ANS:MS:MNS:FLAGS ...`),
+/// run by the runner as the candidate's uid: for each directory, its mode,
+/// inode flags (`FLAGS`, -1: none recorded) and times back as recorded and
+/// its extended attributes gone where the candidate owns it, then everything under it removed that this uid can
 /// remove (locked directories are unlocked first). Exit 0 when all of it
 /// worked, 1 otherwise (the runner verifies either way).
 pub(crate) fn wipe_main(args: &[OsString]) -> i32 {
@@ -628,7 +685,7 @@ pub(crate) fn wipe_main(args: &[OsString]) -> i32 {
                 _ => f.parse().ok(),
             })
             .collect();
-        let [mode, a, an, m, mn] = fields[..] else {
+        let [mode, a, an, m, mn, flags] = fields[..] else {
             return 2;
         };
         let mine = fs::symlink_metadata(dir)
@@ -646,6 +703,9 @@ pub(crate) fn wipe_main(args: &[OsString]) -> i32 {
                 }
             }
             ok &= empty(dir, mode as u32, deadline).is_ok();
+            if let Ok(flags) = u32::try_from(flags) {
+                ok &= set_inode_flags(dir, flags).is_ok();
+            }
             if an >= 0 && mn >= 0 {
                 put_back_times(dir, (a, an, m, mn));
             }
@@ -664,13 +724,19 @@ pub(crate) fn wipe_main(args: &[OsString]) -> i32 {
 pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper, spare: Option<Spare>) -> Result<(), String> {
     let deadline = Instant::now() + BUDGET;
     let mut problems = Vec::new();
+    // No candidate process is left (and none can be made again): then,
+    // and only then, may the runner borrow the candidates' uid below.
+    let mut none_left = true;
     if let Err(e) = kill_and_reap_all(deadline, spare) {
         problems.push(e);
+        none_left = false;
     }
     // The helper's findings are not the verdict on the reset: `verify`'s
     // are. Its failure to start, or to end, is. Most candidates write
-    // nothing there: the helper (a process start) is then skipped.
-    let touched = !untouched(dirs);
+    // nothing there: the helper (a process start) is then skipped. An
+    // extended attribute set moves no time on some kernels (gVisor's
+    // `user.*`): attributes that differ from the recorded ones call it too.
+    let touched = !untouched(dirs) || attributes_moved(dirs);
     if touched {
         match wiper.run(dirs, deadline) {
             Ok(()) => {}
@@ -679,6 +745,7 @@ pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper, spare: Option<Spare>) -> Res
         }
         if let Err(e) = kill_and_reap_all(deadline, spare) {
             problems.push(e);
+            none_left = false;
         }
     }
     // First: a default ACL would apply to what the reset makes again, and
@@ -705,7 +772,7 @@ pub(crate) fn reset(dirs: &mut Dirs, wiper: &Wiper, spare: Option<Spare>) -> Res
     // Last, after `verify`'s reads: a read of a directory moves its access
     // time (on `/dev`, strictatime, and under gVisor, every read), which
     // would otherwise tell the next candidate when this reset ran.
-    put_back_dir_times(dirs, wiper.uid);
+    put_back_dir_times(dirs, none_left.then_some(wiper.uid));
     if problems.is_empty() {
         dirs.seen = stamps(dirs);
         Ok(())
@@ -805,9 +872,14 @@ fn restore(base: &mut Baseline, deadline: Instant) -> io::Result<()> {
     for entry in fs::read_dir(&base.dir)? {
         let entry = entry?;
         let path = entry.path();
-        let meta = fs::symlink_metadata(&path)?;
+        let mut meta = fs::symlink_metadata(&path)?;
         let name = entry.file_name();
+        let known = base.checked.get(&name) == Some(&Checked::of(&meta));
         let now = base.now(&name, &path, &meta)?;
+        if now.link.is_some() && !known {
+            // Its target was read, which may have moved its access time.
+            meta = fs::symlink_metadata(&path)?;
+        }
         let acted = match base.entries.get(&name) {
             None if now.mode & 0o170000 == 0o040000 => {
                 note(
@@ -862,7 +934,13 @@ fn restore(base: &mut Baseline, deadline: Instant) -> io::Result<()> {
     for (name, was) in &base.entries {
         let path = base.dir.join(name);
         if let (Some(target), Err(_)) = (&was.link, fs::symlink_metadata(&path)) {
-            note(std::os::unix::fs::symlink(target, &path));
+            let made = std::os::unix::fs::symlink(target, &path)
+                .and_then(|()| fs::symlink_metadata(&path));
+            match made {
+                // Made by the runner, with the recorded target.
+                Ok(meta) => verified.push((name.clone(), meta.ino())),
+                Err(e) => note(Err(e)),
+            }
             changed.push(name.clone());
         }
     }
@@ -977,6 +1055,16 @@ pub(crate) fn verify(dirs: &Dirs, spare: Option<Spare>) -> Result<(), String> {
                 }
             }
             Err(e) => problems.push(format!("{}: {e}", dir.display())),
+        }
+    }
+    for (dir, was) in &dirs.flags {
+        match inode_flags(dir) {
+            Ok(now) if now == *was => {}
+            Ok(now) => problems.push(format!(
+                "{} has inode flags {now:#x}, not {was:#x}",
+                dir.display()
+            )),
+            Err(e) => problems.push(format!("{} inode flags: {e}", dir.display())),
         }
     }
     for table in SYSVIPC {
@@ -1122,6 +1210,35 @@ mod tests {
     }
 
     #[test]
+    fn inode_flags_are_verified_and_put_back_by_the_helper() {
+        // tmpfs keeps them (Linux 6.0 on), as the container's /tmp does.
+        let root = tempfile::tempdir_in("/dev/shm").unwrap();
+        let r = root.path();
+        let Ok(was) = inode_flags(r) else {
+            panic!("no inode flags on tmpfs here: the kernel is older than 6.0");
+        };
+        let mode = fs::symlink_metadata(r).unwrap().permissions().mode() & 0o7777;
+        let dirs = Dirs {
+            empty: vec![(r.to_path_buf(), mode)],
+            dev: Vec::new(),
+            xattrs: Vec::new(),
+            times: Vec::new(),
+            seen: Vec::new(),
+            flags: vec![(r.to_path_buf(), was)],
+        };
+        // (Here, the host's other processes are always "left".)
+        let flagged = || verify(&dirs, None).unwrap_err().contains("inode flags");
+        assert!(!flagged());
+        // FS_NODUMP_FL and FS_NOATIME_FL: an owner's to set.
+        set_inode_flags(r, was | 0x40 | 0x80).unwrap();
+        assert!(flagged());
+        let spec = format!("{mode:o}:0:-1:0:-1:{was}");
+        assert_eq!(wipe_main(&[r.into(), spec.into()]), 0);
+        assert_eq!(inode_flags(r).unwrap(), was);
+        assert!(!flagged());
+    }
+
+    #[test]
     fn extended_attributes_are_put_back() {
         let root = tempfile::tempdir().unwrap();
         let r = root.path();
@@ -1152,6 +1269,7 @@ mod tests {
             xattrs: Vec::new(),
             times: Vec::new(),
             seen: Vec::new(),
+            flags: Vec::new(),
         };
         let err = verify(&dirs, None).unwrap_err();
         assert!(err.contains("is not empty (`left`)"), "{err}");
@@ -1171,6 +1289,7 @@ mod tests {
             xattrs: Vec::new(),
             times: Vec::new(),
             seen: Vec::new(),
+            flags: Vec::new(),
         };
         // Nothing recorded (the start, or after a dirty reset): never.
         assert!(!untouched(&dirs));
