@@ -8,6 +8,12 @@
 //! (none is scored `fail`, or anything else, because its engine died); the
 //! tasks that were in flight on the killed engine say so (`requeued`);
 //! nothing of the eval is left on the first engine.
+//!
+//! In `--isolate case`, where every task needs the engine (a container
+//! start, and its output through the daemon). A runner already at work
+//! speaks to sbx over its control socket, which a dead daemon does not
+//! cut: in the default mode, the killed engine's workers may finish every
+//! task they have, and whether one is moved depends on the moment.
 
 use crate::common;
 
@@ -71,6 +77,7 @@ fn second_engine_killed_mid_eval() {
         .arg("--gen")
         .arg(&gen)
         .args(["--image", BUSYBOX, "--pull", "never"])
+        .args(["--isolate", "case"])
         .args(["--engine", "default,jobs=2"])
         .args(["--engine", &format!("{},jobs=2", e2.url)]);
     let eval = start(cmd, None);
