@@ -369,11 +369,8 @@ impl Meter {
     /// case).
     fn sample_process(&mut self, pid: u32) -> u64 {
         let mut longest = 0u64;
-        let tasks = match schedstat_kept() {
-            true => fs::read_dir(format!("/proc/{pid}/task")).ok(),
-            false => None,
-        };
-        if let Some(tasks) = tasks {
+        let tasks = schedstat_kept().then(|| fs::read_dir(format!("/proc/{pid}/task")));
+        if let Some(Ok(tasks)) = tasks {
             for task in tasks.flatten() {
                 let Some(tid) = task
                     .file_name()

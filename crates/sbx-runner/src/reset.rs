@@ -351,27 +351,25 @@ pub(crate) fn xattrs(path: &Path) -> io::Result<Xattrs> {
 /// candidate owns its `/tmp`, so two bits would reach the next candidate.
 /// The wipe helper puts them back as the owner; `verify` compares them.
 pub(crate) fn inode_flags(path: &Path) -> io::Result<u32> {
-    use rustix::fs::{ioctl_getflags, open, Mode, OFlags};
-    let dir = open(
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-        Mode::empty(),
-    )?;
-    Ok(ioctl_getflags(&dir)?.bits())
+    Ok(rustix::fs::ioctl_getflags(&open_dir(path)?)?.bits())
 }
 
 /// Sets a directory's inode flags to `flags` where they differ.
 fn set_inode_flags(path: &Path, flags: u32) -> io::Result<()> {
-    use rustix::fs::{ioctl_getflags, ioctl_setflags, open, IFlags, Mode, OFlags};
-    let dir = open(
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-        Mode::empty(),
-    )?;
+    use rustix::fs::{ioctl_getflags, ioctl_setflags, IFlags};
+    let dir = open_dir(path)?;
     if ioctl_getflags(&dir)?.bits() != flags {
         ioctl_setflags(&dir, IFlags::from_bits_retain(flags))?;
     }
     Ok(())
+}
+
+/// `path` opened read-only as a directory, never through a symlink.
+fn open_dir(path: &Path) -> io::Result<std::os::fd::OwnedFd> {
+    use rustix::fs::{open, Mode, OFlags};
+    let flags =
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    Ok(open(path, flags, Mode::empty())?)
 }
 
 /// Removes the extended attributes `path` did not have and puts back the
@@ -667,9 +665,10 @@ impl Wiper {
 /// The wipe helper (`sbx __runner --wipe DIR MODE:AS:ANS:MS:MNS:FLAGS ...`),
 /// run by the runner as the candidate's uid: for each directory, its mode,
 /// inode flags (`FLAGS`, -1: none recorded) and times back as recorded and
-/// its extended attributes gone where the candidate owns it, then everything under it removed that this uid can
-/// remove (locked directories are unlocked first). Exit 0 when all of it
-/// worked, 1 otherwise (the runner verifies either way).
+/// its extended attributes gone where the candidate owns it, then
+/// everything under it removed that this uid can remove (locked
+/// directories are unlocked first). Exit 0 when all of it worked, 1
+/// otherwise (the runner verifies either way).
 pub(crate) fn wipe_main(args: &[OsString]) -> i32 {
     let deadline = Instant::now() + BUDGET;
     let mut ok = true;
